@@ -1,0 +1,7 @@
+"""The JAXBench harness: workloads, gates, timing, sandbox and CLI.
+
+Nothing under evaluator/bench imports Django, so agent frameworks can run exactly what the
+portal runs (``python -m evaluator.bench ...``) and the sandboxed child stays small.
+"""
+
+HARNESS_VERSION = "1.0.0"
