@@ -1,0 +1,75 @@
+"""Hardware targets: detection from ``jax.devices()`` and the figures charts need.
+
+Each target names the size profile it runs (DESIGN.md): accelerators run ``full``, the CPU runs
+``small``. Peaks are bf16 dense FLOP/s and HBM (or DRAM) bandwidth, used for roofline charts and
+for the physical-floor plausibility gate.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    slug: str
+    name: str
+    platform: str          # the JAX platform: "cpu", "tpu" or "gpu"
+    profile: str           # "full" or "small"
+    peak_flops: float      # bf16 FLOP/s
+    peak_bandwidth: float  # bytes/s
+
+    @property
+    def queue(self) -> str:
+        return f"eval.{self.slug}"
+
+    @property
+    def is_accelerator(self) -> bool:
+        return self.platform != "cpu"
+
+
+TARGETS = {t.slug: t for t in (
+    Target("cpu", "CPU (XLA CPU client, TPU kernels in interpret mode)", "cpu", "small", 1.0e11, 2.0e10),
+    Target("tpu-v6e", "TPU v6e (Trillium)", "tpu", "full", 918e12, 1.64e12),
+    Target("tpu-v5e", "TPU v5e", "tpu", "full", 197e12, 0.819e12),
+    Target("tpu-v5p", "TPU v5p", "tpu", "full", 459e12, 2.765e12),
+    Target("tpu-v4", "TPU v4", "tpu", "full", 275e12, 1.2e12),
+    Target("gpu-h200", "NVIDIA H200", "gpu", "full", 989e12, 4.8e12),
+    Target("gpu-h100", "NVIDIA H100", "gpu", "full", 989e12, 3.35e12),
+)}
+
+
+def get_target(slug: str) -> Target:
+    try:
+        return TARGETS[slug]
+    except KeyError:
+        raise KeyError(f"unknown hardware target {slug!r}; known: {', '.join(TARGETS)}") from None
+
+
+def slug_for_device_kind(platform: str, device_kind: str) -> str:
+    """Map a JAX device to a target slug ("TPU v6 lite" -> "tpu-v6e", "NVIDIA H200" -> "gpu-h200")."""
+    kind = device_kind.lower()
+    if platform == "cpu":
+        return "cpu"
+    if platform == "tpu":
+        m = re.search(r"v(\d+)\s*(lite|e|p)?", kind)
+        if m:
+            gen, variant = m.group(1), (m.group(2) or "")
+            suffix = "e" if variant in ("lite", "e") else variant
+            return f"tpu-v{gen}{suffix}"
+        return "tpu-" + re.sub(r"[^a-z0-9]+", "-", kind).strip("-")
+    if platform in ("gpu", "cuda", "rocm"):
+        m = re.search(r"\b([a-z]\d{2,4}[a-z]?)\b", kind.replace("nvidia", ""))
+        return "gpu-" + (m.group(1) if m else re.sub(r"[^a-z0-9]+", "-", kind).strip("-"))
+    return re.sub(r"[^a-z0-9]+", "-", f"{platform}-{kind}").strip("-")
+
+
+def detect() -> Target:
+    """The target this process runs on, from ``jax.devices()``; unknown accelerators get a
+    target with zero peaks (their roofline is then unknown, not invented)."""
+    import jax
+    dev = jax.devices()[0]
+    slug = slug_for_device_kind(dev.platform, getattr(dev, "device_kind", ""))
+    if slug in TARGETS:
+        return TARGETS[slug]
+    return Target(slug, getattr(dev, "device_kind", slug), dev.platform, "full", 0.0, 0.0)
