@@ -1,0 +1,64 @@
+# The two commands: `make run` (set up and start the portal) and `make test` (set up and run
+# every test). Everything either needs is installed from here.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+PY     := $(BIN)/python
+PG_URL     ?= postgres://postgres@127.0.0.1:5432/jaxbench
+REDIS_URL  ?= redis://127.0.0.1:6379/15
+AMQP_URL   ?= amqp://guest:guest@127.0.0.1:5672/%2F
+
+.PHONY: run test setup venv venv-test system-deps test-embedded test-postgres-redis test-postgres-rabbitmq demo bench clean
+
+$(VENV)/.runtime: requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements.txt
+	touch $@
+
+$(VENV)/.test: requirements-test.txt $(VENV)/.runtime
+	$(PY) -m pip install -q -r requirements-test.txt
+	touch $@
+
+venv: $(VENV)/.runtime
+venv-test: $(VENV)/.test
+
+setup: venv
+	$(PY) manage.py migrate --noinput -v0
+	$(PY) manage.py sync_registry
+	$(PY) manage.py collectstatic --noinput -v0
+	$(PY) manage.py ensure_admin
+
+run: setup
+	$(PY) manage.py runportal
+
+demo: setup
+	$(PY) manage.py demo
+
+system-deps:
+	@bash .ci/system-deps.sh
+
+test: venv-test system-deps
+	$(PY) manage.py collectstatic --noinput -v0
+	$(MAKE) --no-print-directory test-embedded test-postgres-redis test-postgres-rabbitmq
+
+test-embedded:
+	@echo "== tests: embedded (SQLite + embedded Redis) =="
+	$(PY) -m pytest
+
+test-postgres-redis:
+	@echo "== integration tests: PostgreSQL + Redis =="
+	JAXBENCH_VARIANT=postgres-redis DATABASE_URL=$(PG_URL) DRAMATIQ_BROKER_URL=$(REDIS_URL) \
+	  $(PY) -m pytest -m integration
+
+test-postgres-rabbitmq:
+	@echo "== integration tests: PostgreSQL + RabbitMQ =="
+	JAXBENCH_VARIANT=postgres-rabbitmq DATABASE_URL=$(PG_URL) DRAMATIQ_BROKER_URL=$(AMQP_URL) \
+	  $(PY) -m pytest -m integration
+
+bench: venv-test
+	$(PY) bench/workloads_small.py
+	$(PY) bench/harness_overhead.py
+
+clean:
+	rm -rf $(VENV) var/staticfiles

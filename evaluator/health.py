@@ -1,0 +1,68 @@
+"""Broker, queue and worker status for the health page and ``manage.py health``."""
+from __future__ import annotations
+
+import datetime
+from urllib.parse import urlsplit, urlunsplit
+
+import dramatiq
+from django.conf import settings
+from django.utils import timezone
+
+from evaluator.worker_middleware import HEARTBEAT_SECONDS
+
+
+def _redact(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.password:
+        netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+        return urlunsplit(parts._replace(netloc=netloc))
+    return url
+
+
+def broker_description() -> str:
+    opts = settings.DRAMATIQ_BROKER.get("OPTIONS", {})
+    kind = settings.DRAMATIQ_BROKER["BROKER"].rsplit(".", 1)[-1]
+    where = _redact(opts["url"]) if "url" in opts else f"embedded Redis at {opts.get('unix_socket_path')}"
+    return f"{kind} ({where})"
+
+
+def queue_depths(queues) -> tuple[bool, dict[str, int | None], str]:
+    """(reachable, {queue: messages waiting}, error message)."""
+    broker = dramatiq.get_broker()
+    depths: dict[str, int | None] = {}
+    try:
+        if hasattr(broker, "client"):  # Redis: waiting message bodies live in one hash per queue
+            for q in queues:
+                depths[q] = int(broker.client.hlen(f"{broker.namespace}:{q}.msgs"))
+        else:
+            counts = broker.get_queue_message_counts()
+            for q in queues:
+                depths[q] = counts.get(q, (0, 0, 0))[0] if isinstance(counts, dict) else None
+        return True, depths, ""
+    except Exception as exc:  # reported on the page, not raised
+        return False, {q: None for q in queues}, f"{exc.__class__.__name__}: {exc}"
+
+
+def status() -> dict:
+    from evaluator.models import Evaluation, HardwareTarget, WorkerHeartbeat
+    targets = list(HardwareTarget.objects.all())
+    queues = ["precheck", "maintenance"] + [t.queue for t in targets]
+    reachable, depths, error = queue_depths(queues)
+    cutoff = timezone.now() - datetime.timedelta(seconds=3 * HEARTBEAT_SECONDS)
+    workers = list(WorkerHeartbeat.objects.filter(last_seen_at__gte=cutoff))
+    pending = {}
+    for row in (Evaluation.objects.filter(state__in=[Evaluation.QUEUED, Evaluation.RUNNING])
+                .values("hardware__slug", "stage", "state")):
+        q = "precheck" if row["stage"] == Evaluation.PRECHECK else f"eval.{row['hardware__slug']}"
+        pending.setdefault(q, {"queued": 0, "running": 0})[row["state"]] += 1
+    return {
+        "broker": broker_description(),
+        "reachable": reachable,
+        "error": error,
+        "queues": [{"name": q, "depth": depths.get(q), "queued": pending.get(q, {}).get("queued", 0),
+                    "running": pending.get(q, {}).get("running", 0),
+                    "workers": sum(1 for w in workers if q in w.queues)} for q in queues],
+        "workers": [{"name": w.name, "hardware": w.hardware, "queues": w.queues,
+                     "last_seen_at": w.last_seen_at.isoformat(), "started_at": w.started_at.isoformat()}
+                    for w in workers],
+    }

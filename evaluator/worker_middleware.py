@@ -1,0 +1,93 @@
+"""Dramatiq middleware: a worker consumes only the queue of the hardware it runs on.
+
+This is what makes ``manage.py rundramatiq`` on a TPU VM enough to serve ``eval.tpu-v6e``: the
+worker detects its hardware from ``jax.devices()`` at boot and restricts itself to
+``eval.<slug>`` (plus ``precheck`` and ``maintenance`` on CPU hosts). ``JAXBENCH_WORKER_QUEUES``
+(comma-separated) overrides the choice.
+"""
+import logging
+import os
+
+import dramatiq
+
+log = logging.getLogger(__name__)
+
+CPU_EXTRA_QUEUES = ("precheck", "maintenance")
+
+
+def queues_for(slug: str) -> set[str]:
+    queues = {f"eval.{slug}"}
+    if slug == "cpu":
+        queues.update(CPU_EXTRA_QUEUES)
+    return queues
+
+
+class HardwareQueues(dramatiq.Middleware):
+    def before_worker_boot(self, broker, worker):
+        override = os.environ.get("JAXBENCH_WORKER_QUEUES")
+        if override:
+            queues = {q.strip() for q in override.split(",") if q.strip()}
+            slug = os.environ.get("JAXBENCH_WORKER_HARDWARE", "cpu")
+        else:
+            from evaluator.bench.hardware import detect
+            slug = detect().slug
+            queues = queues_for(slug)
+        os.environ["JAXBENCH_WORKER_HARDWARE"] = slug
+        for q in sorted(queues):
+            broker.declare_queue(q)
+        worker.consumer_whitelist = queues
+        log.info("worker for hardware %s consuming %s", slug, ", ".join(sorted(queues)))
+
+
+HEARTBEAT_SECONDS = 10
+
+
+class Heartbeat(dramatiq.Middleware):
+    """Writes this worker process's row in WorkerHeartbeat while it runs."""
+
+    def after_worker_boot(self, broker, worker):
+        import socket
+        import threading
+
+        from django.utils import timezone
+        self._stop = threading.Event()
+        self._name = f"{socket.gethostname()}:{os.getpid()}"
+        self._started = timezone.now()
+        self._queues = sorted(worker.consumer_whitelist or broker.get_declared_queues())
+        self._thread = threading.Thread(target=self._loop, name="jaxbench-heartbeat", daemon=True)
+        self._thread.start()
+
+    def _beat(self):
+        import socket
+
+        from django.db import close_old_connections
+        from django.utils import timezone
+
+        from evaluator.models import HardwareTarget, WorkerHeartbeat
+        close_old_connections()
+        now = timezone.now()
+        hw = os.environ.get("JAXBENCH_WORKER_HARDWARE", "cpu")
+        WorkerHeartbeat.objects.update_or_create(name=self._name, defaults={
+            "hostname": socket.gethostname(), "pid": os.getpid(), "hardware": hw,
+            "queues": self._queues, "started_at": self._started, "last_seen_at": now})
+        HardwareTarget.objects.filter(slug=hw).update(last_worker_seen_at=now)
+
+    def _loop(self):
+        while not self._stop.is_set():
+            try:
+                self._beat()
+            except Exception:  # the database may be briefly away; try again next beat
+                log.warning("heartbeat failed", exc_info=True)
+            self._stop.wait(HEARTBEAT_SECONDS)
+
+    def before_worker_shutdown(self, broker, worker):
+        if getattr(self, "_stop", None):
+            self._stop.set()
+            try:
+                from django.db import close_old_connections
+
+                from evaluator.models import WorkerHeartbeat
+                close_old_connections()
+                WorkerHeartbeat.objects.filter(name=self._name).delete()
+            except Exception:
+                log.warning("could not remove heartbeat", exc_info=True)

@@ -1,0 +1,39 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+
+from portal.views import accounts, pages, teams
+
+urlpatterns = [
+    path("", pages.home, name="home"),
+    path("docs/", pages.docs, name="docs"),
+    path("health/", pages.health, name="health"),
+    path("admin/", admin.site.urls),
+    # accounts
+    path("accounts/signup/", accounts.signup, name="signup"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/password/change/", auth_views.PasswordChangeView.as_view(), name="password_change"),
+    path("accounts/password/change/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
+    path("accounts/password/reset/", auth_views.PasswordResetView.as_view(), name="password_reset"),
+    path("accounts/password/reset/done/", auth_views.PasswordResetDoneView.as_view(), name="password_reset_done"),
+    path("accounts/reset/<uidb64>/<token>/", auth_views.PasswordResetConfirmView.as_view(), name="password_reset_confirm"),
+    path("accounts/reset/done/", auth_views.PasswordResetCompleteView.as_view(), name="password_reset_complete"),
+    path("account/", accounts.account, name="account"),
+    path("account/tokens/new/", accounts.token_create, name="token-create"),
+    path("account/tokens/<int:pk>/revoke/", accounts.token_revoke, name="token-revoke"),
+    # teams
+    path("teams/new/", teams.team_create, name="team-create"),
+    path("teams/join/", teams.team_join, name="team-join"),
+    path("teams/join/<str:code>/", teams.team_join, name="team-join-code"),
+    path("teams/<slug:slug>/", teams.team_detail, name="team-detail"),
+    path("teams/<slug:slug>/leave/", teams.team_leave, name="team-leave"),
+    path("teams/<slug:slug>/rotate-code/", teams.team_rotate_code, name="team-rotate-code"),
+    path("teams/<slug:slug>/members/<int:user_id>/remove/", teams.team_remove_member, name="team-remove-member"),
+    path("teams/<slug:slug>/members/<int:user_id>/make-owner/", teams.team_make_owner, name="team-make-owner"),
+    # the other apps
+    path("", include("evaluator.urls")),
+    path("", include("leaderboard.urls")),
+    path("", include("portal.submission_urls")),
+    path("api/", include("portal.api_urls")),
+]

@@ -1,0 +1,37 @@
+"""A message round-trips through a real worker process on the variant's broker."""
+import pytest
+
+from tests.conftest import wait_for
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+
+
+def test_ping_roundtrip_through_real_worker(start_worker, purge_queues):
+    from evaluator.actors import send_ping
+    from evaluator.models import QueuePing, WorkerHeartbeat
+    worker = start_worker(queues=("maintenance", "eval.cpu"))
+    ping = send_ping("eval.cpu")
+    try:
+        wait_for(lambda: QueuePing.objects.get(pk=ping.pk).answered_at, timeout=90, message="ping answer")
+    except AssertionError:
+        raise AssertionError("worker never answered; its log:\n" + worker.log())
+    answered = QueuePing.objects.get(pk=ping.pk)
+    assert answered.answered_by.endswith(str(answered.answered_by.split(":")[-1]))
+    # The worker also announced itself with its hardware and queues.
+    hb = wait_for(lambda: WorkerHeartbeat.objects.filter(hardware="cpu").first(), timeout=30,
+                  message="heartbeat")
+    assert "eval.cpu" in hb.queues
+
+
+def test_worker_ignores_queues_of_other_hardware(start_worker, purge_queues):
+    """A CPU worker must never consume a TPU queue's messages."""
+    import time
+
+    from evaluator.actors import send_ping
+    from evaluator.models import QueuePing
+    start_worker(queues=("maintenance", "eval.cpu"))
+    tpu_ping = send_ping("eval.tpu-v6e")
+    cpu_ping = send_ping("eval.cpu")
+    wait_for(lambda: QueuePing.objects.get(pk=cpu_ping.pk).answered_at, timeout=90, message="cpu ping")
+    time.sleep(1.0)
+    assert QueuePing.objects.get(pk=tpu_ping.pk).answered_at is None
