@@ -66,3 +66,10 @@ def status() -> dict:
                      "last_seen_at": w.last_seen_at.isoformat(), "started_at": w.started_at.isoformat()}
                     for w in workers],
     }
+
+
+def live_workers_for(queue: str) -> int:
+    from evaluator.models import WorkerHeartbeat
+    cutoff = timezone.now() - datetime.timedelta(seconds=3 * HEARTBEAT_SECONDS)
+    return sum(1 for qs in WorkerHeartbeat.objects.filter(last_seen_at__gte=cutoff).values_list("queues", flat=True)
+               if queue in qs)

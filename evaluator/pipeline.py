@@ -1,0 +1,51 @@
+"""Scheduling: turn candidates into Evaluation rows and wake the right workers.
+
+The rows are created inside the caller's transaction and the messages are sent only after it
+commits (``transaction.on_commit``): a worker never sees an ID that is not yet in the database,
+and a rolled-back intake sends nothing. A lost message is harmless: the reconciler re-sends
+every queued row whose message may be gone.
+"""
+from __future__ import annotations
+
+import logging
+
+import dramatiq
+from django.db import transaction
+from django.utils import timezone
+
+from evaluator.models import Evaluation
+
+log = logging.getLogger(__name__)
+
+
+def first_stage(hardware) -> str:
+    """Accelerator targets start with the CPU pre-check; the cpu target runs one stage."""
+    return Evaluation.PRECHECK if hardware.is_accelerator else Evaluation.MAIN
+
+
+def schedule_submission(submission) -> list[int]:
+    """Create the first-stage Evaluation row of every candidate of ``submission`` and enqueue
+    them after commit. Must run inside the intake's transaction."""
+    stage = first_stage(submission.hardware)
+    rows = [Evaluation(candidate=c, hardware=submission.hardware, stage=stage,
+                       code_sha256=c.code_sha256, enqueued_at=timezone.now())
+            for c in submission.candidates.all().only("id", "code_sha256")]
+    created = Evaluation.objects.bulk_create(rows, batch_size=1000)
+    ids = [e.pk for e in created] if all(e.pk for e in created) else list(
+        Evaluation.objects.filter(candidate__submission=submission, stage=stage).values_list("pk", flat=True))
+    queue = "precheck" if stage == Evaluation.PRECHECK else submission.hardware.queue
+    transaction.on_commit(lambda: enqueue_many(ids, queue))
+    return ids
+
+
+def enqueue_many(evaluation_ids, queue: str) -> None:
+    from evaluator.actors import evaluate
+    broker = dramatiq.get_broker()
+    broker.declare_queue(queue)
+    for eid in evaluation_ids:
+        try:
+            broker.enqueue(evaluate.message_with_options(args=(eid,)).copy(queue_name=queue))
+        except Exception:  # broker down: the rows stay queued and the reconciler re-sends them
+            log.warning("could not enqueue evaluation %s on %s; the reconciler will retry", eid, queue,
+                        exc_info=True)
+            return

@@ -1,0 +1,70 @@
+"""Progress of a submission's evaluations, for its page, the status API and the CLI."""
+from __future__ import annotations
+
+from django.db.models import Count
+
+from evaluator.models import Evaluation
+
+
+def submission_progress(submission) -> dict:
+    """Counts by stage and state, outcomes so far, and a waiting notice per hardware queue.
+
+    ``{"total": candidates, "done": finished candidates, "finished": bool, "stages": {stage: {state: n}},
+       "outcomes": {outcome: n}, "waiting_for": "tpu-v6e" | None, "precheck_saved": {...}}``
+    """
+    total = submission.candidates.count()
+    rows = (Evaluation.objects.filter(candidate__submission=submission)
+            .values("stage", "state", "outcome").annotate(n=Count("id")))
+    stages: dict[str, dict[str, int]] = {}
+    outcomes: dict[str, int] = {}
+    main_final = pre_stopped = 0
+    for r in rows:
+        stages.setdefault(r["stage"], {}).setdefault(r["state"], 0)
+        stages[r["stage"]][r["state"]] += r["n"]
+        final = r["state"] in Evaluation.FINAL_STATES
+        if r["stage"] == Evaluation.MAIN and final:
+            main_final += r["n"]
+        if r["stage"] == Evaluation.PRECHECK and r["state"] == Evaluation.SKIPPED:
+            pre_stopped += r["n"]
+        # The outcome that counts for a candidate: its main stage, or the pre-check that stopped it.
+        if final and r["outcome"] and (r["stage"] == Evaluation.MAIN or r["state"] == Evaluation.SKIPPED):
+            outcomes[r["outcome"]] = outcomes.get(r["outcome"], 0) + r["n"]
+    done = main_final + pre_stopped
+    hw = submission.hardware
+    waiting_for = None
+    main = stages.get(Evaluation.MAIN, {})
+    if main.get(Evaluation.QUEUED) and hw.is_accelerator:
+        from evaluator.health import live_workers_for
+        if not live_workers_for(hw.queue):
+            waiting_for = hw.slug
+    saved_s = None
+    if pre_stopped and hw.is_accelerator:
+        saved_s = _estimated_accelerator_seconds(submission, pre_stopped)
+    return {
+        "total": total,
+        "done": done,
+        "finished": total > 0 and done >= total,
+        "percent": round(100.0 * done / total, 1) if total else 100.0,
+        "stages": stages,
+        "outcomes": outcomes,
+        "waiting_for": waiting_for,
+        "precheck_saved": {"candidates": pre_stopped, "estimated_accelerator_seconds": saved_s},
+    }
+
+
+# The cost of one accelerator evaluation beyond the kernel itself: compile, 3 correctness runs,
+# 55 timed runs, process start. A conservative figure the page shows as an estimate.
+ACCELERATOR_OVERHEAD_S = 20.0
+
+
+def _estimated_accelerator_seconds(submission, n_stopped: int) -> float:
+    from evaluator.models import Baseline
+    stopped = (Evaluation.objects.filter(candidate__submission=submission, stage=Evaluation.PRECHECK,
+                                         state=Evaluation.SKIPPED)
+               .values_list("candidate__workload_id", flat=True))
+    medians = dict(Baseline.objects.filter(hardware=submission.hardware)
+                   .values_list("workload_id", "median_s"))
+    total = 0.0
+    for wid in stopped:
+        total += ACCELERATOR_OVERHEAD_S + 60 * medians.get(wid, 0.0)
+    return round(total, 1)
