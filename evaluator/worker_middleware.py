@@ -91,3 +91,32 @@ class Heartbeat(dramatiq.Middleware):
                 WorkerHeartbeat.objects.filter(name=self._name).delete()
             except Exception:
                 log.warning("could not remove heartbeat", exc_info=True)
+
+
+class Reconciler(dramatiq.Middleware):
+    """Re-sends lost or orphaned evaluations: once at worker start, then periodically."""
+
+    def after_worker_boot(self, broker, worker):
+        import threading
+        self._stop = threading.Event()
+        self._interval = float(os.environ.get("JAXBENCH_RECONCILE_INTERVAL_SECONDS", "30"))
+        threading.Thread(target=self._loop, name="jaxbench-reconciler", daemon=True).start()
+
+    def _loop(self):
+        from django.db import close_old_connections, connection
+
+        from evaluator.runner import reconcile
+        first = True
+        while first or not self._stop.wait(self._interval):
+            first = False
+            try:
+                close_old_connections()
+                reconcile()
+            except Exception:  # database or broker briefly away: try again next round
+                log.warning("reconcile failed", exc_info=True)
+            finally:
+                connection.close()
+
+    def before_worker_shutdown(self, broker, worker):
+        if getattr(self, "_stop", None):
+            self._stop.set()

@@ -76,6 +76,7 @@ DRAMATIQ_BROKER["MIDDLEWARE"] = [
     "django_dramatiq.middleware.DbConnectionsMiddleware",
     "evaluator.worker_middleware.HardwareQueues",
     "evaluator.worker_middleware.Heartbeat",
+    "evaluator.worker_middleware.Reconciler",
 ]
 DRAMATIQ_AUTODISCOVER_MODULES = ["actors"]
 

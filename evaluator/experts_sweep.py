@@ -1,0 +1,53 @@
+"""Sweeping the expert kernels: every configuration is an ordinary candidate run through the
+same harness; every point is recorded; the best correct one becomes the expert reference."""
+from __future__ import annotations
+
+import logging
+
+from django.db import transaction
+
+from evaluator.models import ExpertReference, ExpertSweepPoint, Workload
+
+log = logging.getLogger(__name__)
+
+
+def sweep_configs(wid: str, profile: str, limit: int | None = None) -> tuple[str, list[dict]]:
+    """(implementation, configurations to try) declared by the expert file of ``wid``."""
+    from evaluator.bench import experts
+    info = experts.describe(wid)
+    configs = info["sweep_small"] if profile == "small" else info["sweep"]
+    configs = [dict(c) for c in configs] or [dict(info["default_config"])]
+    if limit:
+        configs = configs[:limit]
+    return info["implementation"], configs
+
+
+def sweep_expert(workload: Workload, hardware, baseline_record: dict, limit: int | None = None,
+                 progress=None) -> ExpertReference:
+    from evaluator.bench import HARNESS_VERSION, experts, harness
+    import jax
+    implementation, configs = sweep_configs(workload.wid, hardware.profile, limit)
+    points = []
+    for i, config in enumerate(configs):
+        source = experts.configured_source(workload.wid, config)
+        record = harness.evaluate(workload.wid, source, profile=hardware.profile, hardware=hardware.slug,
+                                  require_pallas=True, baseline=baseline_record)
+        points.append((config, source, record))
+        if progress:
+            progress(i + 1, len(configs), config, record)
+    correct = [p for p in points if p[2].get("outcome") in ("correct_faster", "correct_slower")]
+    best = max(correct, key=lambda p: p[2].get("speedup") or 0.0) if correct else points[0]
+    config, source, record = best
+    with transaction.atomic():
+        ref, _ = ExpertReference.objects.update_or_create(workload=workload, hardware=hardware, defaults={
+            "implementation": record.get("implementation") or implementation, "config": config,
+            "median_s": (record.get("timing") or {}).get("median_s"), "speedup": record.get("speedup"),
+            "outcome": record.get("outcome", ""), "source": source, "record": record,
+            "jax_version": jax.__version__, "harness_version": HARNESS_VERSION,
+            "configs_tried": len(points)})
+        ref.sweep.all().delete()
+        ExpertSweepPoint.objects.bulk_create([ExpertSweepPoint(
+            expert=ref, config=c, outcome=r.get("outcome", ""), speedup=r.get("speedup"),
+            median_s=(r.get("timing") or {}).get("median_s"), message=(r.get("message") or "")[:2000])
+            for c, _, r in points])
+    return ref

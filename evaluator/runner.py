@@ -1,0 +1,271 @@
+"""What a worker does with one Evaluation row: claim it under a lease, run the isolated harness,
+store the verdict, move it to the next stage, refresh the leaderboard aggregates.
+
+Infrastructure failures raise (Dramatiq retries with backoff, the row goes back to queued);
+a candidate's own failure is an outcome and is never retried.
+"""
+from __future__ import annotations
+
+import datetime
+import logging
+import os
+import socket
+import threading
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from evaluator.bench import HARNESS_VERSION
+from evaluator.models import Baseline, Evaluation
+
+log = logging.getLogger(__name__)
+
+MAX_ATTEMPTS = int(os.environ.get("JAXBENCH_MAX_ATTEMPTS", "5"))
+
+
+class InfrastructureError(RuntimeError):
+    """The harness could not produce a verdict for reasons that are not the candidate's."""
+
+
+def worker_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
+
+
+def lease_seconds() -> int:
+    return int(os.environ.get("JAXBENCH_LEASE_SECONDS", settings.JAXBENCH_LEASE_SECONDS))
+
+
+def claim(evaluation_id: int, me: str) -> Evaluation | None:
+    """Take the row if it is queued or its lease expired; None when there is nothing to do."""
+    now = timezone.now()
+    with transaction.atomic():
+        ev = (Evaluation.objects.select_for_update().select_related("candidate", "hardware", "candidate__workload")
+              .filter(pk=evaluation_id).first())
+        if ev is None or ev.state in Evaluation.FINAL_STATES:
+            return None
+        if ev.state == Evaluation.RUNNING and ev.lease_expires_at and ev.lease_expires_at > now:
+            return None  # another worker holds a live lease
+        if ev.attempts >= MAX_ATTEMPTS:
+            ev.state = Evaluation.FAILED
+            ev.message = f"infrastructure failure: gave up after {ev.attempts} attempts"
+            ev.finished_at = now
+            ev.lease_expires_at = None
+            ev.save(update_fields=["state", "message", "finished_at", "lease_expires_at"])
+            _after_final(ev)
+            return None
+        ev.state = Evaluation.RUNNING
+        ev.worker = me[:120]
+        ev.attempts += 1
+        ev.started_at = now
+        ev.lease_expires_at = now + datetime.timedelta(seconds=lease_seconds())
+        ev.save(update_fields=["state", "worker", "attempts", "started_at", "lease_expires_at"])
+        return ev
+
+
+class LeaseKeeper:
+    """Renews the lease while the harness runs, so only a dead worker's rows expire."""
+
+    def __init__(self, evaluation_id: int, me: str):
+        self.evaluation_id, self.me = evaluation_id, me
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True, name=f"lease-{evaluation_id}")
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join(5)
+
+    def _run(self):
+        from django.db import close_old_connections
+        period = max(1.0, lease_seconds() / 3)
+        while not self._stop.wait(period):
+            try:
+                close_old_connections()
+                Evaluation.objects.filter(pk=self.evaluation_id, state=Evaluation.RUNNING, worker=self.me[:120]).update(
+                    lease_expires_at=timezone.now() + datetime.timedelta(seconds=lease_seconds()))
+            except Exception:
+                log.warning("lease renewal failed for %s", self.evaluation_id, exc_info=True)
+            finally:
+                from django.db import connection
+                connection.close()
+
+
+def release(evaluation_id: int, me: str, reason: str) -> None:
+    """Put a row we hold back to queued after an infrastructure failure (the retry re-claims it)."""
+    Evaluation.objects.filter(pk=evaluation_id, state=Evaluation.RUNNING, worker=me[:120]).update(
+        state=Evaluation.QUEUED, lease_expires_at=None, message=f"retrying after: {reason}"[:2000],
+        enqueued_at=timezone.now())
+
+
+def _profile_for(ev: Evaluation) -> str:
+    return "small" if ev.stage == Evaluation.PRECHECK else ev.hardware.profile
+
+
+def reusable_record(ev: Evaluation) -> Evaluation | None:
+    """A finished evaluation of identical code for the same workload, hardware, stage, profile
+    and harness version: agents repeat themselves, and the verdict would be the same."""
+    return (Evaluation.objects.filter(
+        code_sha256=ev.code_sha256, hardware=ev.hardware, stage=ev.stage, state__in=(Evaluation.DONE, Evaluation.SKIPPED),
+        candidate__workload=ev.candidate.workload, record__harness_version=HARNESS_VERSION,
+        record__profile=_profile_for(ev), reused_from__isnull=True)
+        .exclude(pk=ev.pk).order_by("finished_at").first())
+
+
+def baseline_for(workload, hardware) -> Baseline:
+    """The XLA baseline for this workload/hardware/profile/JAX/harness version, measured on
+    first need on this worker (which runs on that hardware) and cached."""
+    import jax
+
+    from evaluator.bench import harness
+    key = dict(workload=workload, hardware=hardware, profile=hardware.profile,
+               jax_version=jax.__version__, harness_version=HARNESS_VERSION)
+    existing = Baseline.objects.filter(**key).first()
+    if existing:
+        return existing
+    record = harness.measure_baseline(workload.wid, profile=hardware.profile, hardware=hardware.slug)
+    median = (record.get("timing") or {}).get("median_s")
+    if not median:
+        raise InfrastructureError(f"baseline of {workload.wid} on {hardware.slug} failed: {record.get('message')}")
+    obj, _ = Baseline.objects.update_or_create(**key, defaults={"median_s": median, "record": record})
+    return obj
+
+
+def run_harness(ev: Evaluation) -> tuple[dict, str]:
+    """Run the stage's harness work. Returns (record, next state)."""
+    from evaluator.bench import harness
+    wl = ev.candidate.workload
+    code = ev.candidate.code
+    require_pallas = settings.JAXBENCH_REQUIRE_PALLAS
+    if ev.stage == Evaluation.PRECHECK:
+        return precheck(wl, code, ev.hardware, require_pallas)
+    baseline = baseline_for(wl, ev.hardware)
+    record = harness.evaluate(wl.wid, code, profile=ev.hardware.profile, hardware=ev.hardware.slug,
+                              require_pallas=require_pallas, baseline=baseline.record)
+    return record, Evaluation.DONE
+
+
+def precheck(wl, code: str, hardware, require_pallas: bool) -> tuple[dict, str]:
+    """Stage 1 for accelerator targets, on CPU: lower for the target platform at full shapes,
+    then numerics in TPU interpret mode at the small profile. Stops candidates that fail."""
+    from evaluator.bench import harness
+    lowered = harness.lower_for_platform(wl.wid, code, platform=hardware.platform, profile="full")
+    if lowered.get("outcome") not in (None, "ok", "lowered"):
+        lowered["precheck"] = "lowering"
+        return lowered, Evaluation.SKIPPED
+    numerics = harness.evaluate(wl.wid, code, profile="small", hardware="cpu", require_pallas=require_pallas,
+                                baseline=None, timing=False)
+    numerics["precheck"] = "numerics"
+    numerics["lowering"] = {k: lowered.get(k) for k in ("platform", "profile", "duration_s", "has_pallas_call")}
+    outcome = numerics.get("outcome")
+    if outcome in ("incorrect", "rejected", "timeout", "runtime_error"):
+        return numerics, Evaluation.SKIPPED
+    if outcome == "compile_error":
+        # A candidate that cannot run at the small sizes only for shape reasons goes on, marked.
+        if numerics.get("error_category") in ("shape", "unsupported_shape"):
+            numerics["numerics_prechecked"] = False
+            return numerics, Evaluation.DONE
+        return numerics, Evaluation.SKIPPED
+    numerics["numerics_prechecked"] = True
+    return numerics, Evaluation.DONE
+
+
+def finish(ev: Evaluation, record: dict, state: str, reused_from=None) -> None:
+    now = timezone.now()
+    outcome = record.get("outcome") or ""
+    with transaction.atomic():
+        locked = Evaluation.objects.select_for_update().get(pk=ev.pk)
+        if locked.state in Evaluation.FINAL_STATES:
+            return  # another attempt finished it first; keep exactly one result
+        locked.record = record
+        locked.outcome = outcome if ev.stage == Evaluation.MAIN or state == Evaluation.SKIPPED else ""
+        locked.speedup = record.get("speedup") if ev.stage == Evaluation.MAIN else None
+        locked.message = (record.get("message") or "")[:4000]
+        locked.state = state
+        locked.finished_at = now
+        locked.lease_expires_at = None
+        locked.reused_from = reused_from
+        locked.save()
+        next_ids = []
+        if ev.stage == Evaluation.PRECHECK and state == Evaluation.DONE:
+            main, created = Evaluation.objects.get_or_create(
+                candidate_id=ev.candidate_id, hardware=ev.hardware, stage=Evaluation.MAIN,
+                defaults={"code_sha256": ev.code_sha256, "enqueued_at": now})
+            if created:
+                next_ids.append(main.pk)
+        if next_ids:
+            from evaluator.pipeline import enqueue_many
+            transaction.on_commit(lambda: enqueue_many(next_ids, ev.hardware.queue))
+        transaction.on_commit(lambda: _after_final(locked))
+
+
+def _after_final(ev: Evaluation) -> None:
+    if ev.stage == Evaluation.MAIN or ev.state == Evaluation.SKIPPED or ev.state == Evaluation.FAILED:
+        try:
+            from leaderboard.aggregates import refresh_for_evaluation
+        except ImportError:
+            return
+        refresh_for_evaluation(ev)
+
+
+def run_evaluation(evaluation_id: int) -> str:
+    """The body of the ``evaluate`` actor. Returns a short status for logs and tests."""
+    me = worker_name()
+    ev = claim(evaluation_id, me)
+    if ev is None:
+        return "nothing to do"
+    try:
+        previous = reusable_record(ev)
+        if previous is not None:
+            finish(ev, dict(previous.record, reused=True), previous.state, reused_from=previous)
+            return "reused"
+        with LeaseKeeper(ev.pk, me):
+            record, state = run_harness(ev)
+    except Exception as exc:
+        release(ev.pk, me, f"{exc.__class__.__name__}: {exc}")
+        raise
+    if record.get("outcome") in (None, "infrastructure_error"):
+        release(ev.pk, me, record.get("message") or "no verdict")
+        raise InfrastructureError(record.get("message") or "the harness returned no verdict")
+    finish(ev, record, state)
+    return state
+
+
+def reconcile(stale_seconds: float | None = None) -> list[int]:
+    """Re-send rows whose message may be lost: queued rows not (re)sent for a while, and running
+    rows whose lease expired (their worker died). Safe to run anywhere, any number of times: the
+    conditional UPDATE makes one caller win each row, and claim() ignores duplicates."""
+    from evaluator.pipeline import enqueue_many
+    stale = float(stale_seconds if stale_seconds is not None else os.environ.get("JAXBENCH_RECONCILE_STALE_SECONDS", "120"))
+    now = timezone.now()
+    cutoff = now - datetime.timedelta(seconds=stale)
+    expired = list(Evaluation.objects.filter(state=Evaluation.RUNNING, lease_expires_at__lt=now)
+                   .values_list("pk", flat=True))
+    if expired:
+        Evaluation.objects.filter(pk__in=expired, state=Evaluation.RUNNING, lease_expires_at__lt=now).update(
+            state=Evaluation.QUEUED, lease_expires_at=None, enqueued_at=cutoff - datetime.timedelta(seconds=1),
+            message="re-queued: the worker's lease expired")
+    resent: list[int] = []
+    candidates = list(Evaluation.objects.filter(state=Evaluation.QUEUED)
+                      .filter(models_q_stale(cutoff)).select_related("hardware")
+                      .values_list("pk", "stage", "hardware__slug")[:5000])
+    by_queue: dict[str, list[int]] = {}
+    for pk, stage, slug in candidates:
+        # One winner per row: only the caller whose UPDATE matched re-sends it.
+        if Evaluation.objects.filter(pk=pk, state=Evaluation.QUEUED).filter(models_q_stale(cutoff)).update(enqueued_at=now):
+            q = "precheck" if stage == Evaluation.PRECHECK else f"eval.{slug}"
+            by_queue.setdefault(q, []).append(pk)
+            resent.append(pk)
+    for q, ids in by_queue.items():
+        enqueue_many(ids, q)
+    if resent:
+        log.info("reconciler re-sent %d evaluations", len(resent))
+    return resent
+
+
+def models_q_stale(cutoff):
+    from django.db.models import Q
+    return Q(enqueued_at__lt=cutoff) | Q(enqueued_at__isnull=True)
