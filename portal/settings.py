@@ -7,13 +7,23 @@ from portal.config import (ConfigError, broker_config, database_config, env_bool
                            secret_key)
 
 BASE_DIR = pathlib.Path(__file__).resolve().parent.parent
-VAR_DIR = pathlib.Path(os.environ.get("JAXBENCH_VAR_DIR", BASE_DIR / "var"))
+# pytest sets PYTEST_VERSION: tests (and the workers they start) keep their data apart.
+TESTING = bool(os.environ.get("PYTEST_VERSION"))
+VAR_DIR = pathlib.Path(os.environ.get("JAXBENCH_VAR_DIR") or BASE_DIR / "var" / ("test" if TESTING else ""))
 EMBEDDED_REDIS_SOCKET = VAR_DIR / "redis" / "redis.sock"
 
-SECRET_KEY = secret_key(VAR_DIR)
-DEBUG = env_bool("DJANGO_DEBUG", False)
-ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver", "[::1]"])
-CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
+try:
+    SECRET_KEY = secret_key(VAR_DIR)
+    DEBUG = env_bool("DJANGO_DEBUG", False)
+    HTTPS = env_bool("DJANGO_HTTPS", False)
+    REQUIRE_PALLAS = env_bool("JAXBENCH_REQUIRE_PALLAS", True)
+    ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver", "[::1]"])
+    CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
+    DATABASES = {"default": database_config(os.environ.get("DATABASE_URL"),
+                                            VAR_DIR / "db.sqlite3", VAR_DIR / "test-db.sqlite3")}
+    DRAMATIQ_BROKER = broker_config(os.environ.get("DRAMATIQ_BROKER_URL"), EMBEDDED_REDIS_SOCKET)
+except ConfigError as exc:  # fail fast, with the message only
+    raise SystemExit(f"jaxbench configuration error: {exc}") from None
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -60,13 +70,6 @@ TEMPLATES = [{
     ]},
 }]
 
-try:
-    DATABASES = {"default": database_config(os.environ.get("DATABASE_URL"),
-                                            VAR_DIR / "db.sqlite3", VAR_DIR / "test-db.sqlite3")}
-    DRAMATIQ_BROKER = broker_config(os.environ.get("DRAMATIQ_BROKER_URL"), EMBEDDED_REDIS_SOCKET)
-except ConfigError as exc:  # fail fast, with the message only
-    raise SystemExit(f"jaxbench configuration error: {exc}") from None
-
 DRAMATIQ_BROKER["MIDDLEWARE"] = [
     "dramatiq.middleware.AgeLimit",
     "dramatiq.middleware.TimeLimit",
@@ -108,6 +111,10 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
 MEDIA_ROOT = VAR_DIR / "media"
+if TESTING:  # serve static files straight from the source folders, no collectstatic needed
+    STORAGES["staticfiles"] = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}
+    WHITENOISE_USE_FINDERS = True
+    WHITENOISE_AUTOREFRESH = True
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = 64 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
@@ -145,14 +152,14 @@ CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"
 
 # Evaluation settings.
 JAXBENCH_LEASE_SECONDS = int(os.environ.get("JAXBENCH_LEASE_SECONDS", "900"))
-JAXBENCH_REQUIRE_PALLAS = env_bool("JAXBENCH_REQUIRE_PALLAS", True)
+JAXBENCH_REQUIRE_PALLAS = REQUIRE_PALLAS
 
 # Production hardening whenever DEBUG is off and the site is served over HTTPS.
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
-if env_bool("DJANGO_HTTPS", False):
+if HTTPS:
     SECURE_SSL_REDIRECT = True
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
