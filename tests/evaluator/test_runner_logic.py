@@ -1,0 +1,162 @@
+"""Scheduling, claiming, leases, retries and the reconciler, on the database alone."""
+import datetime
+
+import pytest
+from django.utils import timezone
+
+from evaluator import pipeline, runner
+from evaluator.models import Evaluation
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+CODE = "def workload(x, scale):\n    return x\n"
+
+
+@pytest.fixture
+def sent(monkeypatch):
+    """Record what would go to the broker."""
+    calls = []
+    monkeypatch.setattr(pipeline, "enqueue_many", lambda ids, queue: calls.append((list(ids), queue)))
+    return calls
+
+
+def test_schedule_creates_rows_and_enqueues_after_commit(sent, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        sub = factories.submission([("12p", CODE), ("12p", CODE + "#2")])
+        ids = pipeline.schedule_submission(sub)
+        assert sent == []  # nothing leaves before the commit
+    assert len(callbacks) == 1
+    assert sent == [(ids, "eval.cpu")]
+    rows = Evaluation.objects.filter(pk__in=ids)
+    assert {r.stage for r in rows} == {Evaluation.MAIN} and {r.state for r in rows} == {Evaluation.QUEUED}
+
+
+def test_accelerator_targets_start_with_the_cpu_precheck(sent, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        sub = factories.submission([("12p", CODE)], hw="tpu-v6e")
+        ids = pipeline.schedule_submission(sub)
+    assert sent == [(ids, "precheck")]
+    assert Evaluation.objects.get(pk=ids[0]).stage == Evaluation.PRECHECK
+
+
+def _one_row(sent):
+    sub = factories.submission([("12p", CODE)])
+    pipeline.schedule_submission(sub)
+    return Evaluation.objects.get(candidate__submission=sub)
+
+
+def test_claim_is_exclusive_while_the_lease_lives(sent):
+    ev = _one_row(sent)
+    first = runner.claim(ev.pk, "w1")
+    assert first is not None and first.state == Evaluation.RUNNING and first.attempts == 1
+    assert runner.claim(ev.pk, "w2") is None
+    # the lease expires (worker died): another worker may take it
+    Evaluation.objects.filter(pk=ev.pk).update(lease_expires_at=timezone.now() - datetime.timedelta(seconds=1))
+    second = runner.claim(ev.pk, "w2")
+    assert second is not None and second.worker == "w2" and second.attempts == 2
+
+
+def test_final_rows_are_never_claimed_again(sent):
+    ev = _one_row(sent)
+    claimed = runner.claim(ev.pk, "w1")
+    runner.finish(claimed, {"outcome": "incorrect", "message": "off by one"}, Evaluation.DONE)
+    assert runner.claim(ev.pk, "w2") is None
+    ev.refresh_from_db()
+    assert ev.state == Evaluation.DONE and ev.outcome == "incorrect" and ev.lease_expires_at is None
+
+
+def test_gives_up_after_max_attempts(sent, monkeypatch):
+    monkeypatch.setattr(runner, "MAX_ATTEMPTS", 2)
+    ev = _one_row(sent)
+    Evaluation.objects.filter(pk=ev.pk).update(attempts=2)
+    assert runner.claim(ev.pk, "w1") is None
+    ev.refresh_from_db()
+    assert ev.state == Evaluation.FAILED and "gave up after 2 attempts" in ev.message
+
+
+def test_infrastructure_failure_releases_the_row_and_raises(sent, monkeypatch):
+    ev = _one_row(sent)
+
+    def broken(_ev):
+        raise OSError("disk full")
+    monkeypatch.setattr(runner, "run_harness", broken)
+    with pytest.raises(OSError):
+        runner.run_evaluation(ev.pk)
+    ev.refresh_from_db()
+    assert ev.state == Evaluation.QUEUED and "disk full" in ev.message and ev.attempts == 1
+
+
+def test_a_candidate_failure_is_an_outcome_not_a_retry(sent, monkeypatch):
+    ev = _one_row(sent)
+    monkeypatch.setattr(runner, "run_harness", lambda _ev: ({"outcome": "compile_error", "message": "bad block",
+                                                             "harness_version": "x", "profile": "small"},
+                                                            Evaluation.DONE))
+    assert runner.run_evaluation(ev.pk) == Evaluation.DONE
+    ev.refresh_from_db()
+    assert ev.outcome == "compile_error" and ev.attempts == 1
+
+
+def test_identical_code_is_evaluated_once(sent, monkeypatch):
+    from evaluator.bench import HARNESS_VERSION
+    calls = []
+
+    def fake(ev):
+        calls.append(ev.pk)
+        return {"outcome": "correct_slower", "speedup": 0.9, "harness_version": HARNESS_VERSION,
+                "profile": "small"}, Evaluation.DONE
+    monkeypatch.setattr(runner, "run_harness", fake)
+    sub = factories.submission([("12p", CODE), ("12p", CODE)])
+    pipeline.schedule_submission(sub)
+    a, b = Evaluation.objects.filter(candidate__submission=sub).order_by("pk")
+    assert runner.run_evaluation(a.pk) == Evaluation.DONE
+    assert runner.run_evaluation(b.pk) == "reused"
+    b.refresh_from_db()
+    assert calls == [a.pk] and b.reused_from_id == a.pk and b.outcome == "correct_slower" and b.speedup == 0.9
+
+
+def test_reconciler_resends_stale_and_orphaned_rows_once(sent):
+    ev1, ev2 = _one_row(sent), _one_row(sent)
+    old = timezone.now() - datetime.timedelta(minutes=10)
+    Evaluation.objects.filter(pk=ev1.pk).update(enqueued_at=old)  # message lost long ago
+    runner.claim(ev2.pk, "dead-worker")
+    Evaluation.objects.filter(pk=ev2.pk).update(lease_expires_at=timezone.now() - datetime.timedelta(seconds=5))
+    sent.clear()
+    resent = runner.reconcile(stale_seconds=60)
+    assert sorted(resent) == sorted([ev1.pk, ev2.pk])
+    assert sent and sorted(sum((ids for ids, _ in sent), [])) == sorted([ev1.pk, ev2.pk])
+    ev2.refresh_from_db()
+    assert ev2.state == Evaluation.QUEUED
+    # a second pass right after sends nothing: the rows were just re-sent
+    sent.clear()
+    assert runner.reconcile(stale_seconds=60) == [] and sent == []
+
+
+def test_precheck_pass_queues_the_accelerator_stage(sent, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        sub = factories.submission([("12p", CODE)], hw="tpu-v6e")
+        pipeline.schedule_submission(sub)
+    pre = Evaluation.objects.get(candidate__submission=sub)
+    claimed = runner.claim(pre.pk, "w1")
+    sent.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        runner.finish(claimed, {"outcome": "correct_slower", "numerics_prechecked": True}, Evaluation.DONE)
+    main = Evaluation.objects.get(candidate__submission=sub, stage=Evaluation.MAIN)
+    assert sent == [([main.pk], "eval.tpu-v6e")] and main.state == Evaluation.QUEUED
+    pre.refresh_from_db()
+    assert pre.outcome == ""  # a passed pre-check is not the candidate's outcome
+
+
+def test_precheck_failure_stops_the_candidate(sent, django_capture_on_commit_callbacks):
+    sub = factories.submission([("12p", CODE)], hw="tpu-v6e")
+    pipeline.schedule_submission(sub)
+    pre = Evaluation.objects.get(candidate__submission=sub)
+    claimed = runner.claim(pre.pk, "w1")
+    with django_capture_on_commit_callbacks(execute=True):
+        runner.finish(claimed, {"outcome": "incorrect", "message": "max abs err 3.1"}, Evaluation.SKIPPED)
+    assert not Evaluation.objects.filter(candidate__submission=sub, stage=Evaluation.MAIN).exists()
+    pre.refresh_from_db()
+    assert pre.state == Evaluation.SKIPPED and pre.outcome == "incorrect"
+    from evaluator.progress import submission_progress
+    prog = submission_progress(sub)
+    assert prog["finished"] and prog["outcomes"] == {"incorrect": 1} and prog["precheck_saved"]["candidates"] == 1
