@@ -162,3 +162,14 @@ def test_staff_get_the_admin(client):
     get_user_model().objects.create_superuser("root", "r@example.org", "pw-long-enough-1")
     client.login(username="root", password="pw-long-enough-1")
     assert client.get("/admin/").status_code == 200
+
+
+def test_login_is_rate_limited(client, settings):
+    settings.AXES_ENABLED = True
+    get_user_model().objects.create_user("mallory-target", "t@example.org", "the-real-password-1")
+    for _ in range(4):
+        r = client.post(reverse("login"), {"username": "mallory-target", "password": "guess"})
+        assert r.status_code == 200
+    assert client.post(reverse("login"), {"username": "mallory-target", "password": "guess"}).status_code == 429
+    r = client.post(reverse("login"), {"username": "mallory-target", "password": "the-real-password-1"})
+    assert r.status_code == 429 and "Too many failed" in r.content.decode()
