@@ -27,15 +27,30 @@ def schedule_submission(submission) -> list[int]:
     """Create the first-stage Evaluation row of every candidate of ``submission`` and enqueue
     them after commit. Must run inside the intake's transaction."""
     stage = first_stage(submission.hardware)
-    rows = [Evaluation(candidate=c, hardware=submission.hardware, stage=stage,
-                       code_sha256=c.code_sha256, enqueued_at=timezone.now())
-            for c in submission.candidates.all().only("id", "code_sha256")]
+    now = timezone.now()
+    rows = [Evaluation(candidate_id=cid, hardware=submission.hardware, stage=stage, code_sha256=sha,
+                       enqueued_at=now)
+            for cid, sha in submission.candidates.order_by("pk").values_list("id", "code_sha256")]
     created = Evaluation.objects.bulk_create(rows, batch_size=1000)
     ids = [e.pk for e in created] if all(e.pk for e in created) else list(
         Evaluation.objects.filter(candidate__submission=submission, stage=stage).values_list("pk", flat=True))
     queue = "precheck" if stage == Evaluation.PRECHECK else submission.hardware.queue
-    transaction.on_commit(lambda: enqueue_many(ids, queue))
+    transaction.on_commit(lambda: enqueue_soon(ids, queue))
     return ids
+
+
+# Above this many messages, sending happens off the request thread: a 7,200-sample trace must
+# not hold its upload response. If the process dies meanwhile, the reconciler re-sends the rows.
+BACKGROUND_ENQUEUE_OVER = 200
+
+
+def enqueue_soon(evaluation_ids, queue: str) -> None:
+    if len(evaluation_ids) <= BACKGROUND_ENQUEUE_OVER:
+        enqueue_many(evaluation_ids, queue)
+        return
+    import threading
+    threading.Thread(target=enqueue_many, args=(list(evaluation_ids), queue), daemon=True,
+                     name="jaxbench-enqueue").start()
 
 
 def enqueue_many(evaluation_ids, queue: str) -> None:

@@ -149,6 +149,7 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {
         "token": os.environ.get("JAXBENCH_TOKEN_RATE", "600/min"),
         "anon": os.environ.get("JAXBENCH_ANON_RATE", "300/min"),
+        "upload": os.environ.get("JAXBENCH_UPLOAD_RATE", "120/hour"),
     },
     "EXCEPTION_HANDLER": "portal.api_errors.exception_handler",
 }

@@ -41,6 +41,7 @@ MAX_CODE_CHARS = 256 * 1024               # one sample's code, the same cap as a
 MAX_SAMPLES = 50_000                      # a whole trace (50 workloads x 1000)
 MAX_ERRORS = 50                           # then parsing stops with a note
 MAX_BUDGET = 100_000
+MAX_OBJECT_CHARS = 64 * 1024              # the header's free-form settings, as JSON
 
 SAMPLING = ("independent", "sequential")
 # The harness's outcomes (evaluator.models.Evaluation.OUTCOMES) plus the failure an agent sees
@@ -263,6 +264,12 @@ def _check_value(f: Field, value):
             return None, f"is too long: {len(value)} characters, at most {int(f.maximum)}"
         if f.pattern and not _PATTERNS[f.pattern].match(value):
             return None, f"{value[:80]!r} does not match {f.pattern}"
+        if "\x00" in value:
+            return None, "contains a NUL character (\\u0000)"
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return None, "contains a lone surrogate (\\ud800-\\udfff): not valid Unicode text"
         return value, None
     if f.kind in ("integer", "number"):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -280,6 +287,15 @@ def _check_value(f: Field, value):
     if f.kind == "object":
         if not isinstance(value, dict):
             return None, _type_error(f, value)
+        dumped = json.dumps(value, ensure_ascii=False)
+        if len(dumped) > MAX_OBJECT_CHARS:
+            return None, f"is too large: at most {MAX_OBJECT_CHARS // 1024} KB of JSON"
+        if "\\u0000" in dumped:
+            return None, "contains a NUL character (\\u0000)"
+        try:
+            dumped.encode("utf-8")
+        except UnicodeEncodeError:
+            return None, "contains a lone surrogate (\\ud800-\\udfff): not valid Unicode text"
         return value, None
     raise AssertionError(f.kind)
 
@@ -542,7 +558,8 @@ def json_schema(schema_id: str | None = None) -> dict:
             "`python -m portal.client validate-trace`: exactly one header, first; per workload the "
             "sample indices are 0..n-1 without gaps or duplicates (any line order); a sample's "
             "parent is an earlier index of the same workload; at most `budget` samples per "
-            "workload; workload names and the hardware target are known to the portal. Limits: "
+            "workload; workload names and the hardware target are known to the portal. Strings are "
+            "Unicode text without NUL characters; NaN and Infinity are not JSON. Limits: "
             f"{MAX_LINE_BYTES // (1024 * 1024)} MB per line, {MAX_TRACE_BYTES // (1024 * 1024)} MB "
             f"and {MAX_SAMPLES} samples per trace."),
         "oneOf": [{"$ref": "#/$defs/header"}, {"$ref": "#/$defs/sample"}],

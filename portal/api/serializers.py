@@ -1,0 +1,207 @@
+"""Serializers of the v1 API: the catalogue (workloads, hardware, baselines, experts) and
+submissions with their evaluations."""
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from evaluator.models import Baseline, Evaluation, ExpertReference, HardwareTarget, Workload
+from portal.models import Submission
+
+
+class WorkloadSerializer(serializers.ModelSerializer):
+    id = serializers.CharField(source="wid", help_text="The workload ID, e.g. 12p.")
+    url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Workload
+        fields = ["id", "number", "slug", "public_name", "title", "source", "model", "category", "expert",
+                  "kernelbench_id", "description", "url"]
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_url(self, obj) -> str:
+        request = self.context.get("request")
+        path = reverse("api-workload-detail", args=[obj.wid])
+        return request.build_absolute_uri(path) if request else path
+
+
+class WorkloadDetailSerializer(WorkloadSerializer):
+    params = serializers.JSONField(source="profiles", help_text="Static parameters per size profile.")
+    shapes = serializers.JSONField(help_text="Per profile: input and output shapes and dtypes.")
+    costs = serializers.JSONField(help_text="Per profile: analytic FLOPs and bytes.")
+    input_names = serializers.ListField(child=serializers.CharField())
+
+    class Meta(WorkloadSerializer.Meta):
+        fields = WorkloadSerializer.Meta.fields + [
+            "notes", "degenerate", "atol", "rtol", "tolerance_reason", "input_names", "params", "shapes",
+            "costs", "reference_source"]
+
+
+class HardwareSerializer(serializers.ModelSerializer):
+    queue = serializers.CharField(read_only=True)
+    is_accelerator = serializers.BooleanField(read_only=True)
+
+    class Meta:
+        model = HardwareTarget
+        fields = ["slug", "name", "platform", "profile", "peak_flops", "peak_bandwidth", "queue",
+                  "is_accelerator", "last_worker_seen_at"]
+
+
+class BaselineSerializer(serializers.ModelSerializer):
+    workload = serializers.CharField(source="workload.wid")
+    hardware = serializers.CharField(source="hardware.slug")
+
+    class Meta:
+        model = Baseline
+        fields = ["id", "workload", "hardware", "profile", "jax_version", "harness_version", "median_s",
+                  "measured_at"]
+
+
+class ExpertSerializer(serializers.ModelSerializer):
+    workload = serializers.CharField(source="workload.wid")
+    hardware = serializers.CharField(source="hardware.slug")
+
+    class Meta:
+        model = ExpertReference
+        fields = ["id", "workload", "hardware", "implementation", "config", "median_s", "speedup", "outcome",
+                  "configs_tried", "jax_version", "harness_version", "updated_at"]
+
+
+class SubmissionSerializer(serializers.ModelSerializer):
+    team = serializers.CharField(source="team.slug")
+    team_name = serializers.CharField(source="team.name")
+    hardware = serializers.CharField(source="hardware.slug")
+    model = serializers.CharField(source="model_name")
+    settings = serializers.JSONField(source="trace_settings")
+    candidates = serializers.IntegerField(source="n_candidates", read_only=True)
+    created_by = serializers.SerializerMethodField()
+    links = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Submission
+        fields = ["id", "team", "team_name", "kind", "hardware", "method", "model", "framework", "description",
+                  "link", "sampling", "budget", "settings", "upload_key", "candidates", "created_by",
+                  "created_at", "is_public", "published_at", "withdrawn_at", "links"]
+
+    def get_created_by(self, obj) -> str | None:
+        return obj.created_by.username if obj.created_by_id and self._member(obj) else None
+
+    def _member(self, obj) -> bool:
+        request = self.context.get("request")
+        user = getattr(request, "user", None)
+        if user is None or not user.is_authenticated:
+            return False
+        if user.is_staff:
+            return True
+        teams = self.context.setdefault("_my_teams", set(user.memberships.values_list("team_id", flat=True)))
+        return obj.team_id in teams
+
+    @extend_schema_field({"type": "object", "additionalProperties": {"type": "string", "format": "uri"}})
+    def get_links(self, obj) -> dict:
+        request = self.context.get("request")
+
+        def url(name):
+            path = reverse(name, args=[obj.pk])
+            return request.build_absolute_uri(path) if request else path
+        return {"self": url("api-submission-detail"), "status": url("api-submission-status"),
+                "evaluations": url("api-submission-evaluations"), "page": url_page(obj, request)}
+
+    def to_representation(self, obj):
+        data = super().to_representation(obj)
+        if not self._member(obj):
+            data["upload_key"] = None     # a team's own bookkeeping
+        return data
+
+
+def url_page(obj, request=None) -> str:
+    from django.urls import NoReverseMatch
+    try:
+        path = reverse("submission-detail", args=[obj.pk])
+    except NoReverseMatch:
+        path = f"/submissions/{obj.pk}/"
+    return request.build_absolute_uri(path) if request else path
+
+
+class SubmissionCreatedSerializer(SubmissionSerializer):
+    created = serializers.BooleanField(help_text="False when upload_key matched an earlier upload of the "
+                                                 "team: that first submission is returned.")
+
+    class Meta(SubmissionSerializer.Meta):
+        fields = SubmissionSerializer.Meta.fields + ["created"]
+
+
+class _MetaFields(serializers.Serializer):
+    team = serializers.CharField(required=False, allow_blank=True, help_text=(
+        "The team's slug; optional when you are in exactly one team."))
+    upload_key = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=128,
+                                       help_text="Idempotency key, unique per team: a retried upload with "
+                                                 "the same key returns the first submission (HTTP 200).")
+
+
+class KernelSubmissionRequestSerializer(_MetaFields):
+    """Kernel files: JSON ``kernels`` ({workload: code}) or multipart ``files`` (one .py per
+    workload, named by ID, slug or public folder name) and/or ``zip``."""
+
+    hardware = serializers.CharField(help_text="Hardware target slug, e.g. cpu or tpu-v6e.")
+    method = serializers.CharField(max_length=120)
+    model = serializers.CharField(max_length=120, required=False, allow_blank=True)
+    framework = serializers.CharField(max_length=120, required=False, allow_blank=True)
+    description = serializers.CharField(max_length=10_000, required=False, allow_blank=True)
+    link = serializers.URLField(max_length=200, required=False, allow_blank=True)
+    kernels = serializers.DictField(child=serializers.CharField(allow_blank=True, trim_whitespace=False),
+                                    required=False, help_text="{workload ID, slug or public name: source}")
+    files = serializers.ListField(child=serializers.FileField(allow_empty_file=True), required=False,
+                                  help_text="multipart: one .py per workload")
+    zip = serializers.FileField(required=False, allow_empty_file=True,
+                                help_text="multipart: a .zip of <workload>.py files or <workload>/*.py folders")
+
+
+class TraceUploadRequestSerializer(_MetaFields):
+    trace = serializers.FileField(allow_empty_file=True, help_text="The jaxbench-trace/1 JSON Lines file.")
+
+
+class ProgressSerializer(serializers.Serializer):
+    submission = serializers.IntegerField()
+    total = serializers.IntegerField()
+    done = serializers.IntegerField()
+    finished = serializers.BooleanField()
+    percent = serializers.FloatField()
+    stages = serializers.DictField(child=serializers.DictField(child=serializers.IntegerField()))
+    outcomes = serializers.DictField(child=serializers.IntegerField())
+    waiting_for = serializers.CharField(allow_null=True)
+    precheck_saved = serializers.DictField()
+
+
+class EvaluationSerializer(serializers.ModelSerializer):
+    workload = serializers.CharField(source="candidate.workload.wid")
+    index = serializers.IntegerField(source="candidate.index")
+    round = serializers.IntegerField(source="candidate.round", allow_null=True)
+    parent = serializers.IntegerField(source="candidate.parent_index", allow_null=True)
+    filename = serializers.CharField(source="candidate.filename")
+    hardware = serializers.CharField(source="hardware.slug")
+    reported_outcome = serializers.CharField(source="candidate.reported_outcome")
+    reported_speedup = serializers.FloatField(source="candidate.reported_speedup", allow_null=True)
+
+    class Meta:
+        model = Evaluation
+        fields = ["id", "workload", "index", "round", "parent", "filename", "hardware", "stage", "state",
+                  "outcome", "speedup", "message", "attempts", "reported_outcome", "reported_speedup",
+                  "record", "enqueued_at", "started_at", "finished_at"]
+
+
+class ErrorItemSerializer(serializers.Serializer):
+    file = serializers.CharField(required=False, allow_null=True)
+    line = serializers.IntegerField(required=False, allow_null=True)
+    field = serializers.CharField(allow_null=True)
+    message = serializers.CharField()
+    input = serializers.CharField(required=False)
+
+
+class IntakeErrorSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+    errors = ErrorItemSerializer(many=True)
+
+
+class DetailSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+

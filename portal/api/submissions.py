@@ -1,0 +1,213 @@
+"""Submissions over the API: create (kernels or a trace), list the own teams', detail, status,
+evaluations, publish and withdraw. Every upload goes through ``portal.intake``."""
+from django.db.models import Count
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
+from rest_framework import exceptions, generics, mixins, parsers, permissions, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.response import Response
+
+from evaluator.models import Evaluation
+from evaluator.progress import submission_progress
+from portal import intake
+from portal.api.common import (NDJSON_TYPES, ClearErrorsMixin, JSONLinesParser, JSONLParser, PageSizePagination,
+                               PayloadTooLarge, UploadRateThrottle)
+from portal.api.filters import EvaluationFilter, SubmissionFilter
+from portal.api.serializers import (DetailSerializer, EvaluationSerializer, IntakeErrorSerializer,
+                                    KernelSubmissionRequestSerializer, ProgressSerializer,
+                                    SubmissionCreatedSerializer, SubmissionSerializer, TraceUploadRequestSerializer)
+from portal.models import Submission
+from portal.trace_format import MAX_TRACE_BYTES
+
+
+def _flatten(errors, prefix=None) -> list[dict]:
+    """DRF serializer errors -> the intake's ``[{"field", "message"}]``."""
+    out = []
+    if isinstance(errors, dict):
+        for key, value in errors.items():
+            field = key if prefix is None else f"{prefix}.{key}"
+            out.extend(_flatten(value, None if field == "non_field_errors" else field))
+    elif isinstance(errors, list):
+        for i, value in enumerate(errors):
+            if isinstance(value, (dict, list)):
+                out.extend(_flatten(value, f"{prefix}[{i}]" if prefix else str(i)))
+            else:
+                out.append({"field": prefix, "message": str(value)})
+    else:
+        out.append({"field": prefix, "message": str(errors)})
+    return out
+
+
+def validated(serializer_class, data) -> dict:
+    ser = serializer_class(data=data)
+    if not ser.is_valid():
+        raise intake.IntakeError(_flatten(ser.errors))
+    return ser.validated_data
+
+
+def submissions_for_detail(user):
+    visible = Submission.objects.visible_to(user).values("pk")
+    return (Submission.objects.filter(pk__in=visible).select_related("team", "hardware", "created_by")
+            .annotate(n_candidates=Count("candidates")).order_by("-created_at", "-id"))
+
+
+def require_member(request, submission):
+    if not submission.team.is_member(request.user):
+        raise exceptions.PermissionDenied("Only members of the submission's team can do this.")
+
+
+_CREATE_RESPONSES = {
+    201: SubmissionCreatedSerializer,
+    200: OpenApiResponse(SubmissionCreatedSerializer, description="upload_key matched an earlier upload: "
+                                                                   "the first submission, unchanged"),
+    400: IntakeErrorSerializer, 401: DetailSerializer, 413: DetailSerializer, 429: DetailSerializer,
+}
+
+
+@extend_schema_view(
+    list=extend_schema(summary="Your teams' submissions", tags=["submissions"]),
+    retrieve=extend_schema(summary="A submission (published, or your team's)", tags=["submissions"],
+                           responses={200: SubmissionSerializer, 404: DetailSerializer}),
+)
+class SubmissionViewSet(ClearErrorsMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin,
+                        viewsets.GenericViewSet):
+    serializer_class = SubmissionSerializer
+    filterset_class = SubmissionFilter
+    parser_classes = [parsers.JSONParser, parsers.MultiPartParser, parsers.FormParser]
+
+    def get_permissions(self):
+        if self.action in ("retrieve", "status"):
+            return [permissions.AllowAny()]
+        return [permissions.IsAuthenticated()]
+
+    def get_throttles(self):
+        throttles = super().get_throttles()
+        if self.action in ("create", "trace"):
+            throttles.append(UploadRateThrottle())
+        return throttles
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):
+            return Submission.objects.none()
+        user = self.request.user
+        if self.action == "list":
+            mine = Submission.objects.all() if user.is_staff else Submission.objects.filter(team__memberships__user=user)
+            return (Submission.objects.filter(pk__in=mine.values("pk"))
+                    .select_related("team", "hardware", "created_by").annotate(n_candidates=Count("candidates"))
+                    .order_by("-created_at", "-id"))
+        return submissions_for_detail(user)
+
+    def _created(self, submission):
+        submission.n_candidates = submission.candidates.count()
+        submission.created = not getattr(submission, "was_duplicate", False)
+        data = SubmissionCreatedSerializer(submission, context=self.get_serializer_context()).data
+        return Response(data, status=status.HTTP_201_CREATED if submission.created else status.HTTP_200_OK,
+                        headers={"Location": data["links"]["self"]})
+
+    @extend_schema(
+        summary="Submit kernel files", tags=["submissions"],
+        description="One source per workload: JSON `kernels` ({workload: code}) or multipart `files` "
+                    "(each .py named by workload ID, slug or public folder name) and/or a `zip` of them. "
+                    "Each file is checked (size, UTF-8, Python syntax, a module-level `workload`, a known "
+                    "workload name); one bad file rejects the whole submission and nothing is stored.",
+        request={"application/json": KernelSubmissionRequestSerializer,
+                 "multipart/form-data": KernelSubmissionRequestSerializer},
+        responses=_CREATE_RESPONSES,
+        examples=[OpenApiExample("JSON kernels", request_only=True, media_type="application/json", value={
+            "hardware": "cpu", "method": "Hand-written", "model": "Human", "upload_key": "rmsnorm-v1",
+            "kernels": {"12p": "def workload(x, scale):\n    ...\n"}})],
+    )
+    def create(self, request):
+        data = validated(KernelSubmissionRequestSerializer, request.data)
+        team = intake.resolve_team(request.user, data.get("team"))
+        uploads = [intake.Upload(name, code, input="kernels") for name, code in (data.get("kernels") or {}).items()]
+        uploads += [intake.Upload(f.name or "file.py", f, input="files") for f in data.get("files") or []]
+        if data.get("zip") is not None:
+            uploads.append(intake.Upload(data["zip"].name or "upload.zip", data["zip"], input="zip", archive=True))
+        meta = {k: data.get(k, "") for k in ("method", "model", "framework", "description", "link")}
+        meta["upload_key"] = data.get("upload_key")
+        submission = intake.create_kernel_submission(team, request.user, data["hardware"], meta, uploads)
+        return self._created(submission)
+
+    @extend_schema(
+        summary="Upload an agent trace", tags=["submissions"],
+        description="A `jaxbench-trace/1` JSON Lines trace (format: /docs/trace-format/, JSON Schema: "
+                    "/schemas/jaxbench-trace-1.json), as multipart field `trace` or as the raw body with "
+                    "`Content-Type: application/x-ndjson` (then `team` and `upload_key` are query "
+                    "parameters). Parsed line by line; every error names its line and field.",
+        request={"multipart/form-data": TraceUploadRequestSerializer,
+                 "application/x-ndjson": OpenApiTypes.BINARY},
+        parameters=[
+            OpenApiParameter("team", OpenApiTypes.STR, description="Team slug (raw-body uploads)."),
+            OpenApiParameter("upload_key", OpenApiTypes.STR, description="Idempotency key (raw-body uploads)."),
+        ],
+        responses=_CREATE_RESPONSES,
+    )
+    @action(detail=False, methods=["post"], url_path="trace", url_name="trace",
+            parser_classes=[parsers.MultiPartParser, JSONLinesParser, JSONLParser])
+    def trace(self, request):
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0
+        if length > MAX_TRACE_BYTES + 1024 * 1024:
+            raise PayloadTooLarge(f"A trace is at most {MAX_TRACE_BYTES // (1024 * 1024)} MB.")
+        raw_body = (request.content_type or "").split(";")[0].strip().lower() in NDJSON_TYPES
+        data = request.data
+        params = request.query_params
+        team_slug = (params.get("team") if raw_body else data.get("team")) or params.get("team")
+        key = (params.get("upload_key") if raw_body else data.get("upload_key")) or params.get("upload_key")
+        if not isinstance(team_slug, (str, type(None))) or not isinstance(key, (str, type(None))):
+            raise intake.IntakeError("must be a string", field="team")
+        stream = data.get("trace")
+        if stream is None or isinstance(stream, str):
+            raise intake.IntakeError("attach the trace as the multipart file field 'trace', or send it as the "
+                                     "body with Content-Type: application/x-ndjson", field="trace")
+        team = intake.resolve_team(request.user, team_slug)
+        submission = intake.create_trace_submission(team, request.user, stream, upload_key=key or None)
+        return self._created(submission)
+
+    @extend_schema(summary="Evaluation progress", tags=["submissions"],
+                   responses={200: ProgressSerializer, 404: DetailSerializer})
+    @action(detail=True, methods=["get"])
+    def status(self, request, pk=None):
+        submission = self.get_object()
+        return Response({"submission": submission.pk, **submission_progress(submission)})
+
+    @extend_schema(summary="Publish (team members)", tags=["submissions"], request=None,
+                   responses={200: SubmissionSerializer, 403: DetailSerializer, 404: DetailSerializer})
+    @action(detail=True, methods=["post"])
+    def publish(self, request, pk=None):
+        submission = self.get_object()
+        require_member(request, submission)
+        submission.publish()
+        return Response(self.get_serializer(submission).data)
+
+    @extend_schema(summary="Withdraw from public view (team members)", tags=["submissions"], request=None,
+                   responses={200: SubmissionSerializer, 403: DetailSerializer, 404: DetailSerializer})
+    @action(detail=True, methods=["post"])
+    def withdraw(self, request, pk=None):
+        submission = self.get_object()
+        require_member(request, submission)
+        submission.withdraw()
+        return Response(self.get_serializer(submission).data)
+
+
+@extend_schema(summary="The evaluations of a submission", tags=["submissions"],
+               parameters=[OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH)])
+class EvaluationList(ClearErrorsMixin, generics.ListAPIView):
+    """Paginated; filter by workload (ID, slug or public name; comma-separated), outcome, state and stage."""
+
+    serializer_class = EvaluationSerializer
+    filterset_class = EvaluationFilter
+    permission_classes = [permissions.AllowAny]
+    pagination_class = PageSizePagination
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):
+            return Evaluation.objects.none()
+        submission = get_object_or_404(submissions_for_detail(self.request.user), pk=self.kwargs["pk"])
+        return (Evaluation.objects.filter(candidate__submission=submission)
+                .select_related("candidate__workload", "hardware")
+                .order_by("candidate__workload__number", "candidate__index", "stage", "id"))

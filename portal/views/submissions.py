@@ -1,0 +1,219 @@
+"""Submit pages (kernel form, trace upload), the own teams' submissions, publish/withdraw, and
+the trace format's docs page and JSON Schema."""
+import json
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.db.models import Count, IntegerField, OuterRef, Q, Subquery, Value
+from django.db.models.functions import Coalesce
+from django.http import Http404, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import NoReverseMatch, reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_GET, require_POST
+
+from evaluator.models import Evaluation, Workload
+from portal import intake, trace_format
+from portal.models import Submission
+from portal.submit_forms import KernelSubmissionForm, TraceUploadForm
+
+
+def detail_url(submission) -> str:
+    """The submission's page (the leaderboard module's), by URL name."""
+    try:
+        return reverse("submission-detail", args=[submission.pk])
+    except NoReverseMatch:
+        return f"/submissions/{submission.pk}/"
+
+
+def _known(field: str, defaults: list[str], user) -> list[str]:
+    """The datalist: well-known values plus those of published and own-team submissions."""
+    qs = Submission.objects.filter(Q(published_at__isnull=False, withdrawn_at__isnull=True)
+                                   | Q(team__in=intake.teams_for(user)))
+    seen = {v.lower(): v for v in defaults}
+    for v in qs.exclude(**{field: ""}).values_list(field, flat=True).distinct()[:200]:
+        seen.setdefault(v.lower(), v)
+    return sorted(seen.values(), key=str.lower)
+
+
+def _render_submit(request, kernel_form=None, trace_form=None, active="kernels", status=200):
+    workloads = Workload.objects.all()
+    teams = intake.teams_for(request.user)
+    ctx = {
+        "no_team": not teams.exists(),
+        "kernel_form": kernel_form or KernelSubmissionForm(user=request.user, workloads=workloads),
+        "trace_form": trace_form or TraceUploadForm(user=request.user),
+        "active": active,
+        "known_methods": _known("method", intake.KNOWN_METHODS, request.user),
+        "known_models": _known("model_name", intake.KNOWN_MODELS, request.user),
+        "limits": {"kernel_kb": intake.MAX_KERNEL_BYTES // 1024, "zip_mb": intake.MAX_ZIP_BYTES // (1024 * 1024),
+                   "trace_mb": trace_format.MAX_TRACE_BYTES // (1024 * 1024)},
+        "has_workloads": workloads.exists(),
+    }
+    return render(request, "portal/submit.html", ctx, status=status)
+
+
+def _created(request, submission):
+    if getattr(submission, "was_duplicate", False):
+        messages.info(request, f"This upload was already received as submission #{submission.pk}; "
+                               f"nothing new was stored.")
+    else:
+        n = submission.candidates.count()
+        messages.success(request, f"Submission #{submission.pk} received: {n} candidate{'s' if n != 1 else ''} "
+                                  f"queued for evaluation on {submission.hardware.slug}. It is private to "
+                                  f"{submission.team.name} until you publish it.")
+    return redirect(detail_url(submission))
+
+
+@login_required
+def submit(request):
+    """GET: both forms. POST: a kernel submission (a file per workload row, or a zip)."""
+    if request.method != "POST":
+        return _render_submit(request)
+    form = KernelSubmissionForm(request.POST, request.FILES, user=request.user, workloads=Workload.objects.all())
+    if form.is_valid():
+        try:
+            submission = intake.create_kernel_submission(
+                form.cleaned_data["team"], request.user, form.cleaned_data["hardware"], form.meta(), form.uploads())
+        except intake.IntakeError as exc:
+            form.add_intake_errors(exc, {"model_name": "model"})
+        else:
+            return _created(request, submission)
+    return _render_submit(request, kernel_form=form, active="kernels")
+
+
+@login_required
+@require_POST
+def submit_trace(request):
+    form = TraceUploadForm(request.POST, request.FILES, user=request.user)
+    if form.is_valid():
+        try:
+            submission = intake.create_trace_submission(form.cleaned_data["team"], request.user,
+                                                        form.cleaned_data["trace"],
+                                                        upload_key=form.cleaned_data.get("upload_key") or None)
+        except intake.IntakeError as exc:
+            form.add_trace_errors(exc)
+        else:
+            return _created(request, submission)
+    return _render_submit(request, trace_form=form, active="trace")
+
+
+def _progress_annotations(qs):
+    final = (Q(stage=Evaluation.MAIN, state__in=Evaluation.FINAL_STATES)
+             | Q(stage=Evaluation.PRECHECK, state=Evaluation.SKIPPED))
+    done = (Evaluation.objects.filter(final, candidate__submission=OuterRef("pk"))
+            .values("candidate__submission").annotate(n=Count("id")).values("n"))
+    faster = (Evaluation.objects.filter(candidate__submission=OuterRef("pk"), stage=Evaluation.MAIN,
+                                        outcome="correct_faster")
+              .values("candidate__submission").annotate(n=Count("id")).values("n"))
+    from portal.models import Candidate
+    total = (Candidate.objects.filter(submission=OuterRef("pk")).values("submission")
+             .annotate(n=Count("id")).values("n"))
+    zero = Value(0, output_field=IntegerField())
+    return qs.annotate(n_total=Coalesce(Subquery(total, output_field=IntegerField()), zero),
+                       n_done=Coalesce(Subquery(done, output_field=IntegerField()), zero),
+                       n_faster=Coalesce(Subquery(faster, output_field=IntegerField()), zero))
+
+
+@login_required
+def submission_list(request):
+    teams = intake.teams_for(request.user)
+    qs = Submission.objects.filter(team__in=teams).select_related("team", "hardware", "created_by")
+    team = request.GET.get("team")
+    if team:
+        qs = qs.filter(team__slug=team)
+    page = Paginator(_progress_annotations(qs).order_by("-created_at"), 50).get_page(request.GET.get("page"))
+    for s in page:
+        s.page_url = detail_url(s)
+        s.percent = round(100 * s.n_done / s.n_total) if s.n_total else 100
+    return render(request, "portal/submission_list.html",
+                  {"page": page, "teams": teams, "team": team, "no_team": not teams.exists()})
+
+
+def _member_submission(request, pk):
+    submission = Submission.objects.visible_to(request.user).filter(pk=pk).select_related("team").first()
+    if submission is None:
+        raise Http404("No such submission.")
+    if not submission.team.is_member(request.user):
+        raise PermissionDenied("Only members of the submission's team can publish or withdraw it.")
+    return submission
+
+
+def _back(request, submission):
+    nxt = request.POST.get("next") or request.GET.get("next")
+    if nxt and url_has_allowed_host_and_scheme(nxt, allowed_hosts={request.get_host()},
+                                               require_https=request.is_secure()):
+        return redirect(nxt)
+    return redirect("submission-list")
+
+
+@login_required
+@require_POST
+def submission_publish(request, pk):
+    submission = _member_submission(request, pk)
+    submission.publish()
+    messages.success(request, f"Submission #{submission.pk} is public: it appears on the leaderboard and in "
+                              f"the API and exports. You can withdraw it at any time.")
+    return _back(request, submission)
+
+
+@login_required
+@require_POST
+def submission_withdraw(request, pk):
+    submission = _member_submission(request, pk)
+    submission.withdraw()
+    messages.success(request, f"Submission #{submission.pk} was withdrawn: it is private to "
+                              f"{submission.team.name} again.")
+    return _back(request, submission)
+
+
+@require_GET
+def trace_schema(request):
+    schema = trace_format.json_schema(request.build_absolute_uri(trace_format.SCHEMA_PATH))
+    response = JsonResponse(schema, json_dumps_params={"indent": 2}, content_type="application/schema+json")
+    response["Access-Control-Allow-Origin"] = "*"
+    return response
+
+
+@require_GET
+def trace_example(request):
+    response = HttpResponse(trace_format.dumps_lines(trace_format.example_trace()),
+                            content_type="application/x-ndjson; charset=utf-8")
+    response["Content-Disposition"] = 'attachment; filename="example-trace.jsonl"'
+    return response
+
+
+def _field_rows(fields):
+    rows = []
+    for f in fields:
+        s = f.schema()
+        if f.kind in ("enum", "const"):
+            kind = " | ".join(json.dumps(c) for c in (s.get("enum") or [s.get("const")]))
+        else:
+            kind = f.kind + (" or null" if f.nullable else "")
+        limits = []
+        if f.kind == "string" and f.maximum:
+            limits.append(f"at most {int(f.maximum):,} characters")
+        if f.kind in ("integer", "number") and f.minimum is not None:
+            limits.append(f">= {f.minimum:g}")
+        rows.append({"name": f.name, "kind": kind, "required": f.required, "description": f.description,
+                     "limits": ", ".join(limits)})
+    return rows
+
+
+@require_GET
+def trace_format_docs(request):
+    example = trace_format.example_trace()
+    return render(request, "portal/trace_format.html", {
+        "FORMAT": trace_format.FORMAT,
+        "header_fields": _field_rows(trace_format.HEADER_FIELDS),
+        "sample_fields": _field_rows(trace_format.SAMPLE_FIELDS),
+        "example_lines": [json.dumps(o, ensure_ascii=False) for o in example],
+        "example_pretty": json.dumps(example[2], indent=2, ensure_ascii=False),
+        "outcomes": trace_format.OUTCOMES,
+        "limits": {"line_mb": trace_format.MAX_LINE_BYTES // (1024 * 1024),
+                   "trace_mb": trace_format.MAX_TRACE_BYTES // (1024 * 1024),
+                   "samples": trace_format.MAX_SAMPLES, "code_kb": trace_format.MAX_CODE_CHARS // 1024},
+    })

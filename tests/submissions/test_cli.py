@@ -1,0 +1,222 @@
+"""The command-line client as a subprocess against a live test server."""
+import json
+import os
+import pathlib
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from evaluator.models import Evaluation
+from portal.models import Submission
+from portal.trace_format import FORMAT, dumps_lines, example_trace
+from tests.submissions.conftest import counts, kernel
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def cli(*args, url=None, token=None, timeout=120):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JAXBENCH_")}
+    cmd = [sys.executable, "-m", "portal.client"]
+    if url:
+        cmd += ["--url", url]
+    if token:
+        cmd += ["--token", token]
+    out = subprocess.run(cmd + [str(a) for a in args], cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=timeout)
+    return out.returncode, out.stdout, out.stderr
+
+
+@pytest.fixture
+def portal(transactional_db, live_server, catalog, people):
+    class P:
+        url = live_server.url
+        token = people.tokens["alice"]
+
+        def run(self, *args, token=None, **kw):
+            return cli(*args, url=self.url, token=token or self.token, **kw)
+    return P()
+
+
+@pytest.fixture
+def kernel_dir(tmp_path):
+    d = tmp_path / "outputs"
+    (d / "12p_RMSNorm").mkdir(parents=True)
+    (d / "12p_RMSNorm" / "optimized.py").write_text(kernel())
+    (d / "12p_RMSNorm" / "baseline.py").write_text("not a candidate")
+    (d / "8p.py").write_text(kernel("gemm"))
+    (d / "notes.md").write_text("# run notes")
+    (d / "__pycache__").mkdir()
+    (d / "__pycache__" / "x.py").write_text("junk(")
+    return d
+
+
+def test_submit_kernels_directory_and_retry(portal, kernel_dir):
+    rc, out, err = portal.run("submit-kernels", kernel_dir, "--hardware", "cpu", "--method", "Autocomp",
+                              "--model", "Gemini 3 Flash")
+    assert rc == 0, err
+    sub = Submission.objects.get()
+    assert f"Created submission #{sub.pk}" in out and "2 candidates" in out and "private to team-a" in out
+    assert sorted(sub.candidates.values_list("workload__wid", flat=True)) == ["12p", "8p"]
+    assert sub.method == "Autocomp" and sub.model_name == "Gemini 3 Flash" and sub.upload_key.startswith("sha256:")
+    for f in kernel_dir.rglob("*.py"):          # a retry later: timestamps do not change the default key
+        os.utime(f, (1_700_000_000, 1_700_000_000))
+    rc, out, err = portal.run("submit-kernels", kernel_dir, "--hardware", "cpu", "--method", "Autocomp",
+                              "--model", "Gemini 3 Flash")
+    assert rc == 0 and f"Already uploaded (same upload key) as submission #{sub.pk}" in out
+    assert counts() == (1, 2, 2)
+
+
+def test_submit_kernels_single_files_and_a_zip(portal, tmp_path, kernel_dir):
+    import zipfile
+    f = tmp_path / "13p_Cross_Entropy.py"
+    f.write_text(kernel())
+    rc, out, err = portal.run("--json", "submit-kernels", f, kernel_dir / "8p.py", "--hardware", "tpu-v6e",
+                              "--method", "M", "--upload-key", "")
+    assert rc == 0, err
+    sub = Submission.objects.get(pk=json.loads(out)["id"])
+    assert sorted(sub.candidates.values_list("workload__wid", flat=True)) == ["13p", "8p"] and sub.upload_key is None
+    z = tmp_path / "k.zip"
+    with zipfile.ZipFile(z, "w") as zf:
+        zf.writestr("run/12p_RMSNorm/kernel.py", kernel())
+    rc, out, err = portal.run("--json", "submit-kernels", z, "--hardware", "cpu", "--method", "M")
+    assert rc == 0, err
+    assert Submission.objects.get(pk=json.loads(out)["id"]).candidates.get().workload.wid == "12p"
+
+
+def test_submit_kernels_rejected_with_per_file_errors(portal, tmp_path):
+    (tmp_path / "12p.py").write_text("def workload(x:\n")
+    (tmp_path / "77k.py").write_text(kernel())
+    rc, out, err = portal.run("submit-kernels", tmp_path, "--hardware", "cpu", "--method", "M")
+    assert rc == 1
+    assert "kernels.zip: 12p.py, field 'syntax': not valid Python" in err
+    assert "kernels.zip: 77k.py, field 'name'" in err and "nothing was stored" in err
+    assert counts() == (0, 0, 0)
+
+
+def test_submit_trace_then_retry_then_json(portal, tmp_path):
+    f = tmp_path / "run.jsonl"
+    f.write_text(dumps_lines(example_trace()))
+    rc, out, err = portal.run("submit-trace", f)
+    assert rc == 0, err
+    assert "valid jaxbench-trace/1: 3 samples over 2 workloads" in err and "checked against" in err
+    sub = Submission.objects.get()
+    assert sub.kind == "trace" and sub.candidates.count() == 3 and sub.upload_key.startswith("sha256:")
+    rc, out, err = portal.run("--json", "submit-trace", f)
+    assert rc == 0 and json.loads(out)["id"] == sub.pk and json.loads(out)["created"] is False
+    assert counts() == (1, 3, 3)
+
+
+def test_the_header_upload_key_is_the_cli_default(portal, tmp_path):
+    objs = example_trace()
+    objs[0]["upload_key"] = "agent-run-7"
+    f = tmp_path / "keyed.jsonl"
+    f.write_text(dumps_lines(objs))
+    for _ in range(2):
+        rc, out, err = portal.run("--json", "submit-trace", f)
+        assert rc == 0, err
+    assert Submission.objects.get().upload_key == "agent-run-7"
+    rc, out, err = portal.run("submit-trace", f, "--upload-key", "other")
+    assert rc == 1 and "differs" in err
+
+
+def test_submit_trace_invalid_is_not_uploaded(portal, tmp_path):
+    f = tmp_path / "bad.jsonl"
+    lines = example_trace()
+    lines[2]["index"] = 5
+    f.write_text(dumps_lines(lines))
+    rc, out, err = portal.run("submit-trace", f)
+    assert rc == 1 and "line 3, field 'index'" in err and "missing 1" in err
+    rc, out, err = portal.run("submit-trace", f, "--no-validate")       # the server says the same
+    assert rc == 1 and "line 3, field 'index'" in err and "nothing was stored" in err
+    assert counts() == (0, 0, 0)
+
+
+def test_validate_trace_offline_and_against_the_portal(portal, tmp_path):
+    f = tmp_path / "t.jsonl"
+    objs = example_trace()
+    objs[3]["workload"] = "8p_NotGEMM"
+    f.write_text(dumps_lines(objs))
+    rc, out, err = cli("validate-trace", f)                                # offline: only the ID is checked
+    assert rc == 0 and "valid jaxbench-trace/1" in out and "offline" in out
+    rc, out, err = cli("validate-trace", f, url=portal.url)                # the portal's names
+    assert rc == 1 and "line 4, field 'workload': unknown workload '8p_NotGEMM'" in err
+    f.write_text(json.dumps({"format": "jaxbench-trace/7"}) + "\n")
+    rc, out, err = cli("validate-trace", f)
+    assert rc == 1 and "line 1, field 'format': unsupported format version" in err
+    rc, out, err = cli("validate-trace", tmp_path / "missing.jsonl")
+    assert rc == 2 and "no such file" in err
+
+
+def test_status_wait_progress_then_summary(portal, kernel_dir):
+    rc, out, _ = portal.run("--json", "submit-kernels", kernel_dir, "--hardware", "cpu", "--method", "M")
+    sid = json.loads(out)["id"]
+    rc, out, err = portal.run("status", sid, "--wait", "--timeout", "1", "--interval", "0.3")
+    assert rc == 6 and "timed out" in err and "0/2 evaluated" in err
+    evs = Evaluation.objects.filter(candidate__submission_id=sid)
+    evs.filter(candidate__workload__wid="12p").update(state="done", outcome="correct_faster", speedup=1.75)
+    evs.filter(candidate__workload__wid="8p").update(state="done", outcome="compile_error")
+    rc, out, err = portal.run("status", sid, "--wait", "--interval", "0.3")
+    assert rc == 0, err
+    assert f"Submission #{sid}: 2/2 evaluated (finished)" in out
+    row12 = next(line for line in out.splitlines() if line.startswith("12p"))
+    assert row12.split() == ["12p", "1", "1", "1", "1", "1.75x", "0"]
+    assert "1/2 workloads solved, 1 faster than XLA." in out
+    rc, out, err = portal.run("--json", "status", sid)
+    assert rc == 0 and json.loads(out)["status"]["finished"] is True
+
+
+def test_whoami_publish_withdraw(portal, kernel_dir):
+    rc, out, err = portal.run("whoami")
+    assert rc == 0 and "alice" in out and "team-a (owner)" in out
+    rc, out, _ = portal.run("--json", "submit-kernels", kernel_dir, "--hardware", "cpu", "--method", "M", "--publish")
+    sid = json.loads(out)["id"]
+    assert Submission.objects.get(pk=sid).is_public
+    rc, out, err = portal.run("withdraw", sid)
+    assert rc == 0 and "Withdrew submission" in out and not Submission.objects.get(pk=sid).is_public
+
+
+def test_errors_and_exit_codes(portal, people, kernel_dir):
+    rc, _, err = cli("status", "1", url=portal.url, token="jxb_nonsense")
+    assert rc == 3 and "not authenticated" in err
+    rc, _, err = cli("submit-trace", "x.jsonl", url=portal.url)
+    assert rc == 2 and "no API token" in err and "JAXBENCH_TOKEN" in err
+    rc, _, err = cli("whoami", token="t")
+    assert rc == 2 and "JAXBENCH_URL" in err
+    rc, _, err = portal.run("status", "999999")
+    assert rc == 4 and "not found" in err
+    rc, _, err = portal.run("publish", "1", token=people.tokens["bob"])
+    assert rc == 4
+    rc, _, err = portal.run("submit-kernels", kernel_dir, "--method", "M")
+    assert rc == 2 and "--hardware" in err
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    rc, _, err = cli("--retries", "0", "workloads", url=f"http://127.0.0.1:{port}")
+    assert rc == 5 and "cannot reach the portal" in err
+    rc, _, err = cli("bogus-command")
+    assert rc == 2
+
+
+def test_workloads_and_leaderboard(portal):
+    rc, out, err = portal.run("workloads")
+    assert rc == 0 and "12p_RMSNorm" in out and "18k" in out
+    rc, out, err = portal.run("leaderboard", "--hardware", "cpu", "--set", "expert")
+    # /api/v1/leaderboard/ belongs to the leaderboard module; without it the client says it is missing
+    assert (rc == 0 and "budget N" in out) or (rc == 4 and "no leaderboard API" in err), (rc, out, err)
+    rc, out, err = portal.run("--json", "leaderboard", "--hardware", "cpu")
+    assert rc != 0 or isinstance(json.loads(out), dict)
+
+
+def test_the_client_env_configuration(portal):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JAXBENCH_")}
+    env.update(JAXBENCH_URL=portal.url, JAXBENCH_TOKEN=portal.token)
+    out = subprocess.run([sys.executable, "-m", "portal.client", "whoami"], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and "alice" in out.stdout
+
+
+def test_trace_header_line_is_documented_in_help():
+    rc, out, _ = cli("--help")
+    assert rc == 0 and "submit-kernels" in out and "exit codes" in out and FORMAT not in out.split("COMMAND")[0]

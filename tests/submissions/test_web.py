@@ -1,0 +1,251 @@
+"""The web channel: /submit/ (kernel rows, zip, trace), /submissions/, publish/withdraw, and the
+trace format's docs page and JSON Schema — through Django's test client with real uploads."""
+import json
+import re
+
+import jsonschema
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from portal.models import Membership, Submission, Team
+from portal.trace_format import FORMAT, dumps_lines, example_trace
+from tests.submissions.conftest import counts, kernel, make_zip
+
+pytestmark = pytest.mark.django_db
+
+
+def py(name, text):
+    return SimpleUploadedFile(name, text.encode() if isinstance(text, str) else text, "text/x-python")
+
+
+def form(**extra):
+    data = {"team": "team-a", "hardware": "cpu", "method": "Hand-written", "model": "Human", "description": "",
+            "link": "", "upload_key": ""}
+    data.update(extra)
+    return data
+
+
+def detail_path(pk):
+    return f"/submissions/{pk}/"
+
+
+def test_no_team_gets_a_clear_message(client, catalog, people):
+    client.force_login(people.loner)
+    html = client.get("/submit/").content.decode()
+    assert 'id="no-team"' in html and 'href="/teams/new/"' in html and "kernel-form" not in html
+
+
+def test_anonymous_is_sent_to_log_in(client, catalog):
+    r = client.get("/submit/")
+    assert r.status_code == 302 and "/accounts/login/" in r["Location"]
+
+
+def test_form_has_a_row_per_workload_datalists_and_hidden_team(client, catalog, people):
+    client.force_login(people.alice)
+    html = client.get("/submit/").content.decode()
+    for w in catalog:
+        assert f'name="file_{w.wid}"' in html and f'id="row-{w.wid}"' in html
+    assert 'list="known-methods"' in html and '<option value="Autocomp">' in html
+    assert '<option value="Gemini 3 Flash">' in html
+    assert 'type="hidden" name="team" value="team-a"' in html
+    assert 'name="zip"' in html and 'action="/submit/trace/"' in html
+
+
+def test_team_selector_for_users_in_several_teams(client, catalog, people):
+    Membership.objects.create(team=people.team_b, user=people.alice)
+    client.force_login(people.alice)
+    html = client.get("/submit/").content.decode()
+    assert re.search(r'<select name="team"[^>]*>', html)
+    assert '<option value="team-a"' in html and '<option value="team-b"' in html
+    r = client.post("/submit/", form(team="team-b", file_12p=py("x.py", kernel())))
+    assert r.status_code == 302
+    assert Submission.objects.get().team == people.team_b
+
+
+def test_kernel_rows_submit_and_redirect_to_the_detail_page(client, catalog, people, no_broker):
+    client.force_login(people.alice)
+    r = client.post("/submit/", form(file_12p=py("optimized.py", kernel()), file_8p=py("8p_GEMM.py", kernel("b"))))
+    sub = Submission.objects.get()
+    assert r.status_code == 302 and r["Location"] == detail_path(sub.pk)
+    assert sorted(sub.candidates.values_list("workload__wid", flat=True)) == ["12p", "8p"]
+    assert sub.kind == "kernels" and sub.method == "Hand-written" and sub.model_name == "Human"
+    assert sub.upload_key is None or sub.upload_key.startswith("web-")
+
+
+def test_a_zip_of_public_harness_folders(client, catalog, people):
+    client.force_login(people.alice)
+    z = make_zip({"12p_RMSNorm/optimized.py": kernel(), "12p_RMSNorm/baseline.py": "x",
+                  "13p_Cross_Entropy/kernel.py": kernel(), "13p_Cross_Entropy/log.txt": "..."})
+    r = client.post("/submit/", form(zip=SimpleUploadedFile("outputs.zip", z, "application/zip")))
+    assert r.status_code == 302
+    assert sorted(Submission.objects.get().candidates.values_list("workload__wid", flat=True)) == ["12p", "13p"]
+
+
+def test_the_hidden_form_key_makes_a_resubmitted_page_idempotent(client, catalog, people):
+    client.force_login(people.alice)
+    key = re.search(r'name="upload_key" value="(web-[^"]+)"', client.get("/submit/").content.decode()).group(1)
+    r1 = client.post("/submit/", form(upload_key=key, file_12p=py("a.py", kernel())))
+    r2 = client.post("/submit/", form(upload_key=key, file_12p=py("a.py", kernel())), follow=False)
+    assert r1["Location"] == r2["Location"] and counts()[0] == 1
+
+
+def row_errors(html, wid):
+    row = re.search(rf'<tr id="row-{wid}">(.*?)</tr>', html, re.S).group(1)
+    return re.findall(r"<li>(.*?)</li>", row, re.S)
+
+
+def test_errors_are_shown_per_file_next_to_its_row_and_nothing_is_stored(client, catalog, people):
+    client.force_login(people.alice)
+    r = client.post("/submit/", form(
+        file_12p=py("rms.py", "def workload(x:\n"),
+        file_8p=py("gemm.py", b"\xff\xfe bad"),
+        file_1p=py("fa.py", "def helper(): pass\n"),
+        file_13p=py("13p.py", kernel()),
+        file_18k=py("big.py", "#" * (300 * 1024))))
+    assert r.status_code == 200
+    html = r.content.decode()
+    assert any("not valid Python" in e for e in row_errors(html, "12p"))
+    assert any("not UTF-8" in e for e in row_errors(html, "8p"))
+    assert any("no module-level" in e for e in row_errors(html, "1p"))
+    assert row_errors(html, "13p") == []
+    assert any("larger than 256 KB" in e for e in row_errors(html, "18k"))
+    assert counts() == (0, 0, 0)
+
+
+def test_zip_errors_are_shown_next_to_the_zip_field(client, catalog, people):
+    client.force_login(people.alice)
+    z = make_zip({"../../evil.py": kernel(), "12p_RMSNorm/kernel.py": "def workload(:"})
+    r = client.post("/submit/", form(zip=SimpleUploadedFile("o.zip", z)))
+    html = r.content.decode()
+    zip_errors = re.search(r'id="zip-errors">(.*?)</ul>', html, re.S).group(1)
+    assert "o.zip: ../../evil.py: unsafe path" in zip_errors and "o.zip: 12p_RMSNorm/kernel.py: not valid Python" in zip_errors
+    assert counts() == (0, 0, 0)
+
+
+def test_form_level_errors(client, catalog, people):
+    client.force_login(people.alice)
+    r = client.post("/submit/", form())
+    assert "Choose at least one kernel file" in r.content.decode()
+    r = client.post("/submit/", form(team="team-b", file_12p=py("a.py", kernel())))
+    assert "Select a valid choice" in r.content.decode()            # not her team
+    r = client.post("/submit/", form(method="", link="not a url", file_12p=py("a.py", kernel())))
+    html = r.content.decode()
+    assert "This field is required" in html and "Enter a valid URL" in html
+    assert counts() == (0, 0, 0)
+
+
+def test_trace_upload_through_the_form(client, catalog, people):
+    client.force_login(people.alice)
+    data = dumps_lines(example_trace()).encode()
+    r = client.post("/submit/trace/", {"team": "team-a", "upload_key": "t-1",
+                                       "trace": SimpleUploadedFile("run.jsonl", data)})
+    sub = Submission.objects.get()
+    assert r.status_code == 302 and r["Location"] == detail_path(sub.pk)
+    assert sub.kind == "trace" and sub.candidates.count() == 3 and sub.upload_key == "t-1"
+    r = client.post("/submit/trace/", {"team": "team-a", "upload_key": "t-1",
+                                       "trace": SimpleUploadedFile("run.jsonl", data)})
+    assert r["Location"] == detail_path(sub.pk) and counts()[0] == 1
+
+
+def test_trace_errors_name_their_lines_next_to_the_file_field(client, catalog, people):
+    client.force_login(people.alice)
+    bad = (json.dumps({"format": FORMAT, "method": "m", "model": "x", "hardware": "cpu", "sampling": "sequential"})
+           + "\n" + json.dumps({"workload": "12p", "index": 1, "code": ""}) + "\n").encode()
+    r = client.post("/submit/trace/", {"team": "team-a", "trace": SimpleUploadedFile("run.jsonl", bad)})
+    html = r.content.decode()
+    assert r.status_code == 200 and "line 2, field &#x27;index&#x27;" in html and "missing 0" in html
+    assert counts() == (0, 0, 0)
+
+
+def test_my_submissions_lists_only_my_teams_with_progress_and_actions(client, catalog, people):
+    from portal import intake
+    mine = intake.create_kernel_submission(people.team_a, people.alice, "cpu", {"method": "Mine"},
+                                           [("12p.py", kernel()), ("8p.py", kernel())])
+    theirs = intake.create_kernel_submission(people.team_b, people.bob, "cpu", {"method": "Theirs"},
+                                             [("12p.py", kernel())])
+    theirs.publish()
+    from evaluator.models import Evaluation
+    Evaluation.objects.filter(candidate__submission=mine, candidate__workload__wid="12p").update(
+        state="done", outcome="correct_faster", speedup=1.4)
+    client.force_login(people.alice)
+    html = client.get("/submissions/").content.decode()
+    assert f'id="submission-{mine.pk}"' in html and f'id="submission-{theirs.pk}"' not in html
+    row = re.search(rf'id="submission-{mine.pk}">(.*?)</tr>', html, re.S).group(1)
+    assert "1/2" in row and "1 faster" in row and "private" in row
+    assert f'action="/submissions/{mine.pk}/publish/"' in row
+
+
+def test_publish_and_withdraw_from_the_list(client, catalog, people):
+    from portal import intake
+    sub = intake.create_kernel_submission(people.team_a, people.alice, "cpu", {"method": "M"}, [("12p.py", kernel())])
+    client.force_login(people.alice)
+    r = client.post(f"/submissions/{sub.pk}/publish/", {"next": "/submissions/?team=team-a"})
+    assert r.status_code == 302 and r["Location"] == "/submissions/?team=team-a"
+    sub.refresh_from_db()
+    assert sub.is_public
+    html = client.get("/submissions/").content.decode()
+    assert f'action="/submissions/{sub.pk}/withdraw/"' in html and "published" in html
+    r = client.post(f"/submissions/{sub.pk}/withdraw/", {"next": "https://evil.example/"})
+    assert r.status_code == 302 and r["Location"] == "/submissions/"
+    sub.refresh_from_db()
+    assert not sub.is_public and sub.withdrawn_at is not None
+    assert client.get(f"/submissions/{sub.pk}/publish/").status_code == 405
+
+
+@pytest.mark.parametrize("public", [False, True])
+@pytest.mark.parametrize("action", ["publish", "withdraw"])
+@pytest.mark.parametrize("who, private_code, public_code", [
+    (None, 302, 302), ("bob", 404, 403), ("alice", 302, 302), ("staff", 403, 403)])
+def test_web_publish_withdraw_permissions(client, catalog, people, who, private_code, public_code, action, public):
+    from portal import intake
+    sub = intake.create_kernel_submission(people.team_a, people.alice, "cpu", {"method": "M"}, [("12p.py", kernel())])
+    if public:
+        sub.publish()
+    before = (sub.published_at, sub.withdrawn_at)
+    if who:
+        client.force_login(getattr(people, who))
+    r = client.post(f"/submissions/{sub.pk}/{action}/")
+    assert r.status_code == (public_code if public else private_code)
+    sub.refresh_from_db()
+    if who != "alice":
+        assert (sub.published_at, sub.withdrawn_at) == before
+        if who is None:
+            assert "/accounts/login/" in r["Location"]
+
+
+def test_trace_format_docs_page_and_schema(client, db):
+    html = client.get("/docs/trace-format/").content.decode()
+    assert FORMAT in html and 'id="example-trace"' in html and "/schemas/jaxbench-trace-1.json" in html
+    example = re.search(r'<pre id="example-trace">(.*?)</pre>', html, re.S).group(1)
+    assert example.count("\n") == len(example_trace())
+    r = client.get("/schemas/jaxbench-trace-1.json")
+    assert r.status_code == 200 and r["Content-Type"].startswith("application/schema+json")
+    schema = r.json()
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert schema["$id"] == "http://testserver/schemas/jaxbench-trace-1.json"
+    for obj in example_trace():
+        jsonschema.validate(obj, schema)
+    r = client.get("/docs/trace-format/example.jsonl")
+    assert r.content.decode() == dumps_lines(example_trace())
+    assert 'href="/docs/trace-format/"' in client.get("/docs/").content.decode()
+
+
+def test_team_with_no_members_cannot_be_submitted_for(client, catalog, people):
+    Team.objects.create(name="Empty")
+    client.force_login(people.alice)
+    r = client.post("/submit/", form(team="empty", file_12p=py("a.py", kernel())))
+    assert r.status_code == 200 and counts() == (0, 0, 0)
+
+
+@pytest.mark.parametrize("body, ctype", [
+    (b"--xyz\r\nContent-Disposition: form-data; name=\"file_12p\"; filename=\"a.py\"\r\n\r\nunterminated",
+     "multipart/form-data; boundary=xyz"),
+    (b"garbage", "multipart/form-data"),
+    (b"\xff\xfe=\xff", "application/x-www-form-urlencoded"),
+])
+def test_malformed_posts_are_4xx(client, catalog, people, body, ctype):
+    client.force_login(people.alice)
+    for path in ("/submit/", "/submit/trace/"):
+        r = client.post(path, body, content_type=ctype)
+        assert r.status_code in (200, 400), r.status_code
+    assert counts() == (0, 0, 0)
