@@ -14,12 +14,10 @@ log = logging.getLogger(__name__)
 def sweep_configs(wid: str, profile: str, limit: int | None = None) -> tuple[str, list[dict]]:
     """(implementation, configurations to try) declared by the expert file of ``wid``."""
     from evaluator.bench import experts
-    info = experts.describe(wid)
-    configs = info["sweep_small"] if profile == "small" else info["sweep"]
-    configs = [dict(c) for c in configs] or [dict(info["default_config"])]
+    configs = [dict(c) for c in experts.sweep(wid, profile)] or [dict(experts.default_config(wid))]
     if limit:
         configs = configs[:limit]
-    return info["implementation"], configs
+    return experts.implementation(wid), configs
 
 
 def sweep_expert(workload: Workload, hardware, baseline_record: dict, limit: int | None = None,
