@@ -1,0 +1,57 @@
+"""41k Gemm_Add_ReLU (KernelBench L2 problem 76)."""
+import jax
+import jax.numpy as jnp
+
+from .base import Workload
+
+
+def _normal(key, shape, scale=1.0, shift=0.0):
+    # Drawn in float32 and rounded once to bf16: jax.random.normal drawn directly in bf16 has
+    # a mean of about -0.012, which the 8192-term GEMM sums turn into a common offset.
+    return (shift + scale * jax.random.normal(key, shape, jnp.float32)).astype(jnp.bfloat16)
+
+
+def create_inputs(cfg, key):
+    kx, kw, kb = jax.random.split(key, 3)
+    batch, fin, fout = cfg["batch_size"], cfg["in_features"], cfg["out_features"]
+    x = jax.random.uniform(kx, (batch, fin), dtype=jnp.bfloat16)
+    # Stored (in, out) and used as x @ weight, as in the public suite (nn.Linear.weight.T).
+    weight = _normal(kw, (fin, fout), 0.02)
+    bias = _normal(kb, (fout,), 0.02)
+    return x, weight, bias
+
+
+def reference(x, weight, bias):
+    y = jnp.matmul(x, weight)       # bias-free GEMM, bf16 result
+    y = y + bias
+    return jax.nn.relu(y)
+
+
+def cost(cfg):
+    b, k, n = cfg["batch_size"], cfg["in_features"], cfg["out_features"]
+    flops = 2 * b * k * n + 2 * b * n
+    return flops, 2 * (b * k + k * n + n + b * n)
+
+
+WORKLOAD = Workload(
+    id="41k",
+    slug="41k-gemm-add-relu",
+    public_name="41k_Gemm_Add_ReLU",
+    title="GEMM + bias add + ReLU",
+    source="kernelbench-l2",
+    model="KernelBench L2",
+    category="fused-gemm",
+    description="A bias-free matrix multiplication, a separate per-feature bias add, "
+                "and a ReLU.",
+    input_names=("x", "weight", "bias"),
+    profiles={
+        "full": {"batch_size": 4096, "in_features": 8192, "out_features": 8192},
+        "small": {"batch_size": 128, "in_features": 8192, "out_features": 512},
+    },
+    create_inputs_fn=create_inputs,
+    reference=reference,
+    cost_fn=cost,
+    kernelbench_id=76,
+    notes="Weight stored (in_features, out_features) as in the public suite, i.e. the "
+          "transpose of nn.Linear.weight.",
+)
