@@ -199,16 +199,13 @@ def finish(ev: Evaluation, record: dict, state: str, reused_from=None) -> None:
         if next_ids:
             from evaluator.pipeline import enqueue_many
             transaction.on_commit(lambda: enqueue_many(next_ids, ev.hardware.queue))
-        transaction.on_commit(lambda: _after_final(locked))
+        # In the same transaction: the aggregates commit together with the verdict.
+        _after_final(locked)
 
 
 def _after_final(ev: Evaluation) -> None:
-    if ev.stage == Evaluation.MAIN or ev.state == Evaluation.SKIPPED or ev.state == Evaluation.FAILED:
-        try:
-            from leaderboard.aggregates import refresh_for_evaluation
-        except ImportError:
-            return
-        refresh_for_evaluation(ev)
+    from leaderboard.aggregates import refresh_for_evaluation
+    refresh_for_evaluation(ev)
 
 
 def run_evaluation(evaluation_id: int) -> str:

@@ -4,3 +4,6 @@ from django.apps import AppConfig
 class LeaderboardConfig(AppConfig):
     name = "leaderboard"
     verbose_name = "Leaderboard"
+
+    def ready(self):
+        from leaderboard import signals  # noqa: F401  (connects the receivers)

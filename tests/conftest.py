@@ -136,3 +136,32 @@ def wait_for(predicate, timeout=60.0, interval=0.2, message="condition"):
             return value
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout}s waiting for {message}")
+
+
+def restart_broker(url: str) -> None:
+    """Restart the broker behind ``url`` for real (embedded Redis, Redis service or RabbitMQ)."""
+    parts = urlsplit(url)
+    if parts.scheme == "unix":
+        import redis
+
+        from portal.embedded import start_redis
+        try:
+            redis.Redis(unix_socket_path=parts.path).shutdown(nosave=True)
+        except redis.ConnectionError:
+            pass  # shutdown closes the connection under us
+        time.sleep(0.5)
+        start_redis(__import__("pathlib").Path(parts.path))
+    elif parts.scheme in ("redis", "rediss"):
+        subprocess.run(["redis-cli", "-h", parts.hostname, "-p", str(parts.port or 6379), "shutdown", "nosave"],
+                       capture_output=True, timeout=30)
+        time.sleep(0.5)
+        subprocess.run(["redis-server", "--daemonize", "yes", "--bind", "127.0.0.1", "-::1", "--port",
+                        str(parts.port or 6379), "--save", "", "--appendonly", "no", "--dir", "/var/lib/redis",
+                        "--logfile", "/var/log/redis/ci.log"], check=True, timeout=30)
+        wait_for(lambda: _reachable(url) is None, timeout=30, message="redis back")
+    elif parts.scheme in ("amqp", "amqps"):
+        subprocess.run(["rabbitmqctl", "stop_app"], check=True, capture_output=True, timeout=120)
+        subprocess.run(["rabbitmqctl", "start_app"], check=True, capture_output=True, timeout=120)
+        wait_for(lambda: _reachable(url) is None, timeout=60, message="rabbitmq back")
+    else:
+        raise ValueError(f"cannot restart broker {url}")

@@ -38,10 +38,14 @@ def workload_list(request):
 def workload_detail(request, slug):
     w = get_object_or_404(Workload, slug=slug)
     costs = {p: dict(c, intensity=_intensity(c)) for p, c in w.costs.items()}
-    return render(request, "evaluator/workload_detail.html", {
+    ctx = {
         "w": w, "costs": costs, "reference_html": highlighted(w.reference_source),
         "pygments_css": HtmlFormatter().get_style_defs(".highlight"),
-    })
+    }
+    # Results section (leaderboard app): baselines, experts, published results, roofline.
+    from leaderboard.views.workload import workload_results_context
+    ctx.update(workload_results_context(w))
+    return render(request, "evaluator/workload_detail.html", ctx)
 
 
 def workload_starter(request, slug):

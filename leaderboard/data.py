@@ -1,0 +1,428 @@
+"""What the leaderboard pages, exports and API show, read from the aggregate rows only.
+
+``leaderboard_data(query)`` never touches evaluations or candidates: one query over the summary
+rows of a hardware target (the curves give any budget N), plus the expert references and the
+workload list. Results are cached under a stamp that changes whenever a summary, a submission's
+visibility or an expert reference of that target changes.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlencode
+
+import django_filters
+from django.core.cache import cache
+from django.db.models import Count, Max, Q
+from django.utils import timezone
+
+from leaderboard import metrics
+from leaderboard.aggregates import SET_FILTERS, set_values, unpack_curves
+from leaderboard.models import SET_NAMES, SubmissionSummary, WorkloadResult
+
+SET_LABELS = {"all": "All 50", "production": "Production 17", "kernelbench": "KernelBench 33", "expert": "Expert 8"}
+DEFAULT_SORT = "-geomean"
+# sort key -> (label, row field, default descending)
+SORTS = {
+    "geomean": ("Floored geomean", "geomean"),
+    "solved": ("Solved", "solved"),
+    "correctness": ("Per-sample correctness", "correctness"),
+    "fast": ("fast@N", "fast"),
+    "expert": ("% of expert", "expert_pct"),
+    "tokens": ("Tokens per solved", "tokens_per_solved"),
+    "cost": ("Cost per solved", "cost_per_solved"),
+    "date": ("Date", "date"),
+    "team": ("Team", "team"),
+    "method": ("Method", "method"),
+    "model": ("Model", "model"),
+}
+BUDGET_CHOICES = (1, 2, 5, 10, 20, 50, 100, 144)
+CACHE_SECONDS = 300
+CHART_TOP = 30
+CURVE_TOP = 10
+
+
+# --------------------------------------------------------------------------------------------
+# Query
+# --------------------------------------------------------------------------------------------
+
+def default_hardware():
+    """The target with the most published submissions, else ``cpu`` (else the first one)."""
+    from evaluator.models import HardwareTarget
+    from portal.models import Submission
+    top = (Submission.objects.public().values("hardware_id").annotate(n=Count("id"))
+           .order_by("-n", "hardware_id").first())
+    if top:
+        return HardwareTarget.objects.get(pk=top["hardware_id"])
+    return HardwareTarget.objects.filter(slug="cpu").first() or HardwareTarget.objects.first()
+
+
+def _int_or_none(value) -> int | None:
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        return None
+    return n if n >= 0 else None
+
+
+def _float(value, default: float) -> float:
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        return default
+    return f if math.isfinite(f) and f >= 0 else default
+
+
+@dataclasses.dataclass(frozen=True)
+class Query:
+    hardware: Any
+    wset: str = "all"
+    n: int | None = None
+    p: float = metrics.DEFAULT_P
+    sort: str = DEFAULT_SORT
+    method: str = ""
+    model: str = ""
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> Query | None:
+        """From a query string (unknown values fall back to the defaults); None when there is
+        no hardware target at all."""
+        from evaluator.models import HardwareTarget
+        hw = None
+        if params.get("hardware"):
+            hw = HardwareTarget.objects.filter(slug=params.get("hardware")).first()
+        hw = hw or default_hardware()
+        if hw is None:
+            return None
+        wset = params.get("set") or "all"
+        if wset not in SET_NAMES:
+            wset = "all"
+        sort = params.get("sort") or DEFAULT_SORT
+        if sort.lstrip("-") not in SORTS:
+            sort = DEFAULT_SORT
+        n = params.get("n")
+        return cls(hardware=hw, wset=wset, n=None if n in (None, "", "all") else _int_or_none(n),
+                   p=_float(params.get("p"), metrics.DEFAULT_P), sort=sort,
+                   method=(params.get("method") or "").strip(), model=(params.get("model") or "").strip())
+
+    def params(self, **overrides) -> dict[str, str]:
+        """The explicit query string of this view (a permalink restores it exactly)."""
+        d = {"hardware": self.hardware.slug, "set": self.wset, "n": "all" if self.n is None else str(self.n),
+             "sort": self.sort}
+        if self.p != metrics.DEFAULT_P:
+            d["p"] = repr(self.p)
+        if self.method:
+            d["method"] = self.method
+        if self.model:
+            d["model"] = self.model
+        d.update({k: ("" if v is None else str(v)) for k, v in overrides.items()})
+        return {k: v for k, v in d.items() if v != ""}
+
+    def qs(self, **overrides) -> str:
+        return urlencode(self.params(**overrides))
+
+    def sort_qs(self, key: str) -> str:
+        """Clicking a column: descending first, then toggles."""
+        current = self.sort
+        new = key if current == f"-{key}" else f"-{key}"
+        return self.qs(sort=new)
+
+
+class LeaderboardFilter(django_filters.FilterSet):
+    """Method and model filters (exact, case-insensitive) over the summary rows."""
+    method = django_filters.CharFilter(field_name="submission__method", lookup_expr="iexact", label="Method")
+    model = django_filters.CharFilter(field_name="submission__model_name", lookup_expr="iexact", label="Model")
+
+    class Meta:
+        model = SubmissionSummary
+        fields = ["method", "model"]
+
+
+# --------------------------------------------------------------------------------------------
+# Shared pieces
+# --------------------------------------------------------------------------------------------
+
+def set_members() -> dict[str, list[dict]]:
+    """Workloads of every set, in number order: [{pk, wid, slug, title}]."""
+    from evaluator.models import Workload
+    out = {name: [] for name in SET_NAMES}
+    for pk, wid, slug, title, source, expert in Workload.objects.values_list(
+            "pk", "wid", "slug", "title", "source", "expert").order_by("number"):
+        attrs = {"source": source, "expert": expert}
+        for name, flt in SET_FILTERS.items():
+            if all(attrs[k] == v for k, v in flt.items()):
+                out[name].append({"pk": pk, "wid": wid, "slug": slug, "title": title})
+    return out
+
+
+def experts_for(hardware) -> dict[int, dict]:
+    """Expert references of a target: workload pk -> {speedup, median_s, outcome, implementation}."""
+    from evaluator.models import ExpertReference
+    return {e["workload_id"]: e for e in ExpertReference.objects.filter(hardware=hardware).values(
+        "workload_id", "speedup", "median_s", "outcome", "implementation", "configs_tried")}
+
+
+def _expert_speedup(e: Mapping | None) -> float | None:
+    if not e or e.get("speedup") is None:
+        return None
+    if e.get("outcome") and e["outcome"] not in metrics.CORRECT_OUTCOMES:
+        return None
+    return e["speedup"]
+
+
+def expert_geomean(members: list[dict], experts: Mapping[int, Mapping]) -> float | None:
+    """Floored geomean of the expert kernels over a set (None when the target has no expert
+    reference in it); workloads without an expert kernel count 1.0 (XLA is kept)."""
+    speedups = [_expert_speedup(experts.get(w["pk"])) for w in members]
+    if not members or all(s is None for s in speedups):
+        return None
+    return metrics.floored_geomean_of(speedups)
+
+
+PARTIAL_REFRESH_SECONDS = 30
+
+
+def visibility_stamp(hardware) -> str:
+    """Changes whenever what the public leaderboard of ``hardware`` shows may change: any change
+    of a verified or self-reported summary, of a submission's visibility, of the expert
+    references or of the workload list. Summaries still being evaluated (shown unranked, in
+    the "being evaluated" list) refresh it at most every PARTIAL_REFRESH_SECONDS, so a stream of
+    finishing evaluations does not recompute the board on every request."""
+    from evaluator.models import ExpertReference, Workload
+    from portal.models import Submission
+    settled = Q(complete=True) | Q(source=SubmissionSummary.REPORTED)
+    a = SubmissionSummary.objects.filter(hardware=hardware).aggregate(
+        m=Max("updated_at", filter=settled), c=Count("id", filter=settled),
+        pm=Max("updated_at", filter=~settled), pc=Count("id", filter=~settled))
+    partial = int(a["pm"].timestamp() // PARTIAL_REFRESH_SECONDS) if a["pm"] else None
+    b = Submission.objects.filter(hardware=hardware).aggregate(
+        p=Max("published_at"), w=Max("withdrawn_at"),
+        c=Count("id", filter=Q(published_at__isnull=False, withdrawn_at__isnull=True)))
+    e = ExpertReference.objects.filter(hardware=hardware).aggregate(m=Max("updated_at"), c=Count("id"))
+    w = Workload.objects.aggregate(c=Count("id"), m=Max("id"))
+    parts = [a["m"], a["c"], partial, a["pc"], b["p"], b["w"], b["c"], e["m"], e["c"], w["c"], w["m"]]
+    return "|".join(p.isoformat() if hasattr(p, "isoformat") else str(p) for p in parts)
+
+
+def cache_key(prefix: str, *parts) -> str:
+    """A short, memcached-safe cache key from any parts."""
+    import hashlib
+    return f"lb:{prefix}:" + hashlib.sha256("|".join(str(p) for p in parts).encode()).hexdigest()[:40]
+
+
+def _fmt_date(d):
+    return d.date().isoformat() if d else ""
+
+
+# --------------------------------------------------------------------------------------------
+# Leaderboard
+# --------------------------------------------------------------------------------------------
+
+_SUMMARY_FIELDS = (
+    "pk", "submission_id", "source", "complete", "mode", "candidates_total", "n_samples", "per_sample_correctness",
+    "tokens_total", "cost_total", "jax_versions", "harness_versions", "solved_all", "counts",
+    "submission__team__name", "submission__team__slug", "submission__method", "submission__model_name",
+    "submission__framework", "submission__kind", "submission__sampling", "submission__published_at",
+    "submission__created_at",
+)
+
+
+def _row(s: Mapping, q: Query, curves, expert_curves, sizes: Mapping[str, int], expert_gm: float | None) -> dict:
+    v = set_values(curves, sizes[q.wset], q.n)
+    ex = set_values(expert_curves, sizes["expert"], q.n)
+    if s["source"] == SubmissionSummary.REPORTED:
+        provenance = "self-reported"
+    else:
+        provenance = "verified" if s["complete"] else "partial"
+    solved_all = s["solved_all"]
+    return {
+        "rank": None, "tied": False,
+        "submission": s["submission_id"], "url": f"/submissions/{s['submission_id']}/",
+        "team": s["submission__team__name"], "team_slug": s["submission__team__slug"],
+        "method": s["submission__method"], "model": s["submission__model_name"],
+        "framework": s["submission__framework"], "kind": s["submission__kind"],
+        "sampling": s["submission__sampling"], "provenance": provenance,
+        "solved": v["solved"], "set_size": v["size"],
+        "correctness": s["per_sample_correctness"],
+        "geomean": v["geomean"], "geomean_low": v["low"], "geomean_high": v["high"],
+        "fast": v["fast"],
+        "expert_geomean": ex["geomean"] if sizes["expert"] else None,
+        "expert_pct": (ex["geomean"] / expert_gm) if expert_gm and sizes["expert"] else None,
+        "tokens_per_solved": metrics.per_solved(s["tokens_total"], solved_all),
+        "cost_per_solved": metrics.per_solved(s["cost_total"], solved_all),
+        "tokens_total": s["tokens_total"], "cost_total": s["cost_total"],
+        "date": _fmt_date(s["submission__published_at"] or s["submission__created_at"]),
+        "n_samples": s["n_samples"], "candidates_total": s["candidates_total"],
+        "jax_version": ", ".join(s["jax_versions"] or []),
+        "harness_version": ", ".join(s["harness_versions"] or []),
+        "hardware": q.hardware.slug, "workload_set": q.wset, "budget": "all" if q.n is None else q.n,
+        "mode": s["mode"], "counts": s["counts"] or {},
+    }
+
+
+def rank_rows(rows: list[dict]) -> None:
+    """Rank by floored geomean (descending). Rows whose geomean intervals overlap
+    (``metrics.tied``) with the row above share its rank and are marked tied."""
+    ordered = sorted(rows, key=lambda r: (-r["geomean"], -(r["solved"] or 0), r["submission"]))
+    prev = None
+    for pos, r in enumerate(ordered, start=1):
+        if prev is not None and metrics.tied((r["geomean_low"], r["geomean_high"]),
+                                             (prev["geomean_low"], prev["geomean_high"])):
+            r["rank"] = prev["rank"]
+            r["tied"] = prev["tied"] = True
+        else:
+            r["rank"] = pos
+        prev = r
+
+
+def sort_rows(rows: list[dict], sort: str) -> list[dict]:
+    key = sort.lstrip("-")
+    field = SORTS[key][1]
+    desc = sort.startswith("-")
+    present = [r for r in rows if r.get(field) is not None]
+    missing = [r for r in rows if r.get(field) is None]
+
+    def k(r):
+        v = r[field]
+        return v.lower() if isinstance(v, str) else v
+
+    present.sort(key=lambda r: (r.get("rank") or 0, r["submission"]))   # stable tie-break
+    present.sort(key=k, reverse=desc)
+    return present + missing
+
+
+def _slow_fast_p(rows: list[dict], summary_ids: list[int], q: Query, members: list[dict]) -> None:
+    """fast_p@N for p != 1, from the per-workload aggregates (metrics.fast_p)."""
+    by_summary: dict[int, dict[int, Any]] = {}
+    for sid, wl, agg in WorkloadResult.objects.filter(summary_id__in=summary_ids).values_list(
+            "summary_id", "workload_id", "aggregate"):
+        by_summary.setdefault(sid, {})[wl] = metrics.WorkloadAggregate.from_dict(agg)
+    ids = [w["pk"] for w in members]
+    for r, sid in zip(rows, summary_ids):
+        aggs = metrics.select(by_summary.get(sid, {}), ids)
+        r["fast"] = metrics.fast_p(aggs, q.n, q.p, r["mode"])
+
+
+def _compute(q: Query) -> dict:
+    from portal.models import Submission
+    members = set_members()
+    sizes = {name: len(ws) for name, ws in members.items()}
+    experts = experts_for(q.hardware)
+    expert_gm = expert_geomean(members["expert"], experts)
+
+    base = SubmissionSummary.objects.filter(hardware=q.hardware, submission__in=Submission.objects.public())
+    choices = {
+        "methods": sorted(set(base.values_list("submission__method", flat=True))),
+        "models": sorted(set(m for m in base.values_list("submission__model_name", flat=True) if m)),
+    }
+    fs = LeaderboardFilter({"method": q.method, "model": q.model}, base)
+    qs = fs.qs if fs.is_valid() else base.none()
+    fields = list(_SUMMARY_FIELDS) + [f"curves_{q.wset}"] + ([] if q.wset == "expert" else ["curves_expert"])
+    ranked, reported, partial = [], [], []
+    ids = {"ranked": [], "reported": [], "partial": []}
+    verified_subs = set()
+    raw = list(qs.values(*fields).order_by())
+    for s in raw:
+        curves = unpack_curves(s[f"curves_{q.wset}"])
+        expert_curves = unpack_curves(s["curves_expert"]) if q.wset != "expert" else curves
+        r = _row(s, q, curves, expert_curves, sizes, expert_gm)
+        if s["source"] == SubmissionSummary.REPORTED:
+            reported.append(r)
+            ids["reported"].append(s["pk"])
+        elif s["complete"]:
+            ranked.append(r)
+            ids["ranked"].append(s["pk"])
+            verified_subs.add(s["submission_id"])
+        else:
+            partial.append(r)
+            ids["partial"].append(s["pk"])
+    # A verified result supersedes the same submission's self-reported one.
+    keep = [(r, i) for r, i in zip(reported, ids["reported"]) if r["submission"] not in verified_subs]
+    reported, ids["reported"] = [r for r, _ in keep], [i for _, i in keep]
+    if q.p != metrics.DEFAULT_P:
+        for group in ("ranked", "reported", "partial"):
+            rows = {"ranked": ranked, "reported": reported, "partial": partial}[group]
+            _slow_fast_p(rows, ids[group], q, members[q.wset])
+    rank_rows(ranked)
+    summary_of = {r["submission"]: sid for r, sid in zip(ranked, ids["ranked"])}
+    ranked = sort_rows(ranked, q.sort)
+
+    references = [{
+        "kind": "xla", "team": "XLA", "method": "XLA compiler (baseline)", "model": "", "geomean": 1.0,
+        "geomean_low": 1.0, "geomean_high": 1.0, "solved": None, "fast": 0.0, "expert_pct": None,
+        "set_size": sizes[q.wset],
+        "note": "the reference every speedup is measured against",
+    }]
+    ex_gm_set = expert_geomean(members[q.wset], experts)
+    if ex_gm_set is not None:
+        ex_ids = [w["pk"] for w in members[q.wset]]
+        solved = sum(1 for w in ex_ids if _expert_speedup(experts.get(w)) is not None)
+        fast = sum(1 for w in ex_ids if (_expert_speedup(experts.get(w)) or 0) > q.p)
+        references.append({
+            "kind": "expert", "team": "Experts", "method": "hand-tuned expert kernels (Tokamax)", "model": "",
+            "geomean": ex_gm_set, "geomean_low": ex_gm_set, "geomean_high": ex_gm_set, "solved": solved,
+            "fast": fast / len(ex_ids) if ex_ids else 0.0, "expert_pct": 1.0, "set_size": sizes[q.wset],
+            "note": f"{solved} expert kernels on {q.hardware.slug}; other workloads count 1.0",
+        })
+    jax = sorted({v for r in ranked for v in r["jax_version"].split(", ") if v})
+    harness = sorted({v for r in ranked for v in r["harness_version"].split(", ") if v})
+    return {
+        "meta": {
+            "hardware": q.hardware.slug, "hardware_name": q.hardware.name, "workload_set": q.wset,
+            "workload_set_label": SET_LABELS[q.wset], "set_size": sizes[q.wset],
+            "budget": "all" if q.n is None else q.n, "p": q.p, "sort": q.sort, "method": q.method,
+            "model": q.model, "jax_versions": jax, "harness_versions": harness,
+            "expert_geomean": expert_gm, "generated_at": timezone.now().isoformat(),
+            "query": q.params(),
+        },
+        "rows": ranked, "references": references, "self_reported": reported, "in_progress": partial,
+        "filters": choices, "members": members[q.wset], "summary_of": summary_of,
+    }
+
+
+def leaderboard_data(q: Query, *, use_cache: bool = True, stamp: str | None = None) -> dict:
+    """Ranked (verified) rows, reference rows (XLA, experts), self-reported and in-progress
+    rows of the public submissions of one hardware target at budget ``q.n``."""
+    if not use_cache:
+        return _compute(q)
+    key = cache_key("data", q.hardware.pk, q.qs(), stamp or visibility_stamp(q.hardware))
+    data = cache.get(key)
+    if data is None:
+        data = _compute(q)
+        cache.set(key, data, CACHE_SECONDS)
+    return data
+
+
+def chart_inputs(q: Query, data: dict) -> dict:
+    """What the leaderboard charts need beyond the rows: fast@N curves of the top rows, their
+    per-workload best speedups and outcome counts (full budget), from the summary rows."""
+    top = sorted(data["rows"], key=lambda r: r["rank"] or 0)[:CHART_TOP]
+    sids = [data["summary_of"][r["submission"]] for r in top]
+    extra = {sid: s for sid, s in ((s["pk"], s) for s in SubmissionSummary.objects.filter(pk__in=sids)
+                                   .values("pk", "best", f"curves_{q.wset}"))}
+    size = data["meta"]["set_size"] or 1
+    fast = []
+    for r, sid in list(zip(top, sids))[:CURVE_TOP]:
+        fast.append((f"#{r['submission']} {r['team']} · {r['method']}",
+                     [x / size for x in unpack_curves(extra[sid][f"curves_{q.wset}"])["fast"]]))
+    curves = fast_curve_series(fast)
+    return {
+        "top": top, "curves": curves,
+        "best": {r["submission"]: extra[sid]["best"] for r, sid in zip(top, sids)},
+    }
+
+
+def fast_curve_series(items: list[tuple[str, list[float]]]) -> list[dict]:
+    """Chart series ``{label, n, fast}`` for N = 1..the longest curve: a curve is constant
+    beyond its last sample, so shorter ones are extended (a kernel submission's single sample
+    becomes a flat line)."""
+    length = max((len(v) for _, v in items), default=0)
+    out = []
+    for label, values in items:
+        if not values:
+            continue
+        vals = list(values) + [values[-1]] * (length - len(values))
+        out.append({"label": label, "n": list(range(1, length + 1)), "fast": vals})
+    return out

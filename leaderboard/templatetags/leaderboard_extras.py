@@ -1,0 +1,93 @@
+"""Number formatting for the leaderboard templates."""
+import math
+
+from django import template
+
+register = template.Library()
+
+
+def _finite(v):
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+@register.filter
+def x(value, digits=2):
+    """1.2345 -> '1.23x'; blank for None."""
+    f = _finite(value)
+    return "" if f is None else f"{f:.{int(digits)}f}x"
+
+
+@register.filter
+def pct(value, digits=1):
+    """0.373 -> '37.3%'; blank for None."""
+    f = _finite(value)
+    return "" if f is None else f"{100 * f:.{int(digits)}f}%"
+
+
+@register.filter
+def num(value, digits=2):
+    """Integers stay integers (13), expected counts keep decimals (12.84)."""
+    f = _finite(value)
+    if f is None:
+        return ""
+    return str(int(round(f))) if abs(f - round(f)) < 1e-9 else f"{f:.{int(digits)}f}"
+
+
+@register.filter
+def big(value):
+    """12345678 -> '12.3M'."""
+    f = _finite(value)
+    if f is None:
+        return ""
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(f) >= scale:
+            return f"{f / scale:.1f}{unit}"
+    return f"{f:.0f}" if f == int(f) else f"{f:.2f}"
+
+
+@register.filter
+def interval(row, prefix="geomean"):
+    """'[1.10, 1.25]' from row[prefix_low] / row[prefix_high]."""
+    lo, hi = _finite(row.get(f"{prefix}_low")), row.get(f"{prefix}_high")
+    hi = _finite(hi) if hi is not None else None
+    if lo is None or hi is None:
+        return ""
+    return f"[{lo:.2f}, {'∞' if hi >= 1e9 else f'{hi:.2f}'}]"
+
+
+@register.filter
+def get(mapping, key):
+    try:
+        return mapping.get(key)
+    except AttributeError:
+        return None
+
+
+@register.filter
+def seconds(value):
+    f = _finite(value)
+    if f is None:
+        return ""
+    if f >= 3600:
+        return f"{f / 3600:.1f} h"
+    if f >= 60:
+        return f"{f / 60:.1f} min"
+    return f"{f:.0f} s"
+
+
+@register.filter
+def ms(value):
+    f = _finite(value)
+    return "" if f is None else f"{f * 1e3:.3f} ms"
+
+
+@register.filter
+def get_item_at(seq, i):
+    try:
+        return seq[int(i)]
+    except (IndexError, TypeError, ValueError):
+        return ""

@@ -1,0 +1,92 @@
+"""The whole evaluator on real processes: intake rows -> broker -> a real Dramatiq worker ->
+the isolated harness -> verdict -> stored record. Also: a worker killed with SIGKILL in the
+middle of an evaluation, and a broker restart, lose nothing. Runs on every variant."""
+import os
+import pathlib
+import signal
+import time
+
+import pytest
+from django.db import transaction
+
+from evaluator.models import Evaluation
+from evaluator.pipeline import schedule_submission
+from tests import factories
+from tests.conftest import restart_broker, wait_for
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+
+EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "evaluator" / "bench" / "examples"
+CORRECT = (EXAMPLES / "12p-rmsnorm.py").read_text()
+INCORRECT = CORRECT + "\n\n_ref_workload = workload\n\ndef workload(x, scale):\n    return _ref_workload(x, scale) * 1.5\n"
+BROKEN = "import jax\nfrom jax.experimental import pallas as pl\n\ndef workload(x, scale):\n    return pl.no_such_api(x)\n"
+
+FAST_RECOVERY = {"JAXBENCH_RECONCILE_INTERVAL_SECONDS": "2", "JAXBENCH_RECONCILE_STALE_SECONDS": "3",
+                 "JAXBENCH_LEASE_SECONDS": "6"}
+
+
+def submit(codes):
+    with transaction.atomic():
+        sub = factories.submission([("12p", c) for c in codes])
+        schedule_submission(sub)
+    return sub
+
+
+def main_rows(sub):
+    return list(Evaluation.objects.filter(candidate__submission=sub, stage=Evaluation.MAIN).order_by("candidate__index"))
+
+
+def wait_all_final(sub, worker, timeout=600):
+    def done():
+        rows = main_rows(sub)
+        return rows and all(r.state in Evaluation.FINAL_STATES for r in rows)
+    try:
+        wait_for(done, timeout=timeout, interval=1, message="every evaluation final")
+    except AssertionError:
+        states = [(r.pk, r.state, r.outcome, r.message[:200]) for r in main_rows(sub)]
+        raise AssertionError(f"not final: {states}\nworker log:\n{worker.log()}")
+    return main_rows(sub)
+
+
+def test_candidates_get_their_verdicts_and_identical_code_is_reused(start_worker, purge_queues):
+    sub = submit([CORRECT, INCORRECT, BROKEN, CORRECT])
+    worker = start_worker()
+    rows = wait_all_final(sub, worker)
+    outcomes = [r.outcome for r in rows]
+    assert outcomes[0] in ("correct_faster", "correct_slower"), rows[0].message
+    assert outcomes[1] == "incorrect"
+    assert outcomes[2] == "compile_error" and "no_such_api" in rows[2].message
+    assert rows[3].reused_from_id == rows[0].pk and outcomes[3] == outcomes[0]
+    rec = rows[0].record
+    assert rec["hardware"] == "cpu" and rec["profile"] == "small" and rec["timing"]["median_s"] > 0
+    assert rows[0].speedup == pytest.approx(rec["speedup"])
+    assert all(r.attempts == 1 for r in rows[:3])
+
+
+def test_sigkill_mid_evaluation_loses_nothing(start_worker, purge_queues):
+    sub = submit([CORRECT, INCORRECT.replace("1.5", "1.25")])
+    first = start_worker(extra_env=FAST_RECOVERY)
+    wait_for(lambda: Evaluation.objects.filter(candidate__submission=sub, state=Evaluation.RUNNING).exists(),
+             timeout=300, interval=0.2, message="an evaluation running")
+    os.killpg(first.proc.pid, signal.SIGKILL)
+    first.proc.wait(30)
+    running = Evaluation.objects.filter(candidate__submission=sub, state=Evaluation.RUNNING).count()
+    assert running >= 1  # it died holding a lease
+    second = start_worker(extra_env=FAST_RECOVERY)
+    rows = wait_all_final(sub, second)
+    assert [r.state for r in rows] == [Evaluation.DONE, Evaluation.DONE]
+    assert {r.outcome for r in rows} <= {"correct_faster", "correct_slower", "incorrect"}
+    assert max(r.attempts for r in rows) >= 2
+    # exactly one result per candidate and stage
+    assert Evaluation.objects.filter(candidate__submission=sub).count() == 2
+
+
+def test_broker_restart_loses_nothing(start_worker, purge_queues, broker_url):
+    sub = submit([CORRECT.replace("# ", "#  ", 1), BROKEN + "\n# variant\n"])
+    # The messages sit in the broker with no worker; the broker restarts (Redis keeps nothing).
+    time.sleep(0.5)
+    restart_broker(broker_url)
+    worker = start_worker(extra_env=FAST_RECOVERY)
+    rows = wait_all_final(sub, worker)
+    assert {r.state for r in rows} == {Evaluation.DONE}
+    assert rows[1].outcome == "compile_error"

@@ -1,0 +1,120 @@
+"""Headless Chromium against the live server: the leaderboard draws its Plotly charts with the
+portal's own plotly.js, sorting and tabs work, the progress bar updates without a reload, and a
+screenshot of each main page is saved under artifacts/screenshots/."""
+from __future__ import annotations
+
+import os
+import pathlib
+
+import pytest
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SCREENSHOTS = ROOT / "artifacts" / "screenshots"
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run"]
+PLOT_READY = ("() => { const p = document.querySelectorAll('.js-plotly-plot');"
+              " return p.length > 0 && Array.from(p).every(e => e.data && e.data.length > 0); }")
+
+
+@pytest.fixture
+def page(populated, live_server):
+    if not os.path.exists(CHROMIUM):
+        pytest.skip("no Chromium at /usr/bin/chromium")
+    from playwright.sync_api import sync_playwright
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"   # the test thread writes rows while Playwright runs
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        pg = context.new_page()
+        pg.set_default_timeout(30000)
+        errors = []
+        pg.on("pageerror", lambda e: errors.append(str(e)))
+        pg.base = live_server.url
+        pg.js_errors = errors
+        yield pg
+        context.close()
+        browser.close()
+
+
+def _shot(page, name):
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+def test_leaderboard_draws_charts_sorts_and_switches_tabs(page, populated):
+    page.goto(page.base + "/leaderboard/?hardware=cpu")
+    page.wait_for_function(PLOT_READY)
+    n_plots = page.evaluate("document.querySelectorAll('.js-plotly-plot').length")
+    assert n_plots == 5
+    assert page.evaluate("document.querySelector('.js-plotly-plot').data.length") >= 1
+    assert page.evaluate("typeof window.Plotly") == "object"
+    src = page.evaluate("Array.from(document.scripts).map(s => s.src).filter(s => s.includes('plotly'))[0]")
+    assert src.startswith(page.base) and "/static/vendor/plotly.min.js" in src        # served here, no CDN
+    bars = page.evaluate("document.getElementById('chart-fig-geomean').data[0].y.length")
+    assert bars == 2
+    _shot(page, "leaderboard")
+
+    def ranked():
+        return page.evaluate("Array.from(document.querySelectorAll('#leaderboard tbody tr[data-submission]'))"
+                             ".map(r => +r.dataset.submission)")
+    by_geomean = ranked()
+    page.click("#leaderboard thead a[data-sort='solved']")
+    page.wait_for_url("**sort=-solved**")
+    assert "sort=-solved" in page.url
+    solved_desc = ranked()
+    page.click("#leaderboard thead a[data-sort='solved']")
+    page.wait_for_url("**sort=solved**")
+    assert ranked() == list(reversed(solved_desc)) or sorted(ranked()) == sorted(by_geomean)
+    page.click("nav.tabs a[data-set='expert']")
+    page.wait_for_url("**set=expert**")
+    assert page.get_attribute("nav.tabs a.active", "data-set") == "expert"
+    page.wait_for_function(PLOT_READY)
+    assert "SecretMethod" not in page.content()
+    assert not page.js_errors, page.js_errors
+
+
+def test_screenshots_of_main_pages(page, populated):
+    a, b = populated["a"].pk, populated["b"].pk
+    page.goto(page.base + f"/submissions/{a}/")
+    page.wait_for_function(PLOT_READY)
+    _shot(page, "submission")
+    w = populated["a"].candidates.order_by("workload__number").first().workload
+    page.goto(page.base + f"/workloads/{w.slug}/")
+    page.wait_for_function(PLOT_READY)
+    _shot(page, "workload")
+    page.goto(page.base + f"/compare/?s={a}&s={b}")
+    page.wait_for_function(PLOT_READY)
+    assert page.evaluate("document.querySelectorAll('.js-plotly-plot').length") == 2
+    _shot(page, "compare")
+    page.goto(page.base + "/")
+    _shot(page, "home")
+    assert not page.js_errors, page.js_errors
+    for name in ("submission", "workload", "compare", "home"):
+        assert (SCREENSHOTS / f"{name}.png").stat().st_size > 10_000
+
+
+def test_progress_bar_updates_without_reload(page, populated, hardware):
+    from evaluator.models import Evaluation
+    from leaderboard.aggregates import refresh_for_evaluation
+    from tests.leaderboard.conftest import make_submission
+    w = populated["a"].candidates.first().workload
+    sub = make_submission(populated["alice_team"], hardware["cpu"], {w: [("correct_faster", 2.0)] * 2},
+                          evaluate=False)
+    evs = [Evaluation.objects.create(candidate=c, hardware=hardware["cpu"], stage="main", state="queued",
+                                     code_sha256=c.code_sha256) for c in sub.candidates.order_by("index")]
+    page.goto(page.base + f"/submissions/{sub.pk}/")
+    assert page.inner_text("#progress-text").startswith("0 / 2")
+    page.evaluate("window.__marker = 'same page'")
+    for ev in evs:
+        Evaluation.objects.filter(pk=ev.pk).update(state="done", outcome="correct_faster", speedup=2.0)
+        ev.refresh_from_db()
+        refresh_for_evaluation(ev)
+    page.wait_for_function("document.getElementById('progress-text').textContent.startsWith('2 / 2')",
+                           timeout=20000)
+    assert page.evaluate("window.__marker") == "same page"          # updated in place, no reload
+    assert page.evaluate("document.getElementById('progress-bar').value") == 2
+    assert "correct_faster 2" in page.inner_text("#progress-outcomes")
+    assert not page.is_hidden("#progress-done")

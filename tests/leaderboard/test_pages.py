@@ -1,0 +1,250 @@
+"""Pages, exports and API: they render with data, and private or withdrawn submissions never
+appear on public pages, exports or the API."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.leaderboard.urls")]
+
+SECRETS = ("SecretMethod", "SecretModel", "WithdrawnMethod")
+
+
+def _lb(client, url):
+    """The leaderboard renders its board once per data stamp; start from an empty cache so that
+    the response carries the template context."""
+    from django.core.cache import cache
+    cache.clear()
+    return client.get(url)
+
+
+def _no_secrets(text: str):
+    for s in SECRETS:
+        assert s not in text, s
+
+
+def test_leaderboard_renders_ranked_reference_and_published(client, populated):
+    r = _lb(client, "/leaderboard/")
+    assert r.status_code == 200
+    html = r.content.decode()
+    assert 'id="leaderboard"' in html
+    assert "iterative+context" in html and "hand-written" in html
+    assert 'data-reference="xla"' in html and 'data-reference="expert"' in html
+    assert "reported, not evaluated here" in html and "Autocomp" in html
+    assert 'id="self-reported"' in html and "autocomp" in html          # shown apart
+    assert "verified here" in html
+    assert 'data-figure="fig-geomean"' in html and "vendor/plotly.min.js" in html
+    _no_secrets(html)
+    rows = r.context["data"]["rows"]
+    assert {row["method"] for row in rows} == {"iterative+context", "hand-written"}
+    assert all(row["provenance"] == "verified" for row in rows)
+    # the self-reported trace is never ranked
+    assert all(row["method"] != "autocomp" for row in rows)
+
+
+def test_default_hardware_and_published_rows_never_ranked(client, populated):
+    r = _lb(client, "/leaderboard/")
+    assert r.context["q"].hardware.slug == "cpu"
+    ranked = {row["method"] for row in r.context["data"]["rows"]}
+    assert "best-of-N" not in ranked and "Tokamax (hand-tuned expert kernels)" not in ranked
+
+
+def test_sorting_tabs_budget_and_filters(client, populated):
+    r = _lb(client, "/leaderboard/?hardware=cpu&sort=-geomean")
+    g = [row["geomean"] for row in r.context["data"]["rows"]]
+    assert g == sorted(g, reverse=True)
+    r = _lb(client, "/leaderboard/?hardware=cpu&sort=solved")
+    s = [row["solved"] for row in r.context["data"]["rows"]]
+    assert s == sorted(s)
+    r = _lb(client, "/leaderboard/?hardware=cpu&set=expert")
+    assert r.context["meta"]["set_size"] == 8
+    assert 'class="active" data-set="expert"' in r.content.decode()
+    full = _lb(client, "/leaderboard/?hardware=cpu").context["data"]["rows"]
+    one = _lb(client, "/leaderboard/?hardware=cpu&n=1").context["data"]["rows"]
+    by = {row["submission"]: row for row in full}
+    for row in one:
+        assert row["solved"] <= by[row["submission"]]["solved"]
+        assert row["geomean"] <= by[row["submission"]]["geomean"] + 1e-12
+    r = _lb(client, "/leaderboard/?hardware=cpu&method=hand-written")
+    assert [row["method"] for row in r.context["data"]["rows"]] == ["hand-written"]
+    r = _lb(client, "/leaderboard/?hardware=cpu&model=gemini 3 flash")
+    assert [row["method"] for row in r.context["data"]["rows"]] == ["iterative+context"]
+    # the permalink restores the view
+    r = _lb(client, "/leaderboard/?hardware=cpu&set=production&n=5&sort=fast&method=hand-written")
+    link = r.context["permalink"]
+    for part in ("hardware=cpu", "set=production", "n=5", "sort=fast", "method=hand-written"):
+        assert part in link
+    assert _lb(client, "/leaderboard/" + link).context["q"] == r.context["q"]
+
+
+def test_expert_percentage_and_ties(client, populated):
+    rows = _lb(client, "/leaderboard/?hardware=cpu&set=expert").context["data"]["rows"]
+    b = next(row for row in rows if row["method"] == "hand-written")
+    # 1.5x on each expert workload vs the experts' 2.0x: 75% of expert
+    assert b["expert_pct"] == pytest.approx(0.75)
+    refs = _lb(client, "/leaderboard/?hardware=cpu&set=expert").context["data"]["references"]
+    assert next(r for r in refs if r["kind"] == "expert")["geomean"] == pytest.approx(2.0)
+
+
+def test_exports_have_versions_and_hardware_and_no_private_rows(client, populated):
+    r = _lb(client, "/leaderboard/?hardware=cpu&format=csv")
+    assert r.status_code == 200 and r["Content-Type"].startswith("text/csv")
+    text = r.content.decode()
+    _no_secrets(text)
+    rows = list(csv.DictReader(io.StringIO(text)))
+    ranked = [row for row in rows if row["section"] == "ranked"]
+    assert len(ranked) == 2
+    assert all(row["hardware"] == "cpu" for row in rows)
+    assert {row["jax_version"] for row in ranked} == {"0.10.2", "0.10.1"}
+    assert all(row["harness_version"] == "1.0.0" for row in ranked)
+    r = _lb(client, "/leaderboard/?hardware=cpu&format=json")
+    body = json.loads(r.content)
+    _no_secrets(r.content.decode())
+    assert body["meta"]["hardware"] == "cpu" and "0.10.2" in body["meta"]["jax_versions"]
+    assert body["published_results"][0]["status"] == "reported-not-evaluated"
+    # submission and workload exports
+    r = client.get(f"/submissions/{populated['a'].pk}/?format=csv")
+    rows = list(csv.DictReader(io.StringIO(r.content.decode())))
+    assert rows and rows[0]["hardware"] == "cpu" and rows[0]["jax_versions"] == "0.10.2"
+    w = populated["a"].candidates.first().workload
+    r = client.get(f"/workloads/{w.slug}/results.csv")
+    text = r.content.decode()
+    _no_secrets(text)
+    assert "cpu" in text and "1.0.0" in text
+    r = client.get(f"/workloads/{w.slug}/results.json")
+    assert json.loads(r.content)["rows"]
+
+
+def test_api_leaderboard_and_submission_aggregates(client, populated):
+    r = client.get("/api/v1/leaderboard/?hardware=cpu&set=all&n=3&p=1.2")
+    assert r.status_code == 200
+    body = r.json()
+    _no_secrets(json.dumps(body))
+    assert body["meta"]["budget"] == 3 and body["meta"]["p"] == 1.2
+    assert len(body["rows"]) == 2 and body["published_results"]
+    # p != 1 is computed from the per-workload aggregates
+    from leaderboard import metrics as m
+    from leaderboard.models import WorkloadResult
+    sub_a = populated["a"]
+    aggs = {r.workload_id: r.agg for r in WorkloadResult.objects.filter(submission=sub_a, source="evaluated")}
+    from evaluator.models import Workload
+    ids = list(Workload.objects.values_list("pk", flat=True))
+    row = next(x for x in body["rows"] if x["submission"] == sub_a.pk)
+    assert row["fast"] == pytest.approx(m.fast_p(m.select(aggs, ids), 3, 1.2))
+    r = client.get(f"/api/v1/leaderboard/submissions/{sub_a.pk}/?n=2")
+    assert r.status_code == 200
+    data = r.json()
+    assert {d["source"] for d in data} == {"evaluated"}
+    assert len(data[0]["workloads"]) == 20 and data[0]["sets"]["all"]["size"] == 50
+    assert client.get(f"/api/v1/leaderboard/submissions/{populated['private'].pk}/").status_code == 404
+    client.login(username="bob", password="pw-bob-123")
+    assert client.get(f"/api/v1/leaderboard/submissions/{populated['private'].pk}/").status_code == 200
+    # still never on the public leaderboard, even for its team
+    _no_secrets(client.get("/api/v1/leaderboard/?hardware=cpu").content.decode())
+
+
+def test_api_schema_lists_leaderboard(client, populated):
+    r = client.get("/api/schema/?format=json")
+    assert r.status_code == 200
+    paths = json.loads(r.content)["paths"]
+    assert "/api/v1/leaderboard/" in paths and "/api/v1/leaderboard/submissions/{id}/" in paths
+
+
+def test_submission_page_permissions(client, populated, users):
+    priv = populated["private"].pk
+    assert client.get(f"/submissions/{priv}/").status_code == 404
+    assert client.get(f"/submissions/{priv}/progress.json").status_code == 404
+    assert client.get(f"/submissions/{populated['withdrawn'].pk}/").status_code == 404
+    client.login(username="alice", password="pw-alice-123")
+    assert client.get(f"/submissions/{priv}/").status_code == 404          # another team's
+    _no_secrets(client.get("/leaderboard/").content.decode())
+    client.logout()
+    client.login(username="bob", password="pw-bob-123")
+    r = client.get(f"/submissions/{priv}/")
+    assert r.status_code == 200 and "SecretMethod" in r.content.decode()
+    assert f'action="/submissions/{priv}/publish/"' in r.content.decode()
+    assert r.context["sources"]                                            # team members see code
+    _no_secrets(client.get("/leaderboard/").content.decode())              # but never publicly
+    client.logout()
+    client.login(username="staff", password="pw-staff-123")
+    assert client.get(f"/submissions/{priv}/").status_code == 200
+
+
+def test_submission_page_renders(client, populated):
+    a = populated["a"]
+    r = client.get(f"/submissions/{a.pk}/")
+    assert r.status_code == 200
+    html = r.content.decode()
+    assert 'id="progress-bar"' in html and 'data-progress-url="/submissions/' in html
+    assert 'id="workload-table"' in html and 'data-figure="fig-fast"' in html
+    assert "publish/" not in html                                          # anonymous: no buttons
+    assert r.context["progress"]["finished"] and r.context["progress"]["done"] == 120
+    assert r.context["sources"] and 'class="highlight"' in html           # published: code shown
+    p = client.get(f"/submissions/{a.pk}/progress.json").json()
+    assert p["finished"] and p["total"] == 120
+    # trace view
+    wid = r.context["rows"][0]["wid"]
+    r = client.get(f"/submissions/{a.pk}/?workload={wid}")
+    assert r.status_code == 200
+    assert len(r.context["samples"]) == 6 and 'id="samples-table"' in r.content.decode()
+    best = r.context["best_index"]
+    if best is not None:
+        assert r.context["lineage"][-1] == best and r.context["lineage"][0] == 0
+    r = client.get(f"/submissions/{a.pk}/?workload={wid}&format=json")
+    assert json.loads(r.content)["meta"]["hardware"] == "cpu"
+    assert client.get(f"/submissions/{a.pk}/?workload=99z").status_code == 404
+
+
+def test_in_flight_progress_and_waiting(client, populated, hardware, users):
+    """An unfinished tpu submission: live progress from evaluator.progress, waiting notice."""
+    from tests.leaderboard.conftest import make_submission
+    from evaluator.models import Evaluation
+    w = populated["a"].candidates.first().workload
+    sub = make_submission(populated["alice_team"], hardware["tpu-v6e"], {w: [("correct_faster", 2.0)] * 3},
+                          evaluate=False)
+    for c in sub.candidates.all():
+        Evaluation.objects.create(candidate=c, hardware=hardware["tpu-v6e"], stage="main", state="queued",
+                                  code_sha256=c.code_sha256)
+    r = client.get(f"/submissions/{sub.pk}/")
+    assert r.status_code == 200
+    assert r.context["progress"]["waiting_for"] == "tpu-v6e"
+    assert "waiting for a tpu-v6e worker" in r.content.decode()
+    p = client.get(f"/submissions/{sub.pk}/progress.json").json()
+    assert not p["finished"] and p["total"] == 3
+
+
+def test_workload_page_results(client, populated):
+    w = populated["a"].candidates.order_by("workload__number").first().workload
+    r = client.get(f"/workloads/{w.slug}/")
+    assert r.status_code == 200
+    html = r.content.decode()
+    assert 'id="results"' in html and "tokamax.op" in html
+    assert 'data-figure="fig-roofline-cpu"' in html
+    _no_secrets(html)
+    entry = r.context["lb_results"][0]
+    assert entry["hw"].slug == "cpu" and entry["rows"]
+    assert all(row["submission"] not in (populated["private"].pk, populated["withdrawn"].pk)
+               for row in entry["rows"])
+
+
+def test_compare_page(client, populated):
+    a, b = populated["a"].pk, populated["b"].pk
+    r = client.get(f"/compare/?s={a}&s={b}")
+    assert r.status_code == 200
+    html = r.content.decode()
+    assert 'id="compare-table"' in html and 'data-figure="fig-scatter"' in html
+    assert client.get(f"/compare/?s={a}&s={populated['private'].pk}").status_code == 404
+    assert client.get(f"/compare/?s={a}").status_code == 400
+    assert client.get("/compare/").status_code == 200
+    r = client.get(f"/compare/?s={a}&s={b}&format=csv")
+    assert "hardware" in r.content.decode().splitlines()[0]
+
+
+def test_cache_never_serves_a_withdrawn_submission(client, populated):
+    assert "hand-written" in client.get("/leaderboard/?hardware=cpu").content.decode()
+    populated["b"].withdraw()
+    html = client.get("/leaderboard/?hardware=cpu").content.decode()
+    assert 'data-submission="%d"' % populated["b"].pk not in html
