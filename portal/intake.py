@@ -15,6 +15,7 @@ import hashlib
 import io
 import posixpath
 import re
+import struct
 import zipfile
 from typing import Iterable
 
@@ -26,6 +27,11 @@ from portal.models import Candidate, Submission
 MAX_KERNEL_BYTES = 256 * 1024        # one kernel file
 MAX_ZIP_BYTES = 32 * 1024 * 1024     # one archive, compressed
 MAX_ZIP_ENTRIES = 2000
+MAX_ZIP_DIRECTORY_BYTES = MAX_ZIP_ENTRIES * 1024   # the central directory zipfile parses up front
+MAX_ZIP_UNCOMPRESSED = 32 * 1024 * 1024   # the kernel members of one archive, decompressed, together
+# Deflate is decompressed in bounded steps; bzip2 and LZMA members are decompressed a whole input
+# chunk at a time (a few hundred bytes of bzip2 expand to gigabytes), so they are refused.
+ZIP_METHODS = frozenset({zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED})
 MAX_ZIP_DEPTH = 6                    # path components of a member, file name included
 MAX_FILES = 200                      # files in one kernel submission before duplicates are found
 # Public-harness folders hold the XLA baseline next to the kernel; it is not a candidate.
@@ -207,14 +213,39 @@ def workload_of_path(path: str, catalog: trace_format.WorkloadCatalog) -> str | 
     return wid
 
 
+def zip_directory_problem(raw: bytes) -> str | None:
+    """Why the archive's central directory is too big to parse, or None. Read from the end
+    record before ``zipfile`` builds an object per entry (a 30 MB archive of empty entries
+    costs it seconds and hundreds of MB)."""
+    try:
+        endrec = zipfile._EndRecData(io.BytesIO(raw))
+    except (AttributeError, OSError, ValueError, EOFError, struct.error):
+        return None           # zipfile itself will judge the archive
+    if not endrec:
+        return None
+    entries, size = endrec[zipfile._ECD_ENTRIES_TOTAL], endrec[zipfile._ECD_SIZE]
+    if entries > MAX_ZIP_ENTRIES or size > MAX_ZIP_DIRECTORY_BYTES:
+        return f"more than {MAX_ZIP_ENTRIES} entries"
+    return None
+
+
 def expand_zip(upload: Upload, catalog: trace_format.WorkloadCatalog) -> tuple[list[tuple[Upload, str]], list[dict]]:
-    """The kernel members of an archive as ``(Upload, workload id)``, or errors."""
+    """The kernel members of an archive as ``(Upload, workload id)``, or errors.
+
+    Zip bombs are refused without extracting: the central directory's size is checked before
+    it is parsed; the members to read are chosen first (at most MAX_FILES), then their declared
+    sizes (each and together) and compression methods are checked, and while reading, each
+    member is cut at MAX_KERNEL_BYTES and the bytes actually read count against
+    MAX_ZIP_UNCOMPRESSED."""
     def err(field, message, member=None):
         return {"file": f"{upload.name}: {member}" if member else upload.name, "field": field,
                 "message": message, **({"input": upload.input} if upload.input else {})}
     raw = read_capped(upload.data, MAX_ZIP_BYTES)
     if raw is None:
         return [], [err("size", f"the archive is larger than {MAX_ZIP_BYTES // (1024 * 1024)} MB")]
+    problem = zip_directory_problem(raw)
+    if problem:
+        return [], [err("archive", problem)]
     try:
         zf = zipfile.ZipFile(io.BytesIO(raw))
         infos = zf.infolist()
@@ -222,10 +253,13 @@ def expand_zip(upload: Upload, catalog: trace_format.WorkloadCatalog) -> tuple[l
         return [], [err("archive", "not a readable .zip archive")]
     if len(infos) > MAX_ZIP_ENTRIES:
         return [], [err("archive", f"more than {MAX_ZIP_ENTRIES} entries")]
-    out, errors = [], []
+    # 1. choose the kernel members, reading nothing
+    chosen, errors = [], []
     for info in infos:
         path = info.filename
-        problem = member_problem(path)
+        # zipfile cuts a name at its first NUL ("12p.py\x00.txt" reads as "12p.py"): judge the
+        # name as stored in the archive.
+        problem = member_problem(getattr(info, "orig_filename", path))
         if problem:
             errors.append(err("path", problem, path[:200]))
             continue
@@ -242,6 +276,10 @@ def expand_zip(upload: Upload, catalog: trace_format.WorkloadCatalog) -> tuple[l
         if info.flag_bits & 0x1:
             errors.append(err("archive", "encrypted members are not supported", path))
             continue
+        if info.compress_type not in ZIP_METHODS:
+            errors.append(err("archive", f"unsupported compression method {info.compress_type}: use deflate "
+                                         f"(the zip default) or store", path))
+            continue
         if info.file_size > MAX_KERNEL_BYTES:
             errors.append(err("size", f"larger than {MAX_KERNEL_BYTES // 1024} KB", path))
             continue
@@ -250,13 +288,26 @@ def expand_zip(upload: Upload, catalog: trace_format.WorkloadCatalog) -> tuple[l
             errors.append(err("name", f"cannot tell the workload: name the file or its folder by a workload "
                                       f"({catalog.hint()})", path))
             continue
+        chosen.append((info, path, wid))
+    if len(chosen) > MAX_FILES:
+        return [], errors + [err("archive", f"more than {MAX_FILES} kernel files")]
+    if sum(info.file_size for info, _, _ in chosen) > MAX_ZIP_UNCOMPRESSED:
+        return [], errors + [err("size", f"the kernel files add up to more than "
+                                         f"{MAX_ZIP_UNCOMPRESSED // (1024 * 1024)} MB uncompressed")]
+    # 2. read them, counting what decompression actually yields
+    out, budget = [], MAX_ZIP_UNCOMPRESSED
+    for info, path, wid in chosen:
         try:
             with zf.open(info) as fh:
-                data = fh.read(MAX_KERNEL_BYTES + 1)
+                data = fh.read(min(MAX_KERNEL_BYTES, budget) + 1)
         except (zipfile.BadZipFile, NotImplementedError, RuntimeError, OSError, ValueError, EOFError):
             errors.append(err("archive", "this member cannot be extracted (corrupt or unsupported "
                                          "compression)", path))
             continue
+        budget -= len(data)
+        if budget < 0:
+            return [], errors + [err("size", f"the kernel files add up to more than "
+                                             f"{MAX_ZIP_UNCOMPRESSED // (1024 * 1024)} MB uncompressed", path)]
         if len(data) > MAX_KERNEL_BYTES:
             errors.append(err("size", f"larger than {MAX_KERNEL_BYTES // 1024} KB", path))
             continue

@@ -20,6 +20,16 @@ from portal.api.serializers import (DetailSerializer, EvaluationSerializer, Inta
 from portal.models import Submission
 from portal.trace_format import MAX_TRACE_BYTES
 
+# A kernel upload holds at most a zip and MAX_FILES kernel files, plus the form's own bytes.
+MAX_KERNEL_REQUEST_BYTES = intake.MAX_ZIP_BYTES + intake.MAX_FILES * intake.MAX_KERNEL_BYTES + 1024 * 1024
+
+
+def content_length(request) -> int:
+    try:
+        return max(int(request.META.get("CONTENT_LENGTH") or 0), 0)
+    except ValueError:
+        return 0
+
 
 def _flatten(errors, prefix=None) -> list[dict]:
     """DRF serializer errors -> the intake's ``[{"field", "message"}]``."""
@@ -119,6 +129,11 @@ class SubmissionViewSet(ClearErrorsMixin, mixins.ListModelMixin, mixins.Retrieve
             "kernels": {"12p": "def workload(x, scale):\n    ...\n"}})],
     )
     def create(self, request):
+        # Refused before the body is parsed: multipart files would first be spooled to disk.
+        if content_length(request) > MAX_KERNEL_REQUEST_BYTES:
+            raise PayloadTooLarge(f"A kernel upload is at most {MAX_KERNEL_REQUEST_BYTES // (1024 * 1024)} MB: "
+                                  f"a .zip of at most {intake.MAX_ZIP_BYTES // (1024 * 1024)} MB and files of at "
+                                  f"most {intake.MAX_KERNEL_BYTES // 1024} KB each.")
         data = validated(KernelSubmissionRequestSerializer, request.data)
         team = intake.resolve_team(request.user, data.get("team"))
         uploads = [intake.Upload(name, code, input="kernels") for name, code in (data.get("kernels") or {}).items()]
@@ -147,11 +162,7 @@ class SubmissionViewSet(ClearErrorsMixin, mixins.ListModelMixin, mixins.Retrieve
     @action(detail=False, methods=["post"], url_path="trace", url_name="trace",
             parser_classes=[parsers.MultiPartParser, JSONLinesParser, JSONLParser])
     def trace(self, request):
-        try:
-            length = int(request.META.get("CONTENT_LENGTH") or 0)
-        except ValueError:
-            length = 0
-        if length > MAX_TRACE_BYTES + 1024 * 1024:
+        if content_length(request) > MAX_TRACE_BYTES + 1024 * 1024:
             raise PayloadTooLarge(f"A trace is at most {MAX_TRACE_BYTES // (1024 * 1024)} MB.")
         raw_body = (request.content_type or "").split(";")[0].strip().lower() in NDJSON_TYPES
         data = request.data
