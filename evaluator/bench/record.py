@@ -1,0 +1,205 @@
+"""The result record: every key an evaluation returns, defined and documented in one place.
+
+``evaluate()`` returns a plain JSON-serialisable ``dict`` with exactly the keys of
+:class:`EvalRecord`; ``measure_baseline()`` returns a :class:`BaselineRecord`;
+``lower_for_platform()`` returns a :class:`LowerRecord`. Keys are stable: add, never rename.
+
+EvalRecord keys
+---------------
+``kind``               "evaluation".
+``outcome``            one of :data:`OUTCOMES` (exactly one per evaluation).
+``error_category``     finer reason (see :data:`CATEGORIES`), None for correct outcomes.
+``message``            readable explanation, trimmed to :data:`MESSAGE_CAP` characters (for
+                       compile errors: the first useful lines of the JAX/Pallas/Mosaic message
+                       and the candidate's own line).
+``phase``              the last phase reached: startup, compile, check, timing, verdict.
+``workload``           workload ID ("12p"); ``workload_slug`` its slug.
+``profile``            "small" or "full".
+``hardware``           hardware target slug ("cpu", "tpu-v6e"); ``platform`` JAX platform.
+``device_kind``        the child's ``jax.devices()[0].device_kind``.
+``mode``               "interpret" (Pallas TPU interpret mode on CPU) or "compiled".
+``require_pallas``     the rule flag the evaluation ran under.
+``has_pallas_call``    the candidate's program contains a pallas_call (and, on TPU/GPU, the
+                       lowered module contains the Mosaic/Triton custom call).
+``host_callbacks``     host-callback primitives found in the program (list of names).
+``max_abs_err``        largest |ref - cand| over all checked outputs (float32), or None.
+``max_rel_err``        largest |ref - cand| / |ref| over them, or None.
+``timing``             None, or a :class:`Timing` dict (below).
+``speedup``            baseline median / candidate median, for correct outcomes; else None.
+``baseline_median_s``  the baseline median used (same workload/profile/hardware/harness
+                       version), or None.
+``held_for_review``    True when the speedup is above :data:`REVIEW_SPEEDUP` (10x).
+``seeds``              {"check": [hex...], "timing": [hex...]}: the 64-bit seeds of every
+                       input set, drawn from the OS random source by the trusted side and
+                       recorded only after the run (``inputs_from_seed`` rebuilds them).
+``jax_version``, ``jaxlib_version``, ``harness_version``, ``python_version``.
+``sandbox``            the protections active for this child (see
+                       ``sandbox.available_protections``).
+``phases``             wall seconds seen by the trusted side: startup_s, prepare_s (inputs
+                       and references), compile_s, check_s, timing_s, verdict_s, total_s; and
+                       the child's own claims: child_compile (import/trace/lower/compile),
+                       child_exec_s, child_loop_s.
+``child_output``       {"stdout": tail, "stderr": tail, "bytes": {...}} (capped).
+``notes``              list of remarks (e.g. "numerics not pre-checked").
+
+Sandbox keys (``sandbox``)
+--------------------------
+``sandbox`` ("bubblewrap" or "none"), ``bubblewrap_version``, ``namespaces`` (list),
+``disable_userns``, ``die_with_parent``, ``new_session``, ``cap_drop_all``,
+``minimal_filesystem`` (only interpreter, allowlisted packages, child module, inputs, work dir),
+``clearenv``, ``private_tmp``, ``unprivileged_uid`` and ``host_uid``, ``no_new_privs``,
+``cgroup`` ("v1"/"v2"/None), ``cgroup_pids_max``, ``cgroup_memory_max``, ``rlimits`` (list),
+``work_dir_quota`` (size-limited tmpfs work dir), ``oom_score_adj``, ``cpu_affinity`` and
+``cpu_pinning`` ("cpuset", "affinity" or None), ``phase_timeouts``, ``process_group_kill``,
+``launcher_errors`` (anything the launcher tried and could not do).
+
+Timing keys
+-----------
+``median_s``, ``min_s``, ``max_s``  over the timed iterations (seconds).
+``spread``             (p90 - p10) / median.
+``n``                  number of timed iterations used (50 by default).
+``samples``            the per-iteration times (seconds).
+``method``             "cpu_thunk_span" (XLA CPU client thunk events of the candidate's own
+                       program), "device_xla_module" (TPU/GPU device-plane module events),
+                       "device_kernel_span", or "wall_clock" (recorded fallback only).
+``wall_median_s``      the child's wall-clock median for the same iterations (untrusted).
+``phase_wall_s``       trusted wall time of the whole timing phase.
+``floor_s``            the physical floor (FLOPs and bytes over the target's peaks, slack
+                       applied) the median had to exceed.
+``trace_events``       events in the trace file; ``program``: the harness-chosen name.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional, TypedDict
+
+OUTCOMES = ("compile_error", "runtime_error", "timeout", "incorrect", "correct_slower",
+            "correct_faster", "rejected")
+CORRECT_OUTCOMES = ("correct_slower", "correct_faster")
+
+CATEGORIES = {
+    "compile_error": ("syntax_error", "import_error", "trace_error", "pallas_error",
+                      "lowering_error", "mosaic_error", "xla_compile_error"),
+    "runtime_error": ("exception", "crash", "oom", "exit", "protocol", "bad_output"),
+    "timeout": ("compile", "check", "timing", "export"),
+    "incorrect": ("structure_mismatch", "not_array", "shape_mismatch", "dtype_mismatch",
+                  "non_finite", "not_allclose"),
+    "rejected": ("no_workload", "no_pallas_call", "host_callback", "returns_input",
+                 "constant_output", "memorized_output", "reads_reference",
+                 "timed_output_mismatch", "trace_invalid", "implausible_timing"),
+}
+
+MESSAGE_CAP = 2000
+REVIEW_SPEEDUP = 10.0
+
+
+class Timing(TypedDict, total=False):
+    median_s: float
+    min_s: float
+    max_s: float
+    spread: float
+    n: int
+    samples: list
+    method: str
+    wall_median_s: Optional[float]
+    phase_wall_s: Optional[float]
+    floor_s: Optional[float]
+    trace_events: Optional[int]
+    program: Optional[str]
+
+
+class EvalRecord(TypedDict):
+    kind: str
+    outcome: str
+    error_category: Optional[str]
+    message: str
+    phase: str
+    workload: str
+    workload_slug: str
+    profile: str
+    hardware: Optional[str]
+    platform: Optional[str]
+    device_kind: Optional[str]
+    mode: Optional[str]
+    require_pallas: bool
+    has_pallas_call: Optional[bool]
+    host_callbacks: list
+    max_abs_err: Optional[float]
+    max_rel_err: Optional[float]
+    timing: Optional[Timing]
+    speedup: Optional[float]
+    baseline_median_s: Optional[float]
+    held_for_review: bool
+    seeds: dict
+    jax_version: Optional[str]
+    jaxlib_version: Optional[str]
+    harness_version: str
+    python_version: Optional[str]
+    sandbox: dict
+    phases: dict
+    child_output: dict
+    notes: list
+
+
+class BaselineRecord(TypedDict):
+    kind: str                 # "baseline"
+    workload: str
+    profile: str
+    hardware: str
+    platform: str
+    device_kind: Optional[str]
+    harness_version: str
+    jax_version: str
+    jaxlib_version: str
+    timing: Timing
+    median_s: float
+    max_abs_err: Optional[float]      # the baseline child's output vs the trusted reference
+    seeds: dict
+    sandbox: dict
+    phases: dict
+    measured_at: float                # unix time
+
+
+class LowerRecord(TypedDict):
+    kind: str                 # "lowering"
+    ok: bool
+    outcome: Optional[str]    # None when ok, else compile_error / rejected / timeout / runtime_error
+    error_category: Optional[str]
+    message: str
+    workload: str
+    profile: str
+    platform: str
+    has_pallas_call: Optional[bool]
+    host_callbacks: list
+    duration_s: float
+    harness_version: str
+    jax_version: Optional[str]
+    sandbox: dict
+
+
+def new_record(**fields: Any) -> dict:
+    """An EvalRecord with every key present (defaults), updated with ``fields``."""
+    from . import HARNESS_VERSION
+    rec: dict = {
+        "kind": "evaluation", "outcome": "runtime_error", "error_category": None, "message": "",
+        "phase": "startup", "workload": "", "workload_slug": "", "profile": "", "hardware": None,
+        "platform": None, "device_kind": None, "mode": None, "require_pallas": True,
+        "has_pallas_call": None, "host_callbacks": [], "max_abs_err": None, "max_rel_err": None,
+        "timing": None, "speedup": None, "baseline_median_s": None, "held_for_review": False,
+        "seeds": {}, "jax_version": None, "jaxlib_version": None,
+        "harness_version": HARNESS_VERSION, "python_version": None, "sandbox": {}, "phases": {},
+        "child_output": {}, "notes": [],
+    }
+    unknown = set(fields) - set(rec)
+    if unknown:
+        raise KeyError(f"not record keys: {sorted(unknown)}")
+    rec.update(fields)
+    return rec
+
+
+def trim(text: str, cap: int = MESSAGE_CAP) -> str:
+    text = (text or "").strip()
+    return text if len(text) <= cap else text[:cap - 15] + " ... [trimmed]"
+
+
+def is_correct(record: dict) -> bool:
+    return record.get("outcome") in CORRECT_OUTCOMES

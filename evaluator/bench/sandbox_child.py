@@ -1,0 +1,482 @@
+"""The sandboxed child: runs ONE candidate (or the XLA baseline) and writes only data.
+
+This file is bound read-only into the sandbox on its own (not the repository, not the workload
+registry, not the reference code) and imports only the standard library, numpy and jax. It is
+started as ``python -I -S -B sandbox_child.py --in DIR --work DIR [--site DIR]... [--pkg DIR]``.
+
+Protocol (everything here is data; the trusted side decides every verdict):
+
+* fd 3 (replies): one JSON object per line. The first line is ``hello`` (platform, device kind,
+  versions), sent after JAX is imported and warmed up and BEFORE any candidate code exists in
+  this process, so it is trustworthy. Every later reply may be forged by the candidate and is
+  treated as a claim that the trusted side checks.
+* fd 0 (commands): one JSON object per line, in order: ``job`` (what to run: program name
+  chosen by the harness, CONFIG, sets, iteration counts), then ``compile``, ``check``,
+  ``timing`` and finally ``exit``. The trusted side sends a phase only when the previous one
+  passed, and times every phase with its own clock.
+* Inputs: ``<in>/manifest.json`` (dtypes, shapes, file names) and ``<in>/sets/<set>/<k>.npy``;
+  bfloat16 arrays are stored as their raw uint16 bits. Loaded with ``allow_pickle=False``.
+* Outputs: ``<work>/out/<tag>/<k>.npy`` (bfloat16 again as uint16), the profiler trace under
+  ``<work>/trace``, compile artefacts under ``<work>/compile``.
+"""
+import contextlib
+import json
+import os
+import sys
+import time
+import traceback
+import types
+
+STATUS_FD = 3
+MAX_COMMAND = 1 << 20
+MAX_TEXT = 4 << 20            # jaxpr / lowered text written for the trusted side's scan
+CANDIDATE_FILE = "candidate.py"
+
+
+def _parse_args(argv):
+    opts = {"site": [], "in": None, "work": None, "pkg": None, "probe": False}
+    it = iter(argv)
+    for a in it:
+        if a in ("--in", "--work", "--pkg"):
+            opts[a[2:]] = next(it)
+        elif a == "--site":
+            opts["site"].append(next(it))
+        elif a == "--probe":
+            opts["probe"] = True
+    return opts
+
+
+OPTS = _parse_args(sys.argv[1:])
+for _p in reversed(OPTS["site"]):
+    sys.path.insert(0, _p)
+
+_status = os.fdopen(STATUS_FD, "w", buffering=1, closefd=False)
+
+import faulthandler  # noqa: E402
+import signal as _signal  # noqa: E402
+
+faulthandler.register(_signal.SIGUSR1, all_threads=True)   # stacks to stderr on request
+
+
+def send(obj):
+    _status.write(json.dumps(obj, default=str) + "\n")
+    _status.flush()
+
+
+if OPTS["probe"]:
+    # a sandbox probe: the interpreter starts, the packages are reachable, the work dir is
+    # writable; JAX itself is not initialised (that is what a real child's hello proves)
+    import numpy  # noqa: F401
+    import jaxlib  # noqa: F401
+    with open(os.path.join(OPTS["work"], ".probe"), "w") as _f:
+        _f.write("ok")
+    send({"type": "hello", "probe": True, "uid": os.getuid()})
+    os._exit(0)
+
+
+def recv():
+    line = sys.stdin.buffer.readline(MAX_COMMAND)
+    if not line:
+        raise SystemExit(0)
+    return json.loads(line)
+
+
+# --------------------------------------------------------------------------- JAX, warmed up
+
+_t_import = time.perf_counter()
+import numpy as np  # noqa: E402
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+
+jax.config.update("jax_enable_compilation_cache", False)
+try:
+    from jax.experimental import pallas as _pl  # noqa: F401,E402
+    from jax.experimental.pallas import tpu as _pltpu  # noqa: E402
+except Exception:  # pragma: no cover - pallas missing is reported in hello
+    _pltpu = None
+
+_dev = jax.devices()[0]
+jax.jit(lambda a: a * 2 + 1)(jnp.arange(8, dtype=jnp.float32)).block_until_ready()
+_BF16 = np.dtype(jnp.bfloat16)
+
+
+def _profiler_options():
+    opts = jax.profiler.ProfileOptions()
+    opts.python_tracer_level = 0        # the Python tracer multiplies the trace size by ~15
+    opts.host_tracer_level = 1          # level 1 keeps the XLA runtime's thunk events
+    return opts
+
+
+class _Profiler:
+    """A profiler session whose serialised XSpace is written by this module itself (no
+    TensorBoard export, no trace.json conversion: several times faster than stop_trace)."""
+
+    def __init__(self):
+        self.session = None
+        self.log_dir = None
+        try:
+            from jax._src.lib import _profiler as _p
+            self._cls = _p.ProfilerSession
+        except Exception:  # noqa: BLE001 - fall back to the public API
+            self._cls = None
+
+    def start(self, log_dir):
+        self.log_dir = log_dir
+        if self._cls is not None:
+            self.session = self._cls(_profiler_options())
+        else:
+            jax.profiler.start_trace(log_dir, profiler_options=_profiler_options())
+
+    def stop(self):
+        if self._cls is None:
+            jax.profiler.stop_trace()
+            return
+        data = self.session.stop()
+        self.session = None
+        d = os.path.join(self.log_dir, "plugins", "profile", "run")
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "child.xplane.pb"), "wb") as f:
+            f.write(data)
+
+
+def _warm_profiler():
+    d = "/tmp/.warm-trace" if os.path.isdir("/tmp") else os.path.join(OPTS["work"], ".warm")
+    try:
+        prof = _Profiler()
+        prof.start(d)
+        jax.jit(lambda a: a + 1)(jnp.zeros(4)).block_until_ready()
+        prof.stop()
+    except Exception:  # noqa: BLE001
+        pass
+    import shutil
+    shutil.rmtree(d, ignore_errors=True)
+
+
+_warm_profiler()
+_import_s = time.perf_counter() - _t_import
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _dtype(name):
+    return _BF16 if name == "bfloat16" else np.dtype(name)
+
+
+def load_set(manifest, set_id):
+    arrays = []
+    base = os.path.join(OPTS["in"], "sets", set_id)
+    for k, spec in enumerate(manifest["inputs"]):
+        raw = np.load(os.path.join(base, f"{k}.npy"), allow_pickle=False)
+        if spec["dtype"] == "bfloat16":
+            raw = raw.view(_BF16)
+        arrays.append(jax.device_put(raw, _dev))
+    return arrays
+
+
+def input_specs(manifest):
+    return [jax.ShapeDtypeStruct(tuple(s["shape"]), _dtype(s["dtype"])) for s in manifest["inputs"]]
+
+
+def write_outputs(tag, out):
+    leaves, treedef = jax.tree_util.tree_flatten(out)
+    d = os.path.join(OPTS["work"], "out", tag)
+    os.makedirs(d, exist_ok=True)
+    meta = []
+    for k, leaf in enumerate(leaves):
+        info = {"type": f"{type(leaf).__module__}.{type(leaf).__qualname__}",
+                "is_jax_array": isinstance(leaf, jax.Array)}
+        arr = np.asarray(leaf)
+        info["dtype"] = "bfloat16" if arr.dtype == _BF16 else arr.dtype.name
+        info["shape"] = list(arr.shape)
+        if arr.dtype == _BF16:
+            arr = arr.view(np.uint16)
+        np.save(os.path.join(d, f"{k}.npy"), np.ascontiguousarray(arr), allow_pickle=False)
+        meta.append(info)
+    return {"treedef": str(treedef), "leaves": meta}
+
+
+def _candidate_frames(tb):
+    lines = []
+    for fs in traceback.extract_tb(tb):
+        if os.path.basename(fs.filename) == CANDIDATE_FILE:
+            lines.append(f"candidate.py:{fs.lineno} in {fs.name}: {(fs.line or '').strip()}")
+    return lines[-3:]
+
+
+def _pallas_related(exc):
+    text = f"{type(exc).__name__}: {exc}"
+    if any(w in text for w in ("Pallas", "pallas", "Mosaic", "mosaic", "BlockSpec", "block shape")):
+        return True
+    for fs in traceback.extract_tb(exc.__traceback__):
+        if "/pallas/" in fs.filename or "/mosaic/" in fs.filename:
+            return True
+    return False
+
+
+def error_reply(stage, exc):
+    msg = "".join(traceback.format_exception_only(type(exc), exc))
+    return {
+        "type": "error", "stage": stage, "exc_type": type(exc).__name__,
+        "exc_module": type(exc).__module__,
+        "missing_module": getattr(exc, "name", None) if isinstance(exc, ImportError) else None,
+        "message": msg[:8000], "where": _candidate_frames(exc.__traceback__),
+        "pallas": _pallas_related(exc),
+    }
+
+
+def _write_text(name, text):
+    d = os.path.join(OPTS["work"], "compile")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "w") as f:
+        f.write(text[:MAX_TEXT])
+
+
+def _walk(jaxpr, counts, depth=0):
+    from jax.extend import core as jcore
+    if depth > 64:
+        return
+    for eqn in jaxpr.eqns:
+        name = eqn.primitive.name
+        counts[name] = counts.get(name, 0) + 1
+        for v in eqn.params.values():
+            _walk_param(v, counts, depth, jcore)
+
+
+def _walk_param(v, counts, depth, jcore):
+    if isinstance(v, jcore.ClosedJaxpr):
+        _walk(v.jaxpr, counts, depth + 1)
+    elif isinstance(v, jcore.Jaxpr):
+        _walk(v, counts, depth + 1)
+    elif isinstance(v, (tuple, list)):
+        for x in v:
+            _walk_param(x, counts, depth, jcore)
+
+
+# --------------------------------------------------------------------------- the job
+
+
+class Job:
+    def __init__(self, spec):
+        self.spec = spec
+        self.manifest = json.load(open(os.path.join(OPTS["in"], "manifest.json")))
+        self.fn = None
+        self.compiled = None
+        self.interpret = bool(spec.get("interpret"))
+        self.stage = "import"
+
+    def ctx(self):
+        if self.interpret and _pltpu is not None:
+            return _pltpu.force_tpu_interpret_mode()
+        return contextlib.nullcontext()
+
+    # -- compile: import, CONFIG, trace, lower, compile
+    def load_function(self):
+        spec = self.spec
+        if spec["mode"] == "baseline":
+            sys.path.insert(0, OPTS["pkg"])
+            from evaluator.bench import workloads  # only bound into baseline children
+            wl = workloads.get(spec["workload"])
+            return wl.baseline(spec["profile"])
+        path = os.path.join(OPTS["in"], CANDIDATE_FILE)
+        with open(path, encoding="utf-8", errors="replace") as f:
+            source = f.read()
+        self.stage = "syntax"
+        code = compile(source, path, "exec")
+        self.stage = "import"
+        mod = types.ModuleType("candidate")
+        mod.__file__ = path
+        sys.modules["candidate"] = mod
+        exec(code, mod.__dict__)
+        fn = mod.__dict__.get("workload")
+        if not callable(fn):
+            raise LookupError("no_workload")
+        cfg = mod.__dict__.get("CONFIG")
+        if isinstance(cfg, dict):
+            cfg.update(spec.get("config") or {})
+        else:
+            mod.CONFIG = dict(spec.get("config") or {})
+        return fn
+
+    def named(self, fn):
+        def program(*args):
+            return fn(*args)
+        program.__name__ = program.__qualname__ = self.spec["name"]
+        return program
+
+    def compile(self):
+        times = {}
+        self.stage = "import"
+        t = time.perf_counter()
+        try:
+            fn = self.load_function()
+        except LookupError as exc:
+            if str(exc) == "no_workload":
+                return {"type": "error", "stage": "no_workload", "exc_type": "LookupError",
+                        "message": "the module defines no callable `workload`", "where": [],
+                        "pallas": False}
+            return error_reply(self.stage, exc)
+        except BaseException as exc:  # noqa: BLE001 - SystemExit from a candidate included
+            return error_reply(self.stage, exc)
+        times["import_s"] = time.perf_counter() - t
+        jitted = jax.jit(self.named(fn))
+        specs = input_specs(self.manifest)
+        reply = {"type": "compiled"}
+        with self.ctx():
+            try:
+                t = time.perf_counter()
+                traced = jitted.trace(*specs)
+                times["trace_s"] = time.perf_counter() - t
+                counts = {}
+                _walk(traced.jaxpr.jaxpr, counts)
+                reply["primitives"] = counts
+                _write_text("jaxpr.txt", str(traced.jaxpr))
+            except BaseException as exc:  # noqa: BLE001
+                return error_reply("trace", exc)
+            try:
+                t = time.perf_counter()
+                lowered = traced.lower()
+                times["lower_s"] = time.perf_counter() - t
+                text = lowered.as_text()
+                _write_text("lowered.txt", text)
+            except BaseException as exc:  # noqa: BLE001
+                return error_reply("lower", exc)
+            try:
+                t = time.perf_counter()
+                self.compiled = lowered.compile()
+                times["compile_s"] = time.perf_counter() - t
+                if _dev.platform != "cpu":
+                    _write_text("compiled.txt", self.compiled.as_text() or "")
+            except BaseException as exc:  # noqa: BLE001
+                return error_reply("compile", exc)
+        reply["times"] = times
+        return reply
+
+    # -- export: lower for another platform at the given shapes, without running
+    def export(self):
+        try:
+            self.stage = "import"
+            fn = self.load_function()
+        except LookupError as exc:
+            if str(exc) == "no_workload":
+                return {"type": "error", "stage": "no_workload", "exc_type": "LookupError",
+                        "message": "the module defines no callable `workload`", "where": [],
+                        "pallas": False}
+            return error_reply(self.stage, exc)
+        except BaseException as exc:  # noqa: BLE001
+            return error_reply(self.stage, exc)
+        specs = input_specs(self.manifest)
+        t = time.perf_counter()
+        try:
+            traced = jax.jit(self.named(fn)).trace(*specs)
+            counts = {}
+            _walk(traced.jaxpr.jaxpr, counts)
+        except BaseException as exc:  # noqa: BLE001
+            return error_reply("trace", exc)
+        try:
+            exp = jax.export.export(jax.jit(self.named(fn)),
+                                    platforms=[self.spec["platform"]])(*specs)
+            text = exp.mlir_module()
+            _write_text("exported.txt", text)
+        except BaseException as exc:  # noqa: BLE001
+            return error_reply("lower", exc)
+        return {"type": "exported", "primitives": counts, "export_s": time.perf_counter() - t}
+
+    # -- correctness: every check set once, outputs written
+    def check(self, set_ids):
+        result = {"type": "outputs", "sets": {}}
+        t0 = time.perf_counter()
+        exec_s = 0.0
+        for sid in set_ids:
+            args = load_set(self.manifest, sid)
+            try:
+                t = time.perf_counter()
+                out = self.compiled(*args)
+                jax.block_until_ready(out)
+                exec_s += time.perf_counter() - t
+            except BaseException as exc:  # noqa: BLE001
+                return error_reply("execute", exc)
+            result["sets"][sid] = write_outputs(sid, out)
+            del out
+        result["exec_s"] = exec_s
+        result["phase_s"] = time.perf_counter() - t0
+        return result
+
+    # -- timing: warm-up, then the timed loop inside a profiler trace
+    def timing(self, set_ids, warmup, iters, save_iters, trace_dir):
+        sets = [load_set(self.manifest, sid) for sid in set_ids]
+        m = len(sets)
+        t = time.perf_counter()
+        try:
+            for i in range(warmup):
+                jax.block_until_ready(self.compiled(*sets[i % m]))
+        except BaseException as exc:  # noqa: BLE001
+            return error_reply("execute", exc)
+        warmup_s = time.perf_counter() - t
+        save = set(save_iters)
+        kept = {}
+        walls = []
+        prof = _Profiler()
+        prof.start(trace_dir)
+        try:
+            t_loop = time.perf_counter()
+            for i in range(iters):
+                args = sets[i % m]
+                t = time.perf_counter()
+                out = self.compiled(*args)
+                jax.block_until_ready(out)
+                walls.append(time.perf_counter() - t)
+                if i in save:
+                    kept[i] = out
+            loop_s = time.perf_counter() - t_loop
+        except BaseException as exc:  # noqa: BLE001
+            with contextlib.suppress(Exception):
+                prof.stop()
+            return error_reply("execute", exc)
+        t = time.perf_counter()
+        prof.stop()
+        stop_s = time.perf_counter() - t
+        saved = {str(i): write_outputs(f"t{i}", o) for i, o in kept.items()}
+        return {"type": "timed", "wall_s": walls, "loop_s": loop_s, "stop_trace_s": stop_s,
+                "warmup_s": warmup_s, "saved": saved}
+
+
+def _jaxlib_version():
+    try:
+        from jaxlib import version as _v
+        return _v.__version__
+    except Exception:  # noqa: BLE001
+        return "unknown"
+
+
+def main():
+    send({"type": "hello", "platform": _dev.platform,
+          "device_kind": getattr(_dev, "device_kind", ""), "n_devices": len(jax.devices()),
+          "jax_version": jax.__version__, "jaxlib_version": _jaxlib_version(),
+          "python": sys.version.split()[0], "pallas_tpu": _pltpu is not None,
+          "import_s": _import_s, "uid": os.getuid(), "pid": os.getpid()})
+    job = None
+    while True:
+        cmd = recv()
+        kind = cmd.get("cmd")
+        if kind == "job":
+            job = Job(cmd)
+            send({"type": "ack"})
+        elif kind == "compile":
+            send(job.compile())
+        elif kind == "export":
+            send(job.export())
+        elif kind == "check":
+            send(job.check(cmd["sets"]))
+        elif kind == "timing":
+            send(job.timing(cmd["sets"], cmd["warmup"], cmd["iters"], cmd["save_iters"],
+                            os.path.join(OPTS["work"], "trace")))
+        elif kind == "exit":
+            break
+        else:
+            send({"type": "error", "stage": "protocol", "message": f"unknown command {kind!r}"})
+    _status.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

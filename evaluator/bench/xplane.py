@@ -1,0 +1,566 @@
+"""A small, capped reader for the profiler's ``*.xplane.pb`` files (trusted side).
+
+The trace is written by the sandboxed child, so it is hostile input. This module decodes the
+protobuf wire format itself (no generated protobuf classes, no pickles, nothing evaluated),
+with caps on the file size, the number of planes/lines/events and the length of every string,
+and selects the candidate's own program by the name the harness chose.
+
+The messages (tsl/profiler/protobuf/xplane.proto), only the fields used here::
+
+    XSpace          { repeated XPlane planes = 1; }
+    XPlane          { int64 id = 1; string name = 2; repeated XLine lines = 3;
+                      map<int64, XEventMetadata> event_metadata = 4;
+                      map<int64, XStatMetadata> stat_metadata = 5; repeated XStat stats = 6; }
+    XLine           { int64 id = 1; string name = 2; int64 timestamp_ns = 3;
+                      repeated XEvent events = 4; int64 duration_ps = 9;
+                      string display_name = 11; }
+    XEvent          { int64 metadata_id = 1; int64 offset_ps = 2; int64 duration_ps = 3;
+                      repeated XStat stats = 4; int64 num_occurrences = 5; }
+    XStat           { int64 metadata_id = 1; double double_value = 2; uint64 uint64_value = 3;
+                      int64 int64_value = 4; string str_value = 5; bytes bytes_value = 6;
+                      uint64 ref_value = 7; }
+    XEventMetadata  { int64 id = 1; string name = 2; string display_name = 4; }
+    XStatMetadata   { int64 id = 1; string name = 2; }
+
+How a program execution is found, per platform:
+
+* CPU (``/host:CPU`` plane): the XLA CPU runtime emits one event per executed thunk, each with
+  the stats ``hlo_module`` (``jit_<name>``) and ``run_id``. One execution of the program is the
+  set of thunk events sharing a ``run_id``; its time is the span from the first thunk's start
+  to the last thunk's end (dispatch from Python is excluded).
+* TPU/GPU (``/device:*`` planes): the ``XLA Modules`` line holds one event per program
+  execution named ``jit_<name>(<program id>)``; where that line is absent, kernel events with
+  an ``hlo_module`` stat are grouped by ``run_id`` (or ``correlation_id``) as on CPU.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import struct
+
+MAX_FILE_BYTES = 256 << 20        # an xplane.pb larger than this is rejected
+MAX_EVENTS = 5_000_000            # events scanned over all planes
+MAX_PLANES = 4096
+MAX_LINES = 65536
+MAX_STRING = 1 << 16              # names longer than this are truncated
+
+
+class TraceError(ValueError):
+    """The trace is missing, malformed, over a cap, or does not hold what was expected."""
+
+
+# --------------------------------------------------------------------------- wire format
+
+def _varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
+    if pos < end and buf[pos] < 0x80:
+        return buf[pos], pos + 1
+    result = 0
+    shift = 0
+    while True:
+        if pos >= end:
+            raise TraceError("truncated varint")
+        b = buf[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return result, pos
+        shift += 7
+        if shift > 63:
+            raise TraceError("varint too long")
+
+
+def _fields(buf: bytes, start: int, end: int):
+    """Yield (field_number, wire_type, value, value_start, value_end) over one message.
+
+    For wire type 2 the value is None and (value_start, value_end) delimit the payload; for
+    the others value is the integer (or raw 8/4 bytes as int)."""
+    pos = start
+    while pos < end:
+        key, pos = _varint(buf, pos, end)
+        field, wtype = key >> 3, key & 7
+        if wtype == 0:
+            val, pos = _varint(buf, pos, end)
+            yield field, 0, val, 0, 0
+        elif wtype == 2:
+            n, pos = _varint(buf, pos, end)
+            if n > end - pos:
+                raise TraceError("length-delimited field past the end")
+            yield field, 2, None, pos, pos + n
+            pos += n
+        elif wtype == 1:
+            if pos + 8 > end:
+                raise TraceError("truncated fixed64")
+            yield field, 1, int.from_bytes(buf[pos:pos + 8], "little"), 0, 0
+            pos += 8
+        elif wtype == 5:
+            if pos + 4 > end:
+                raise TraceError("truncated fixed32")
+            yield field, 5, int.from_bytes(buf[pos:pos + 4], "little"), 0, 0
+            pos += 4
+        else:
+            raise TraceError(f"unsupported wire type {wtype}")
+
+
+def _signed(v: int) -> int:
+    return v - (1 << 64) if v >= (1 << 63) else v
+
+
+def _text(buf: bytes, s: int, e: int) -> str:
+    return bytes(buf[s:min(e, s + MAX_STRING)]).decode("utf-8", "replace")
+
+
+# --------------------------------------------------------------------------- model
+
+@dataclasses.dataclass
+class Event:
+    name: str
+    start_ps: int          # absolute: line timestamp + offset
+    duration_ps: int
+    stats: dict
+
+    @property
+    def end_ps(self) -> int:
+        return self.start_ps + self.duration_ps
+
+
+@dataclasses.dataclass
+class Line:
+    name: str
+    display_name: str
+    timestamp_ns: int
+    raw_events: list       # (start, end) slices into the buffer, decoded on demand
+
+
+@dataclasses.dataclass
+class Plane:
+    name: str
+    lines: list
+    event_names: dict      # metadata id -> name
+    stat_names: dict       # stat metadata id -> name
+    stats: dict
+
+
+class XSpace:
+    """A decoded trace; events are decoded lazily and only where asked for."""
+
+    def __init__(self, data: bytes):
+        self.buf = bytes(data)
+        self.planes: list[Plane] = []
+        self._n_events = 0
+        self._parse()
+
+    # -- structure
+    def _parse(self):
+        buf = self.buf
+        for field, wt, _, s, e in _fields(buf, 0, len(buf)):
+            if field == 1 and wt == 2:
+                if len(self.planes) >= MAX_PLANES:
+                    raise TraceError("too many planes")
+                self.planes.append(self._plane(s, e))
+
+    def _plane(self, start, end) -> Plane:
+        buf = self.buf
+        name = ""
+        lines, ev_names, st_names, raw_stats = [], {}, {}, []
+        for field, wt, _, s, e in _fields(buf, start, end):
+            if wt != 2:
+                continue
+            if field == 2:
+                name = _text(buf, s, e)
+            elif field == 3:
+                if len(lines) >= MAX_LINES:
+                    raise TraceError("too many lines")
+                lines.append((s, e))
+            elif field in (4, 5):
+                key, val = None, None
+                for f2, w2, v2, s2, e2 in _fields(buf, s, e):
+                    if f2 == 1 and w2 == 0:
+                        key = _signed(v2)
+                    elif f2 == 2 and w2 == 2:
+                        val = (s2, e2)
+                if key is None or val is None:
+                    continue
+                mname = ""
+                for f3, w3, _, s3, e3 in _fields(buf, *val):
+                    if f3 == 2 and w3 == 2:
+                        mname = _text(buf, s3, e3)
+                (ev_names if field == 4 else st_names)[key] = mname
+            elif field == 6:
+                raw_stats.append((s, e))
+        plane = Plane(name, [], ev_names, st_names, {})
+        plane.stats = dict(self._stat(plane, s, e) for s, e in raw_stats)
+        plane.lines = [self._line(s, e) for s, e in lines]
+        return plane
+
+    def _line(self, start, end) -> Line:
+        buf = self.buf
+        name = display = ""
+        ts = 0
+        events = []
+        append = events.append
+        pos = start
+        n_events = self._n_events
+        while pos < end:
+            # inline varint decoding: this loop runs once per event of the trace
+            key = buf[pos]
+            pos += 1
+            if key >= 0x80:
+                key, pos = _varint(buf, pos - 1, end)
+            wt = key & 7
+            if wt == 2:
+                n = buf[pos] if pos < end else 0
+                if n < 0x80 and pos < end:
+                    pos += 1
+                else:
+                    n, pos = _varint(buf, pos, end)
+                if n > end - pos:
+                    raise TraceError("length-delimited field past the end")
+                field = key >> 3
+                if field == 4:
+                    n_events += 1
+                    append((pos, pos + n))
+                elif field == 2:
+                    name = _text(buf, pos, pos + n)
+                elif field == 11:
+                    display = _text(buf, pos, pos + n)
+                pos += n
+            elif wt == 0:
+                v, pos = _varint(buf, pos, end)
+                if key >> 3 == 3:
+                    ts = _signed(v)
+            elif wt == 1:
+                pos += 8
+            elif wt == 5:
+                pos += 4
+            else:
+                raise TraceError(f"unsupported wire type {wt}")
+        if pos != end:
+            raise TraceError("truncated line")
+        self._n_events = n_events
+        if n_events > MAX_EVENTS:
+            raise TraceError(f"more than {MAX_EVENTS} events in the trace")
+        return Line(name, display, ts, events)
+
+    def _stat(self, plane: Plane, start, end):
+        buf = self.buf
+        mid, val = None, None
+        for field, wt, v, s, e in _fields(buf, start, end):
+            if field == 1 and wt == 0:
+                mid = _signed(v)
+            elif field == 2 and wt == 1:
+                val = struct.unpack("<d", v.to_bytes(8, "little"))[0]
+            elif field in (3,) and wt == 0:
+                val = v
+            elif field == 4 and wt == 0:
+                val = _signed(v)
+            elif field in (5, 6) and wt == 2:
+                val = _text(buf, s, e)
+            elif field == 7 and wt == 0:
+                val = plane.stat_names.get(v, "")
+        return plane.stat_names.get(mid, str(mid)), val
+
+    def event(self, plane: Plane, line: Line, raw) -> Event:
+        """Decode one event (inline loops: this is the hot path of trace parsing)."""
+        buf = self.buf
+        pos, end = raw
+        mid = off = dur = 0
+        stats = {}
+        stat_names = plane.stat_names
+        while pos < end:
+            key = buf[pos]
+            pos += 1
+            if key >= 0x80:
+                key, pos = _varint(buf, pos - 1, end)
+            field, wt = key >> 3, key & 7
+            if wt == 0:
+                v, pos = _varint(buf, pos, end)
+                if field == 1:
+                    mid = _signed(v)
+                elif field == 2:
+                    off = _signed(v)
+                elif field == 3:
+                    dur = _signed(v)
+            elif wt == 2:
+                n, pos = _varint(buf, pos, end)
+                if n > end - pos:
+                    raise TraceError("length-delimited field past the end")
+                if field == 4:
+                    k, val = self._stat_fast(stat_names, pos, pos + n)
+                    stats[k] = val
+                pos += n
+            elif wt == 1:
+                pos += 8
+            elif wt == 5:
+                pos += 4
+            else:
+                raise TraceError(f"unsupported wire type {wt}")
+        if pos != end:
+            raise TraceError("truncated event")
+        return Event(plane.event_names.get(mid, ""), line.timestamp_ns * 1000 + off, dur, stats)
+
+    def _stat_fast(self, stat_names, pos, end):
+        buf = self.buf
+        mid, val = None, None
+        while pos < end:
+            key = buf[pos]
+            pos += 1
+            if key >= 0x80:
+                key, pos = _varint(buf, pos - 1, end)
+            field, wt = key >> 3, key & 7
+            if wt == 0:
+                v, pos = _varint(buf, pos, end)
+                if field == 1:
+                    mid = v
+                elif field == 7:
+                    val = stat_names.get(v, "")
+                elif field == 3:
+                    val = v
+                elif field == 4:
+                    val = _signed(v)
+            elif wt == 2:
+                n, pos = _varint(buf, pos, end)
+                if n > end - pos:
+                    raise TraceError("length-delimited field past the end")
+                if field in (5, 6):
+                    val = _text(buf, pos, pos + n)
+                pos += n
+            elif wt == 1:
+                if field == 2:
+                    val = struct.unpack_from("<d", buf, pos)[0]
+                pos += 8
+            elif wt == 5:
+                pos += 4
+            else:
+                raise TraceError(f"unsupported wire type {wt}")
+        if mid is None:
+            return "", val
+        return stat_names.get(_signed(mid), str(mid)), val
+
+    def profile_window_ns(self):
+        """(start, stop) of the profiling session in Unix-epoch ns, from the ``Task
+        Environment`` plane; line timestamps are relative to the start. None if absent."""
+        for p in self.planes:
+            if p.name == "Task Environment":
+                a, b = p.stats.get("profile_start_time"), p.stats.get("profile_stop_time")
+                if isinstance(a, int) and isinstance(b, int) and 0 < a <= b:
+                    return a, b
+        return None
+
+    def stat_id(self, plane: Plane, name: str):
+        for k, v in plane.stat_names.items():
+            if v == name:
+                return k
+        return None
+
+    def events_containing(self, plane: Plane, needles):
+        """Events of ``plane`` whose serialised bytes contain one of ``needles``, decoded.
+
+        A fast prefilter: each needle is searched over a whole line's byte range (C-level
+        ``bytes.find``) and every hit is mapped to its event by bisection."""
+        import bisect
+        find = self.buf.find
+        for line in plane.lines:
+            raws = line.raw_events
+            if not raws:
+                continue
+            starts = [r[0] for r in raws]
+            lo, hi = raws[0][0], raws[-1][1]
+            hits = set()
+            for nd in needles:
+                pos = find(nd, lo, hi)
+                while pos >= 0:
+                    i = bisect.bisect_right(starts, pos) - 1
+                    if i >= 0 and pos + len(nd) <= raws[i][1]:
+                        hits.add(i)
+                        pos = find(nd, raws[i][1], hi)
+                    else:
+                        pos = find(nd, pos + 1, hi)
+            for i in sorted(hits):
+                yield line, self.event(plane, line, raws[i])
+
+    def raw_events_containing(self, plane: Plane, needles):
+        """Like :meth:`events_containing`, undecoded: (line, (start, end)) pairs."""
+        import bisect
+        find = self.buf.find
+        for line in plane.lines:
+            raws = line.raw_events
+            if not raws:
+                continue
+            starts = [r[0] for r in raws]
+            lo, hi = raws[0][0], raws[-1][1]
+            hits = set()
+            for nd in needles:
+                pos = find(nd, lo, hi)
+                while pos >= 0:
+                    i = bisect.bisect_right(starts, pos) - 1
+                    if i >= 0 and pos + len(nd) <= raws[i][1]:
+                        hits.add(i)
+                        pos = find(nd, raws[i][1], hi)
+                    else:
+                        pos = find(nd, pos + 1, hi)
+            for i in sorted(hits):
+                yield line, raws[i]
+
+    def event_core(self, line: Line, raw, wanted: dict, stat_names: dict):
+        """(start_ps, duration_ps, {name: value}) of one event, decoding only the stats whose
+        metadata id is in ``wanted`` (id -> name): the hot path of program selection."""
+        buf = self.buf
+        pos, end = raw
+        off = dur = 0
+        stats = {}
+        while pos < end:
+            key = buf[pos]
+            pos += 1
+            if key >= 0x80:
+                key, pos = _varint(buf, pos - 1, end)
+            field, wt = key >> 3, key & 7
+            if wt == 0:
+                v, pos = _varint(buf, pos, end)
+                if field == 2:
+                    off = _signed(v)
+                elif field == 3:
+                    dur = _signed(v)
+            elif wt == 2:
+                n, pos = _varint(buf, pos, end)
+                if n > end - pos:
+                    raise TraceError("length-delimited field past the end")
+                if field == 4 and n >= 2 and buf[pos] == 0x08:
+                    mid, p2 = _varint(buf, pos + 1, pos + n)
+                    name = wanted.get(mid)
+                    if name is not None:
+                        stats[name] = self._stat_fast(stat_names, pos, pos + n)[1]
+                pos += n
+            elif wt == 1:
+                pos += 8
+            elif wt == 5:
+                pos += 4
+            else:
+                raise TraceError(f"unsupported wire type {wt}")
+        if pos != end:
+            raise TraceError("truncated event")
+        return line.timestamp_ns * 1000 + off, dur, stats
+
+    def all_events(self, plane: Plane):
+        for line in plane.lines:
+            for raw in line.raw_events:
+                yield line, self.event(plane, line, raw)
+
+    @property
+    def n_events(self) -> int:
+        return self._n_events
+
+
+# --------------------------------------------------------------------------- reading
+
+def read_trace_file(path: str, *, max_bytes: int = MAX_FILE_BYTES) -> XSpace:
+    """Read one xplane.pb file (no symlinks, regular file, under ``max_bytes``)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise TraceError(f"cannot open trace: {exc.strerror}") from None
+    try:
+        import stat as _st
+        st = os.fstat(fd)
+        if not _st.S_ISREG(st.st_mode):
+            raise TraceError("trace is not a regular file")
+        if st.st_size > max_bytes:
+            raise TraceError(f"trace file is {st.st_size} bytes, over the cap of {max_bytes}")
+        chunks, total = [], 0
+        while True:
+            b = os.read(fd, 1 << 20)
+            if not b:
+                break
+            total += len(b)
+            if total > max_bytes:
+                raise TraceError("trace file grew past the cap while reading")
+            chunks.append(b)
+    finally:
+        os.close(fd)
+    return XSpace(b"".join(chunks))
+
+
+# --------------------------------------------------------------------------- selection
+
+@dataclasses.dataclass
+class Executions:
+    durations_s: list          # one per execution, in start order
+    starts_ps: list
+    method: str                # "cpu_thunk_span", "device_xla_module", "device_kernel_span"
+    plane: str
+
+
+def _module_name_re(module: str):
+    return re.compile(r"^" + re.escape(module) + r"(\(\d+\))?$")
+
+
+def program_executions(space: XSpace, program_name: str, platform: str) -> Executions:
+    """The executions of the program ``jit_<program_name>`` found in the trace."""
+    module = f"jit_{program_name}"
+    if platform == "cpu":
+        planes = [p for p in space.planes if p.name == "/host:CPU"]
+        if len(planes) != 1:
+            raise TraceError("the trace has no single /host:CPU plane")
+        return _grouped(space, planes[0], module, "cpu_thunk_span")
+    devs = [p for p in space.planes if p.name.startswith("/device:") and
+            not p.name.startswith("/device:CUSTOM") and p.name != "/device:CPU"]
+    if not devs:
+        raise TraceError(f"the trace has no device plane for platform {platform}")
+    devs.sort(key=lambda p: p.name)
+    plane = devs[0]   # the child runs the program on its first device only
+    rx = _module_name_re(module)
+    for line in plane.lines:
+        if line.name == "XLA Modules" or line.display_name == "XLA Modules":
+            evs = []
+            for raw in line.raw_events:
+                ev = space.event(plane, line, raw)
+                if rx.match(ev.name):
+                    evs.append(ev)
+            evs.sort(key=lambda e: e.start_ps)
+            return Executions([e.duration_ps * 1e-12 for e in evs], [e.start_ps for e in evs],
+                              "device_xla_module", plane.name)
+    return _grouped(space, plane, module, "device_kernel_span")
+
+
+def _encode_varint(v: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if v:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _needles(plane: Plane, module: str) -> list:
+    """Byte patterns of an ``hlo_module == module`` stat: the string itself, or (interned)
+    XStat{metadata_id: <hlo_module>, ref_value: <module>} = 0x08 id 0x38 ref."""
+    needles = [module.encode()]
+    hid = [k for k, v in plane.stat_names.items() if v == "hlo_module"]
+    rid = [k for k, v in plane.stat_names.items() if v == module]
+    for h in hid:
+        for r in rid:
+            if h >= 0 and r >= 0:
+                needles.append(b"\x08" + _encode_varint(h) + b"\x38" + _encode_varint(r))
+    return needles
+
+
+def _grouped(space, plane, module, method) -> Executions:
+    runs: dict = {}
+    ids = {k: v for k, v in plane.stat_names.items() if v in ("hlo_module", "run_id", "correlation_id")}
+    for line, raw in space.raw_events_containing(plane, _needles(plane, module)):
+        start, dur, stats = space.event_core(line, raw, ids, plane.stat_names)
+        if stats.get("hlo_module") != module:
+            continue
+        rid = stats.get("run_id", stats.get("correlation_id"))
+        if rid is None:
+            raise TraceError("a program event has no run_id")
+        lo, hi = runs.get(rid, (None, None))
+        s, e = start, start + dur
+        runs[rid] = (s if lo is None else min(lo, s), e if hi is None else max(hi, e))
+    spans = sorted(runs.values())
+    return Executions([(e - s) * 1e-12 for s, e in spans], [s for s, _ in spans], method,
+                      plane.name)

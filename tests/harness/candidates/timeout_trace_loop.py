@@ -1,0 +1,12 @@
+# expect: timeout compile
+# timeouts: compile=8
+# Never finishes tracing: an infinite loop inside workload().
+import jax.numpy as jnp
+from jax.experimental import pallas as pl  # noqa: F401
+
+
+def workload(x, scale):
+    n = 0
+    while True:
+        n += 1
+    return x
