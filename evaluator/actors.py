@@ -48,3 +48,23 @@ def send_ping(queue: str):
     broker.declare_queue(queue)
     broker.enqueue(answer_ping.message_with_options(args=(ping.pk,)).copy(queue_name=queue))
     return ping
+
+
+@dramatiq.actor(queue_name="eval.cpu", max_retries=3, min_backoff=5000, time_limit=EVALUATION_TIME_LIMIT_MS * 4)
+def sweep_expert(workload_wid: str, hardware_slug: str, limit: int | None = None):
+    """Sweep one expert kernel on the worker of its hardware (sent to ``eval.<hardware>``)."""
+    from evaluator.experts_sweep import sweep_expert as run_sweep
+    from evaluator.models import HardwareTarget, Workload
+    from evaluator.runner import baseline_for
+    wl = Workload.objects.get(wid=workload_wid)
+    hw = HardwareTarget.objects.get(slug=hardware_slug)
+    ref = run_sweep(wl, hw, baseline_for(wl, hw).record, limit=limit)
+    log.info("expert %s on %s: %s %s", workload_wid, hardware_slug, ref.outcome, ref.speedup)
+
+
+def send_expert_sweeps(hardware_slug: str, workload_wids, limit: int | None = None) -> None:
+    broker = dramatiq.get_broker()
+    queue = f"eval.{hardware_slug}"
+    broker.declare_queue(queue)
+    for wid in workload_wids:
+        broker.enqueue(sweep_expert.message_with_options(args=(wid, hardware_slug, limit)).copy(queue_name=queue))

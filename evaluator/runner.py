@@ -126,7 +126,8 @@ def baseline_for(workload, hardware) -> Baseline:
     existing = Baseline.objects.filter(**key).first()
     if existing:
         return existing
-    record = harness.measure_baseline(workload.wid, profile=hardware.profile, hardware=hardware.slug)
+    record = harness.measure_baseline(workload.wid, profile=hardware.profile, hardware=hardware.slug,
+                                      timeouts=harness_timeouts())
     median = (record.get("timing") or {}).get("median_s")
     if not median:
         raise InfrastructureError(f"baseline of {workload.wid} on {hardware.slug} failed: {record.get('message')}")
@@ -134,17 +135,42 @@ def baseline_for(workload, hardware) -> Baseline:
     return obj
 
 
+def harness_timeouts() -> dict | None:
+    """Per-phase limits from JAXBENCH_TIMEOUTS, e.g. ``compile=60,check=120`` (seconds)."""
+    raw = os.environ.get("JAXBENCH_TIMEOUTS", "").strip()
+    if not raw:
+        return None
+    out = {}
+    for part in raw.split(","):
+        name, _, value = part.partition("=")
+        out[name.strip()] = float(value)
+    return out
+
+
+_local = threading.local()
+
+
+def warm_pool():
+    """One warm sandboxed child per worker thread (JAX already imported in it), so the next
+    candidate pays only for its own compile and run. Each child still serves one candidate."""
+    from evaluator.bench import harness
+    pool = getattr(_local, "pool", None)
+    if pool is None:
+        pool = _local.pool = harness.WarmPool()
+    return pool
+
+
 def run_harness(ev: Evaluation) -> tuple[dict, str]:
     """Run the stage's harness work. Returns (record, next state)."""
-    from evaluator.bench import harness
     wl = ev.candidate.workload
     code = ev.candidate.code
     require_pallas = settings.JAXBENCH_REQUIRE_PALLAS
     if ev.stage == Evaluation.PRECHECK:
         return precheck(wl, code, ev.hardware, require_pallas)
     baseline = baseline_for(wl, ev.hardware)
-    record = harness.evaluate(wl.wid, code, profile=ev.hardware.profile, hardware=ev.hardware.slug,
-                              require_pallas=require_pallas, baseline=baseline.record)
+    record = warm_pool().evaluate(wl.wid, code, profile=ev.hardware.profile, hardware=ev.hardware.slug,
+                                  require_pallas=require_pallas, baseline=baseline.record,
+                                  timeouts=harness_timeouts())
     return record, Evaluation.DONE
 
 
@@ -152,12 +178,13 @@ def precheck(wl, code: str, hardware, require_pallas: bool) -> tuple[dict, str]:
     """Stage 1 for accelerator targets, on CPU: lower for the target platform at full shapes,
     then numerics in TPU interpret mode at the small profile. Stops candidates that fail."""
     from evaluator.bench import harness
-    lowered = harness.lower_for_platform(wl.wid, code, platform=hardware.platform, profile="full")
+    lowered = harness.lower_for_platform(wl.wid, code, platform=hardware.platform, profile="full",
+                                         timeouts=harness_timeouts())
     if lowered.get("outcome") not in (None, "ok", "lowered"):
         lowered["precheck"] = "lowering"
         return lowered, Evaluation.SKIPPED
     numerics = harness.evaluate(wl.wid, code, profile="small", hardware="cpu", require_pallas=require_pallas,
-                                baseline=None, timing=False)
+                                baseline=None, timeouts=harness_timeouts())
     numerics["precheck"] = "numerics"
     numerics["lowering"] = {k: lowered.get(k) for k in ("platform", "profile", "duration_s", "has_pallas_call")}
     outcome = numerics.get("outcome")

@@ -59,6 +59,10 @@ SITE_ALLOWLIST = (
     "scipy.libs", "absl", "etils", "filelock", "typing_extensions.py", "pygments",
     "libtpu", "libtpu_nightly", "nvidia", "jax_cuda12_plugin", "jax_cuda12_pjrt",
     "jax_cuda13_plugin", "jax_cuda13_pjrt", "jax_rocm60_plugin", "jax_rocm60_pjrt",
+    # Tokamax (expert kernels may import it) and what it imports
+    "tokamax", "einshape", "immutabledict", "jaxtyping", "wadler_lindig", "typeguard", "pydantic",
+    "pydantic_core", "annotated_types", "typing_inspection", "qwix", "flax", "optax", "msgpack",
+    "treescope", "rich", "markdown_it", "mdurl", "yaml", "_yaml", "tqdm", "orbax", "_distutils_hack",
 )
 # environment passed to accelerator children (hardware configuration, never credentials)
 ACCEL_ENV_PREFIXES = ("TPU_", "LIBTPU_", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES",

@@ -47,6 +47,8 @@ def _parse_args(argv):
 
 
 OPTS = _parse_args(sys.argv[1:])
+# Libraries that parse flags from sys.argv on first use (absl, hence tokamax) must not see ours.
+sys.argv = [sys.argv[0]]
 for _p in reversed(OPTS["site"]):
     sys.path.insert(0, _p)
 
@@ -255,6 +257,18 @@ def _walk_param(v, counts, depth, jcore):
 # --------------------------------------------------------------------------- the job
 
 
+def _target_device(platform, device_kind):
+    """Lower as if for one chip of the target (an abstract device: nothing runs on it), so that
+    kernels which ask for the TPU generation (Mosaic integer division, Tokamax pipelines) lower
+    on a CPU host too."""
+    if platform != "tpu":
+        return contextlib.nullcontext()
+    from jax.sharding import AbstractDevice, AbstractMesh
+    mesh = AbstractMesh((1,), ("_target",), abstract_device=AbstractDevice(
+        device_kind=device_kind or "TPU v6 lite", num_cores=1, platform="tpu"))
+    return jax.sharding.use_abstract_mesh(mesh)
+
+
 class Job:
     def __init__(self, spec):
         self.spec = spec
@@ -366,6 +380,8 @@ class Job:
             return error_reply(self.stage, exc)
         specs = input_specs(self.manifest)
         t = time.perf_counter()
+        target = _target_device(self.spec["platform"], self.spec.get("device_kind"))
+        target.__enter__()  # left entered: this child serves this one job, then exits
         try:
             traced = jax.jit(self.named(fn)).trace(*specs)
             counts = {}

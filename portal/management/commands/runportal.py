@@ -20,6 +20,8 @@ class Command(BaseCommand):
         parser.add_argument("--web-workers", type=int, default=2)
         parser.add_argument("--worker-threads", type=int, default=1)
         parser.add_argument("--no-worker", action="store_true", help="serve pages only")
+        parser.add_argument("--no-demo", action="store_true",
+                            help="do not populate the demo (also JAXBENCH_DEMO=0)")
 
     def handle(self, *args, **opts):
         procs = []
@@ -36,6 +38,9 @@ class Command(BaseCommand):
             [sys.executable, "-m", "gunicorn", "portal.wsgi:application", "--bind", opts["bind"],
              "--workers", str(opts["web_workers"]), "--timeout", "120", "--access-logfile", "-"],
             cwd=settings.BASE_DIR, start_new_session=True)))
+        if not opts["no_worker"] and not opts["no_demo"] and os.environ.get("JAXBENCH_DEMO", "1") != "0":
+            # Real results measured here: the worker evaluates them while the site is up.
+            procs.append(("demo", subprocess.Popen(manage + ["demo", "--wait"], start_new_session=True)))
         self.stdout.write(self.style.SUCCESS(
             f"JAXBench Portal at http://{opts['bind']}/  (Ctrl-C stops everything)"))
 
@@ -50,7 +55,7 @@ class Command(BaseCommand):
         try:
             while not stopping:
                 for name, p in procs:
-                    if p.poll() is not None:
+                    if p.poll() is not None and not (name == "demo" and p.returncode == 0):
                         self.stderr.write(f"{name} exited with status {p.returncode}; stopping the rest")
                         stopping = True
                 time.sleep(0.5)

@@ -1,0 +1,84 @@
+"""The demo: real submissions of the example kernels, an agent-like trace built from them and
+deliberately broken variants, and the expert sweeps, all evaluated for real on this machine by
+the normal pipeline. Nothing is fabricated: every number on the pages comes from the worker."""
+from __future__ import annotations
+
+import io
+import pathlib
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+from portal import intake, trace_format
+from portal.models import Membership, Submission, Team
+
+EXAMPLES_DIR = pathlib.Path(__file__).resolve().parent.parent / "evaluator" / "bench" / "examples"
+TEAM_NAME = "JAXBench examples"
+
+
+def example_files() -> dict[str, str]:
+    from evaluator.bench.examples import EXAMPLES
+    return {wid: (EXAMPLES_DIR / name).read_text() for wid, name in EXAMPLES.items()}
+
+
+def broken_variants(wid: str, code: str) -> list[tuple[str, str]]:
+    """What an agent's search typically produces before it gets a kernel right."""
+    from evaluator.bench import workloads
+    from evaluator.starter import starter_source
+    wl = workloads.get(wid)
+    args = ", ".join(wl.input_names)
+    return [
+        ("plain XLA, no Pallas (rejected by the rule)", starter_source(wl)),
+        ("a Pallas API that does not exist (compile error)",
+         code + f"\n\ndef workload({args}):\n    return pl.pallas_call_v2({args})\n"),
+        ("right shapes, wrong numbers (incorrect)",
+         code + f"\n\n_fixed = workload\n\ndef workload({args}):\n    return (_fixed({args}) * 1.0625).astype(_fixed({args}).dtype)\n"),
+        ("the final kernel", code),
+    ]
+
+
+def demo_trace(hardware: str = "cpu") -> str:
+    lines = [{"format": trace_format.FORMAT, "method": "demo: example kernels and broken variants",
+              "model": "none (built from the example kernels)", "framework": "portal demo",
+              "hardware": hardware, "sampling": "sequential", "budget": 4,
+              "description": "Four samples per workload in search order: a plain-XLA start, an API "
+                             "error, a wrong-numbers kernel, then the working kernel.",
+              "settings": {"generated_by": "manage.py demo"}}]
+    for wid, code in example_files().items():
+        for index, (note, variant) in enumerate(broken_variants(wid, code)):
+            sample = {"workload": wid, "index": index, "round": index, "code": variant}
+            if index:
+                sample["parent"] = index - 1
+            lines.append(sample)
+    return trace_format.dumps_lines(lines)
+
+
+def demo_team():
+    User = get_user_model()
+    user, created = User.objects.get_or_create(username="demo", defaults={"email": "demo@localhost"})
+    if created:
+        user.set_unusable_password()
+        user.save()
+    team, _ = Team.objects.get_or_create(name=TEAM_NAME, defaults={"description": "Submissions made by manage.py demo"})
+    Membership.objects.get_or_create(team=team, user=user, defaults={"role": Membership.OWNER})
+    return user, team
+
+
+def create_demo(hardware: str = "cpu") -> list[Submission]:
+    """Create (once) and publish the demo submissions; the worker evaluates them."""
+    user, team = demo_team()
+    existing = list(team.submissions.all())
+    if existing:
+        return existing
+    with transaction.atomic():
+        kernels = intake.create_kernel_submission(
+            team, user, hardware,
+            {"method": "Hand-written Pallas examples", "model_name": "human",
+             "description": "The example kernels of evaluator/bench/examples, evaluated on this machine.",
+             "upload_key": "demo-kernels"},
+            [(f"{wid}.py", code) for wid, code in example_files().items()])
+        trace = intake.create_trace_submission(team, user, io.BytesIO(demo_trace(hardware).encode()),
+                                               upload_key="demo-trace")
+        for sub in (kernels, trace):
+            sub.publish()
+    return [kernels, trace]
