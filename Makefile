@@ -39,7 +39,6 @@ system-deps:
 	@bash .ci/system-deps.sh
 
 test: venv-test system-deps
-	$(PY) manage.py collectstatic --noinput -v0
 	$(MAKE) --no-print-directory test-embedded test-postgres-redis test-postgres-rabbitmq
 
 test-embedded:
@@ -59,6 +58,7 @@ test-postgres-rabbitmq:
 bench: venv-test
 	$(PY) bench/workloads_small.py
 	$(PY) bench/harness_overhead.py
+	$(PY) bench/trace_upload.py
 
 clean:
 	rm -rf $(VENV) var/staticfiles
