@@ -41,9 +41,12 @@ system-deps:
 test: venv-test system-deps
 	$(MAKE) --no-print-directory test-embedded test-postgres-redis test-postgres-rabbitmq
 
+# Fast tests run on both cores; tests that start workers, browsers or the whole corpus run alone.
 test-embedded:
-	@echo "== tests: embedded (SQLite + embedded Redis) =="
-	$(PY) -m pytest
+	@echo "== tests: embedded (SQLite + embedded Redis), parallel part =="
+	$(PY) -m pytest -m "not integration and not slow and not browser" -n 2 --dist loadfile
+	@echo "== tests: embedded (SQLite + embedded Redis), integration, browser and slow tests =="
+	$(PY) -m pytest -m "integration or slow or browser"
 
 test-postgres-redis:
 	@echo "== integration tests: PostgreSQL + Redis =="

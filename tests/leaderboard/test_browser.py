@@ -20,11 +20,11 @@ PLOT_READY = ("() => { const p = document.querySelectorAll('.js-plotly-plot');"
 
 
 @pytest.fixture
-def page(populated, live_server):
+def page(populated, live_server, monkeypatch):
     if not os.path.exists(CHROMIUM):
         pytest.skip("no Chromium at /usr/bin/chromium")
     from playwright.sync_api import sync_playwright
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"   # the test thread writes rows while Playwright runs
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # the test thread writes rows while Playwright runs
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)

@@ -27,7 +27,8 @@ HOST = "portal.example.org"
 
 
 def production_env(tmp_path, https=True) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_VERSION", "DATABASE_URL", "DJANGO_SETTINGS_MODULE")}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTEST_VERSION", "DATABASE_URL", "DJANGO_SETTINGS_MODULE", "DJANGO_ALLOW_ASYNC_UNSAFE")}
     env.update({"DJANGO_DEBUG": "0", "DJANGO_HTTPS": "1" if https else "0",
                 "DJANGO_SECRET_KEY": secrets.token_urlsafe(64), "DJANGO_ALLOWED_HOSTS": HOST,
                 "JAXBENCH_VAR_DIR": str(tmp_path / "var"), "DJANGO_SETTINGS_MODULE": "portal.settings"})
