@@ -90,3 +90,33 @@ def test_broker_restart_loses_nothing(start_worker, purge_queues, broker_url):
     rows = wait_all_final(sub, worker)
     assert {r.state for r in rows} == {Evaluation.DONE}
     assert rows[1].outcome == "compile_error"
+
+
+def test_database_briefly_unavailable_loses_nothing(start_worker, purge_queues):
+    """PostgreSQL variants: cut every worker connection and refuse new ones for a few seconds
+    while an evaluation runs; afterwards each candidate has exactly one final result."""
+    from django.db import connection
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL (the production configuration)")
+    sub = submit([CORRECT + "\n# db-outage\n", INCORRECT + "\n# db-outage\n"])
+    worker = start_worker(extra_env=FAST_RECOVERY)
+    wait_for(lambda: Evaluation.objects.filter(candidate__submission=sub, state=Evaluation.RUNNING).exists(),
+             timeout=300, interval=0.2, message="an evaluation running")
+    import psycopg
+    s = connection.settings_dict
+    name = s["NAME"]
+    admin = psycopg.connect(host=s.get("HOST") or "127.0.0.1", port=s.get("PORT") or 5432,
+                            user=s.get("USER") or "postgres", password=s.get("PASSWORD") or None,
+                            dbname="postgres", autocommit=True)
+    try:
+        admin.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
+        admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", [name])
+        time.sleep(5)
+    finally:
+        admin.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
+        admin.close()
+    connection.close()  # ours was cut too; the next query reconnects
+    rows = wait_all_final(sub, worker)
+    assert [r.state for r in rows] == [Evaluation.DONE, Evaluation.DONE], [r.message for r in rows]
+    assert rows[1].outcome == "incorrect"
+    assert Evaluation.objects.filter(candidate__submission=sub).count() == 2

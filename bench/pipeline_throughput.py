@@ -1,0 +1,134 @@
+"""End-to-end throughput of the evaluation pipeline on the embedded portal.
+
+Starts the embedded portal (``manage.py runportal``: embedded Redis, one worker, gunicorn) in a
+fresh var directory, submits N candidates (default 200: a mix of correct, incorrect and failing
+kernels at the small profile, each made unique so none is reused) as one trace through the REST
+API, waits until every evaluation is final, and prints:
+
+* candidates per minute end to end (first enqueue to last verdict);
+* the median and p95 queue latency (enqueue to claim);
+* the harness's own time for the same candidates back to back (the sum of the records' total
+  time, measured inside the worker) and the share the pipeline adds on top of it (target < 10%).
+
+    python bench/pipeline_throughput.py [--count 200] [--keep]
+"""
+import argparse
+import json
+import os
+import pathlib
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+PY = sys.executable
+EXAMPLE = (ROOT / "evaluator" / "bench" / "examples" / "12p-rmsnorm.py").read_text()
+VARIANTS = [
+    ("correct", EXAMPLE),
+    ("incorrect", EXAMPLE + "\n\n_k = workload\n\ndef workload(x, scale):\n    return _k(x, scale) * 1.5\n"),
+    ("compile_error", "from jax.experimental import pallas as pl\n\ndef workload(x, scale):\n    return pl.nope(x)\n"),
+    ("rejected", "def workload(x, scale):\n    return (x.astype('float32') * 0 + 1).astype(x.dtype) * scale\n"),
+]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def manage(env, *args, input_text=None):
+    return subprocess.run([PY, "manage.py", *args], cwd=ROOT, env=env, check=True, text=True,
+                          capture_output=True, input=input_text).stdout
+
+
+def api(base, token, path, data=None, content_type="application/json"):
+    req = urllib.request.Request(base + path, data=data, headers={"Authorization": f"Bearer {token}",
+                                                                   "Content-Type": content_type})
+    with urllib.request.urlopen(req, timeout=120) as r:
+        return json.loads(r.read().decode())
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--count", type=int, default=200)
+    ap.add_argument("--timeout", type=float, default=7200)
+    ap.add_argument("--keep", action="store_true", help="keep the temporary var directory")
+    args = ap.parse_args()
+    var = pathlib.Path(tempfile.mkdtemp(prefix="jxb-throughput-"))
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "DRAMATIQ_BROKER_URL", "PYTEST_VERSION")}
+    env.update(JAXBENCH_VAR_DIR=str(var), JAXBENCH_DEMO="0", JAXBENCH_TOKEN_RATE="100000/min",
+               JAXBENCH_UPLOAD_RATE="1000/min")
+    manage(env, "migrate", "-v0")
+    manage(env, "sync_registry")
+    token = manage(env, "shell", "-c", (
+        "from django.contrib.auth.models import User; from portal.models import Team, Membership, ApiToken;"
+        "u=User.objects.create_user('bench'); t=Team.objects.create(name='bench');"
+        "Membership.objects.create(team=t,user=u,role='owner'); print(ApiToken.issue(u,'bench')[1])")).strip().splitlines()[-1]
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    proc = subprocess.Popen([PY, "manage.py", "runportal", "--bind", f"127.0.0.1:{port}", "--no-demo"], cwd=ROOT,
+                            env=env, stdout=open(var / "portal.log", "w"), stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    try:
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(base + "/", timeout=2)
+                break
+            except OSError:
+                time.sleep(1)
+        lines = [{"format": "jaxbench-trace/1", "method": "throughput bench", "model": "none", "hardware": "cpu",
+                  "sampling": "independent"}]
+        kinds = []
+        for i in range(args.count):
+            kind, code = VARIANTS[i % len(VARIANTS)]
+            kinds.append(kind)
+            lines.append({"workload": "12p", "index": i, "code": code + f"\n# sample {i}\n"})
+        body = "".join(json.dumps(x) + "\n" for x in lines).encode()
+        t0 = time.time()
+        sub = api(base, token, "/api/v1/submissions/trace/", body, "application/x-ndjson")
+        sid = sub["id"]
+        while time.time() - t0 < args.timeout:
+            st = api(base, token, f"/api/v1/submissions/{sid}/status/")
+            prog = st.get("progress", st)
+            if prog.get("finished"):
+                break
+            print(f"\r{prog.get('done', 0)}/{prog.get('total', args.count)} evaluated", end="", flush=True)
+            time.sleep(2)
+        print()
+        rows = json.loads(manage(env, "shell", "-c", (
+            "import json; from evaluator.models import Evaluation as E;"
+            f"print(json.dumps([[e.enqueued_at.timestamp(), e.started_at.timestamp() if e.started_at else None,"
+            f" e.finished_at.timestamp() if e.finished_at else None, e.outcome, (e.record.get('phases') or {{}}).get('total_s')]"
+            f" for e in E.objects.filter(candidate__submission_id={sid})]))")).strip().splitlines()[-1])
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(60)
+    first_enqueue = min(r[0] for r in rows)
+    last_finish = max(r[2] for r in rows if r[2])
+    wall = last_finish - first_enqueue
+    latencies = sorted(r[1] - r[0] for r in rows if r[1])
+    harness_s = sum(r[4] or 0 for r in rows)
+    outcomes = {}
+    for r in rows:
+        outcomes[r[3]] = outcomes.get(r[3], 0) + 1
+    print(f"candidates: {len(rows)} ({', '.join(f'{k} {v}' for k, v in sorted(outcomes.items()))})")
+    print(f"end to end: {wall:.1f} s = {60 * len(rows) / wall:.1f} candidates/min (1 worker thread)")
+    print(f"queue latency (enqueue -> claim): median {statistics.median(latencies):.2f} s, "
+          f"p95 {latencies[int(0.95 * (len(latencies) - 1))]:.2f} s (includes waiting behind earlier candidates)")
+    first_claim = min(r[1] for r in rows if r[1])
+    print(f"first claim after upload: {first_claim - first_enqueue:.2f} s")
+    print(f"harness time back to back: {harness_s:.1f} s; pipeline adds {100 * (wall / harness_s - 1):.1f}% "
+          f"(target < 10%)")
+    if not args.keep:
+        shutil.rmtree(var, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
