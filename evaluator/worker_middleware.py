@@ -46,12 +46,13 @@ class Heartbeat(dramatiq.Middleware):
     """Writes this worker process's row in WorkerHeartbeat while it runs."""
 
     def after_worker_boot(self, broker, worker):
-        import socket
         import threading
 
         from django.utils import timezone
+
+        from evaluator.actors import worker_name
         self._stop = threading.Event()
-        self._name = f"{socket.gethostname()}:{os.getpid()}"
+        self._name = worker_name()  # the same name the worker signs its work with
         self._started = timezone.now()
         self._queues = sorted(worker.consumer_whitelist or broker.get_declared_queues())
         self._thread = threading.Thread(target=self._loop, name="jaxbench-heartbeat", daemon=True)
