@@ -73,8 +73,16 @@ from __future__ import annotations
 from typing import Any, Optional, TypedDict
 
 OUTCOMES = ("compile_error", "runtime_error", "timeout", "incorrect", "correct_slower",
-            "correct_faster", "rejected")
-CORRECT_OUTCOMES = ("correct_slower", "correct_faster")
+            "correct_tie", "correct_faster", "rejected")
+CORRECT_OUTCOMES = ("correct_slower", "correct_tie", "correct_faster")
+# Human labels, shared by pages, exports and the CLI.
+OUTCOME_LABELS = {
+    "compile_error": "compile error", "runtime_error": "runtime error", "timeout": "timeout",
+    "incorrect": "incorrect", "correct_slower": "correct, slower",
+    "correct_tie": "correct, within noise", "correct_faster": "correct, faster",
+    "rejected": "rejected",
+}
+CONFIDENCE = 0.95                 # level of the speedup interval
 
 CATEGORIES = {
     "compile_error": ("syntax_error", "import_error", "trace_error", "pallas_error",
@@ -203,3 +211,31 @@ def trim(text: str, cap: int = MESSAGE_CAP) -> str:
 
 def is_correct(record: dict) -> bool:
     return record.get("outcome") in CORRECT_OUTCOMES
+
+
+def speed_outcome(lo: float, hi: float) -> str:
+    """The outcome of a correct candidate from its speedup interval: faster only when the whole
+    interval lies above 1, slower only when it lies below 1, a tie (within noise) otherwise."""
+    if lo > 1.0:
+        return "correct_faster"
+    if hi < 1.0:
+        return "correct_slower"
+    return "correct_tie"
+
+
+def faster_than(p: float, speedup, lo=None) -> bool:
+    """Is a correct sample faster than ``p`` x XLA? Conservative: the interval's lower end must
+    exceed ``p``. Rows timed before intervals existed (``lo`` None) fall back to the point."""
+    if lo is not None:
+        return lo > p
+    return speedup is not None and speedup > p
+
+
+def format_speedup(speedup, lo=None, hi=None) -> str:
+    """``1.42x [1.37, 1.48]``; a row timed before intervals existed shows the point alone."""
+    if speedup is None:
+        return "-"
+    text = f"{speedup:.2f}x"
+    if lo is not None and hi is not None:
+        text += f" [{lo:.2f}, {hi:.2f}]"
+    return text
