@@ -22,12 +22,25 @@ EvalRecord keys
 ``has_pallas_call``    the candidate's program contains a pallas_call (and, on TPU/GPU, the
                        lowered module contains the Mosaic/Triton custom call).
 ``host_callbacks``     host-callback primitives found in the program (list of names).
-``max_abs_err``        largest |ref - cand| over all checked outputs (float32), or None.
-``max_rel_err``        largest |ref - cand| / |ref| over them, or None.
-``timing``             None, or a :class:`Timing` dict (below).
-``speedup``            baseline median / candidate median, for correct outcomes; else None.
-``baseline_median_s``  the baseline median used (same workload/profile/hardware/harness
-                       version), or None.
+``max_abs_err``        largest |exact - cand| over all checked outputs (float32), or None.
+``max_rel_err``        largest |exact - cand| / |exact| over them, or None.
+``errors``             None, or the errors against the exact answer (float32 from the same bf16
+                       inputs) over every checked output: ``candidate`` and ``xla`` each
+                       {max_abs, max_rel, n_beyond_tol} (elements beyond atol + rtol*|exact|),
+                       ``n_fail`` (candidate elements outside tolerance + XLA's own error),
+                       ``worst_excess`` (largest error / allowance), ``n_elements``.
+``timing``             None, or the candidate's :class:`Timing` dict (below).
+``baseline_timing``    None, or the XLA baseline's Timing, re-timed beside the candidate.
+``speedup``            median of the paired ratios t_XLA / t_candidate, for correct outcomes.
+``speedup_ci``         [lo, hi]: its :data:`CONFIDENCE` bootstrap interval over the pairs.
+``speedup_method``     how the interval was computed (resamples, seed).
+``baseline_source``    "interleaved": the baseline was timed in its own sandboxed child (only
+                       harness code and the exported XLA program run there), pinned to the
+                       candidate's core, in blocks alternating with the candidate's (ABBA),
+                       the candidate's child frozen while the baseline ran.
+``baseline_median_s``  the re-timed baseline's median, or None.
+``cached_baseline_median_s``  the baseline measured alone earlier on the worker, when one was
+                       given (shown for reference; the verdict uses the side-by-side timings).
 ``held_for_review``    True when the speedup is above :data:`REVIEW_SPEEDUP` (10x).
 ``seeds``              {"check": [hex...], "timing": [hex...]}: the 64-bit seeds of every
                        input set, drawn from the OS random source by the trusted side and
@@ -133,8 +146,14 @@ class EvalRecord(TypedDict):
     host_callbacks: list
     max_abs_err: Optional[float]
     max_rel_err: Optional[float]
+    errors: Optional[dict]
     timing: Optional[Timing]
+    baseline_timing: Optional[Timing]
     speedup: Optional[float]
+    speedup_ci: Optional[list]
+    speedup_method: Optional[str]
+    baseline_source: Optional[str]
+    cached_baseline_median_s: Optional[float]
     baseline_median_s: Optional[float]
     held_for_review: bool
     seeds: dict
@@ -192,7 +211,9 @@ def new_record(**fields: Any) -> dict:
         "phase": "startup", "workload": "", "workload_slug": "", "profile": "", "hardware": None,
         "platform": None, "device_kind": None, "mode": None, "require_pallas": True,
         "has_pallas_call": None, "host_callbacks": [], "max_abs_err": None, "max_rel_err": None,
-        "timing": None, "speedup": None, "baseline_median_s": None, "held_for_review": False,
+        "errors": None, "timing": None, "baseline_timing": None, "speedup": None,
+        "speedup_ci": None, "speedup_method": None, "baseline_source": None,
+        "cached_baseline_median_s": None, "baseline_median_s": None, "held_for_review": False,
         "seeds": {}, "jax_version": None, "jaxlib_version": None,
         "harness_version": HARNESS_VERSION, "python_version": None, "sandbox": {}, "phases": {},
         "child_output": {}, "notes": [],

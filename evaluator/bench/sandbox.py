@@ -63,6 +63,8 @@ SITE_ALLOWLIST = (
     "tokamax", "einshape", "immutabledict", "jaxtyping", "wadler_lindig", "typeguard", "pydantic",
     "pydantic_core", "annotated_types", "typing_inspection", "qwix", "flax", "optax", "msgpack",
     "treescope", "rich", "markdown_it", "mdurl", "yaml", "_yaml", "tqdm", "orbax", "_distutils_hack",
+    # jax.export deserialization: the baseline reaches its child as a serialized program
+    "flatbuffers",
 )
 # environment passed to accelerator children (hardware configuration, never credentials)
 ACCEL_ENV_PREFIXES = ("TPU_", "LIBTPU_", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES",
@@ -448,7 +450,6 @@ class SandboxOptions:
     platform: str = "cpu"
     probe: bool = False                   # start the interpreter only (see best_mode)
     limits: Limits = dataclasses.field(default_factory=Limits)
-    with_bench_package: bool = False      # baseline children only: the reference code
     base_dir: str | None = None
     mode: str | None = None               # None: the strongest that works here; or
                                           # "bwrap-unprivileged", "bwrap", "none"
@@ -523,7 +524,6 @@ class SandboxedChild:
         pybin = _python_binary()
         child_in, child_work = self.in_dir, self.host_work
         child_site = [site]
-        child_pkg = os.path.dirname(os.path.dirname(BENCH_DIR))
         child_file = CHILD_FILE
         env = {"HOME": "/tmp", "TMPDIR": "/tmp", "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8",
                "JAX_PLATFORMS": self.opt.platform, "TF_CPP_MIN_LOG_LEVEL": "2",
@@ -565,12 +565,6 @@ class SandboxedChild:
             for entry in _site_entries(site):
                 argv += ["--ro-bind", src_for(os.path.join(site, entry)), f"/site/{entry}"]
             argv += ["--ro-bind", src_for(CHILD_FILE), "/harness/sandbox_child.py"]
-            if self.opt.with_bench_package:
-                init = os.path.join(self.run_dir, "evaluator_init.py")
-                open(init, "w").close()
-                os.chmod(init, 0o644)
-                argv += ["--ro-bind", src_for(BENCH_DIR), "/harness/pkg/evaluator/bench",
-                         "--ro-bind", init, "/harness/pkg/evaluator/__init__.py"]
             argv += ["--ro-bind", self.in_dir, "/in", "--bind", self.host_work, "/work",
                      "--proc", "/proc", "--dev", "/dev"]
             if "--size" in flags:
@@ -585,7 +579,7 @@ class SandboxedChild:
             argv += ["--remount-ro", "/"]
             argv += ["--chdir", "/work", "--", pybin, "-I", "-S", "-B",
                      "/harness/sandbox_child.py", "--in", "/in", "--work", "/work",
-                     "--site", "/site", "--pkg", "/harness/pkg"]
+                     "--site", "/site"]
             run_env = {"PATH": "/usr/bin:/bin"}
             chdir = "/"
         else:
@@ -598,7 +592,7 @@ class SandboxedChild:
             child_site = [src_for(site)]
             child_file = src_for(CHILD_FILE)
             argv = [pybin, "-I", "-S", "-B", child_file, "--in", child_in, "--work", child_work,
-                    "--pkg", child_pkg] + sum((["--site", s] for s in child_site), [])
+                    ] + sum((["--site", s] for s in child_site), [])
             run_env = env
             chdir = child_work
         if self.opt.probe:

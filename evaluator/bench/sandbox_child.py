@@ -2,7 +2,7 @@
 
 This file is bound read-only into the sandbox on its own (not the repository, not the workload
 registry, not the reference code) and imports only the standard library, numpy and jax. It is
-started as ``python -I -S -B sandbox_child.py --in DIR --work DIR [--site DIR]... [--pkg DIR]``.
+started as ``python -I -S -B sandbox_child.py --in DIR --work DIR [--site DIR]...``.
 
 Protocol (everything here is data; the trusted side decides every verdict):
 
@@ -34,10 +34,10 @@ CANDIDATE_FILE = "candidate.py"
 
 
 def _parse_args(argv):
-    opts = {"site": [], "in": None, "work": None, "pkg": None, "probe": False}
+    opts = {"site": [], "in": None, "work": None, "probe": False}
     it = iter(argv)
     for a in it:
-        if a in ("--in", "--work", "--pkg"):
+        if a in ("--in", "--work"):
             opts[a[2:]] = next(it)
         elif a == "--site":
             opts["site"].append(next(it))
@@ -164,9 +164,9 @@ def _dtype(name):
     return _BF16 if name == "bfloat16" else np.dtype(name)
 
 
-def load_set(manifest, set_id):
+def load_set(manifest, set_id, in_root=None):
     arrays = []
-    base = os.path.join(OPTS["in"], "sets", set_id)
+    base = os.path.join(in_root or OPTS["in"], "sets", set_id)
     for k, spec in enumerate(manifest["inputs"]):
         raw = np.load(os.path.join(base, f"{k}.npy"), allow_pickle=False)
         if spec["dtype"] == "bfloat16":
@@ -272,11 +272,13 @@ def _target_device(platform, device_kind):
 class Job:
     def __init__(self, spec):
         self.spec = spec
-        self.manifest = json.load(open(os.path.join(OPTS["in"], "manifest.json")))
+        self.in_root = OPTS["in"]
+        self.manifest = json.load(open(os.path.join(self.in_root, "manifest.json")))
         self.fn = None
         self.compiled = None
         self.interpret = bool(spec.get("interpret"))
         self.stage = "import"
+        self.timed = None
 
     def ctx(self):
         if self.interpret and _pltpu is not None:
@@ -287,10 +289,11 @@ class Job:
     def load_function(self):
         spec = self.spec
         if spec["mode"] == "baseline":
-            sys.path.insert(0, OPTS["pkg"])
-            from evaluator.bench import workloads  # only bound into baseline children
-            wl = workloads.get(spec["workload"])
-            return wl.baseline(spec["profile"])
+            # the XLA baseline, serialized by the trusted side with jax.export: no reference
+            # source code is needed (or visible) in any child
+            with open(os.path.join(self.in_root, "baseline.jaxexport"), "rb") as f:
+                exported = jax.export.deserialize(bytearray(f.read()))
+            return exported.call
         path = os.path.join(OPTS["in"], CANDIDATE_FILE)
         with open(path, encoding="utf-8", errors="replace") as f:
             source = f.read()
@@ -311,10 +314,10 @@ class Job:
             mod.CONFIG = dict(spec.get("config") or {})
         return fn
 
-    def named(self, fn):
+    def named(self, fn, name=None):
         def program(*args):
             return fn(*args)
-        program.__name__ = program.__qualname__ = self.spec["name"]
+        program.__name__ = program.__qualname__ = name or self.spec["name"]
         return program
 
     def compile(self):
@@ -403,7 +406,7 @@ class Job:
         t0 = time.perf_counter()
         exec_s = 0.0
         for sid in set_ids:
-            args = load_set(self.manifest, sid)
+            args = load_set(self.manifest, sid, self.in_root)
             try:
                 t = time.perf_counter()
                 out = self.compiled(*args)
@@ -417,32 +420,49 @@ class Job:
         result["phase_s"] = time.perf_counter() - t0
         return result
 
-    # -- timing: warm-up, then the timed loop inside a profiler trace
+    # -- the baseline, beside the candidate: compiled from the trusted side's exported program
+    # when the job arrives, before any candidate code exists in this process
+    def load_baseline(self):
+        name = self.spec.get("baseline_name")
+        if not name:
+            return None
+        with open(os.path.join(self.in_root, "baseline.jaxexport"), "rb") as f:
+            exported = jax.export.deserialize(bytearray(f.read()))
+        specs = input_specs(self.manifest)
+        self.baseline = jax.jit(self.named(exported.call, name)).lower(*specs).compile()
+        return name
+
+    # -- timing: warm-up, then the timed loop inside a profiler trace; with a baseline, the two
+    # programs alternate call by call on the same inputs (ABBA: neither always goes first)
     def timing(self, set_ids, warmup, iters, save_iters, trace_dir):
-        sets = [load_set(self.manifest, sid) for sid in set_ids]
+        sets = [load_set(self.manifest, sid, self.in_root) for sid in set_ids]
         m = len(sets)
+        progs = [self.compiled] + ([self.baseline] if getattr(self, "baseline", None) else [])
         t = time.perf_counter()
         try:
             for i in range(warmup):
-                jax.block_until_ready(self.compiled(*sets[i % m]))
+                for prog in progs:
+                    jax.block_until_ready(prog(*sets[i % m]))
         except BaseException as exc:  # noqa: BLE001
             return error_reply("execute", exc)
         warmup_s = time.perf_counter() - t
         save = set(save_iters)
         kept = {}
-        walls = []
+        walls = [[] for _ in progs]
         prof = _Profiler()
         prof.start(trace_dir)
         try:
             t_loop = time.perf_counter()
             for i in range(iters):
                 args = sets[i % m]
-                t = time.perf_counter()
-                out = self.compiled(*args)
-                jax.block_until_ready(out)
-                walls.append(time.perf_counter() - t)
-                if i in save:
-                    kept[i] = out
+                order = range(len(progs)) if i % 4 in (0, 3) else reversed(range(len(progs)))
+                for k in order:
+                    t = time.perf_counter()
+                    out = progs[k](*args)
+                    jax.block_until_ready(out)
+                    walls[k].append(time.perf_counter() - t)
+                    if k == 0 and i in save:
+                        kept[i] = out
             loop_s = time.perf_counter() - t_loop
         except BaseException as exc:  # noqa: BLE001
             with contextlib.suppress(Exception):
@@ -452,8 +472,8 @@ class Job:
         prof.stop()
         stop_s = time.perf_counter() - t
         saved = {str(i): write_outputs(f"t{i}", o) for i, o in kept.items()}
-        return {"type": "timed", "wall_s": walls, "loop_s": loop_s, "stop_trace_s": stop_s,
-                "warmup_s": warmup_s, "saved": saved}
+        return {"type": "timed", "wall_s": walls[0], "baseline_wall_s": walls[1:] and walls[1],
+                "loop_s": loop_s, "stop_trace_s": stop_s, "warmup_s": warmup_s, "saved": saved}
 
 
 def _jaxlib_version():
@@ -476,6 +496,11 @@ def main():
         kind = cmd.get("cmd")
         if kind == "job":
             job = Job(cmd)
+            try:
+                job.load_baseline()
+            except BaseException as exc:  # noqa: BLE001 - the trusted side's program: infrastructure
+                send({"type": "error", "stage": "baseline", "message": str(exc)[:2000]})
+                continue
             send({"type": "ack"})
         elif kind == "compile":
             send(job.compile())

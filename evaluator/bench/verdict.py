@@ -2,7 +2,8 @@
 
 Everything here takes data the child produced as untrusted claims plus arrays read back with
 size and dtype checks, and decides outcomes. The elementwise rule is
-:func:`evaluator.bench.verdict_math.allclose_report` (float32, NaN/Inf never pass).
+:func:`evaluator.bench.verdict_math.exact_rule_report` (the exact float32 answer, XLA's own
+error as the allowance, NaN/Inf never pass).
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import re
 
 import numpy as np
 
-from .verdict_math import allclose_report
+from .verdict_math import exact_rule_report
 
 # host callbacks: the candidate's program may not call back into Python (a callback can do
 # anything, including returning cached results or reading the clock)
@@ -137,46 +138,109 @@ def check_claims(meta: dict, ref_treedef: str, expected: list[tuple[str, tuple]]
     return None
 
 
-def compare_set(refs: list[np.ndarray], cands: list[np.ndarray], atol: float, rtol: float):
-    """Compare one input set's outputs. Returns (ok, category, max_abs, max_rel, message)."""
-    max_abs = max_rel = 0.0
-    for k, (r, c) in enumerate(zip(refs, cands)):
-        rep = allclose_report(r, c, atol, rtol)
-        max_abs = max(max_abs, rep["max_abs"])
-        max_rel = max(max_rel, rep["max_rel"])
-        c_nonfinite = int(c.size - np.count_nonzero(np.isfinite(np.asarray(c, np.float32))))
-        if c_nonfinite:
-            return (False, "non_finite", max_abs, max_rel,
-                    f"output {k}: {c_nonfinite} NaN/Inf values")
-        if not rep["passed"]:
-            return (False, "not_allclose", max_abs, max_rel,
-                    f"output {k}: {rep['n_bad']} of {r.size} elements outside "
-                    f"atol={atol:g}, rtol={rtol:g} (max abs err {rep['max_abs']:.4g}, "
-                    f"max rel err {rep['max_rel']:.4g})")
-    return True, None, max_abs, max_rel, ""
+def merge_errors(acc: dict | None, rep: dict) -> dict:
+    """Fold one output's exact-rule report into the running error summary of an evaluation."""
+    acc = acc or {"candidate": {"max_abs": 0.0, "max_rel": 0.0, "n_beyond_tol": 0},
+                  "xla": {"max_abs": 0.0, "max_rel": 0.0, "n_beyond_tol": 0},
+                  "n_fail": 0, "worst_excess": 0.0, "n_elements": 0}
+    for side in ("candidate", "xla"):
+        a, r = acc[side], rep[side]
+        a["max_abs"] = max(a["max_abs"], r["max_abs"])
+        a["max_rel"] = max(a["max_rel"], r["max_rel"])
+        a["n_beyond_tol"] += r["n_beyond_tol"]
+    acc["n_fail"] += rep["n_fail"]
+    acc["worst_excess"] = max(acc["worst_excess"], rep["worst_excess"])
+    acc["n_elements"] += rep.get("n_elements", 0)
+    return acc
+
+
+def compare_set(exacts: list[np.ndarray], xlas: list[np.ndarray], cands: list[np.ndarray],
+                atol: float, rtol: float):
+    """Compare one input set's outputs under the exact rule (verdict_math.exact_rule_report).
+    Returns (ok, category, errors, message); ``errors`` as :func:`merge_errors` builds it."""
+    errors = None
+    failure = None
+    for k, (e, x, c) in enumerate(zip(exacts, xlas, cands)):
+        rep = exact_rule_report(e, x, c, atol, rtol)
+        rep["n_elements"] = int(np.asarray(c).size)
+        errors = merge_errors(errors, rep)
+        if failure is not None:
+            continue
+        if rep["n_nonfinite"]:
+            failure = ("non_finite", f"output {k}: {rep['n_nonfinite']} NaN/Inf values")
+        elif not rep["passed"]:
+            cr, xr = rep["candidate"], rep["xla"]
+            failure = ("not_allclose",
+                       f"output {k}: {rep['n_fail']} of {np.asarray(c).size} elements farther from "
+                       f"the exact answer than atol={atol:g} + rtol={rtol:g}*|exact| + XLA's own "
+                       f"error (candidate max abs err {cr['max_abs']:.4g}, XLA's {xr['max_abs']:.4g}; "
+                       f"worst element {rep['worst_excess']:.3g}x its allowance)")
+    if failure:
+        return False, failure[0], errors, failure[1]
+    return True, None, errors, ""
+
+
+def _passes(exacts, xlas, cands, atol, rtol) -> bool:
+    return all(e.shape == c.shape and exact_rule_report(e, x, c, atol, rtol)["passed"]
+               for e, x, c in zip(exacts, xlas, cands))
+
+
+TIMED_FAR = 10.0    # a timed output this many times its allowance away is no precision effect
+
+
+def timed_output_verdict(exacts, xlas, checked, timed, bad_claim, atol, rtol):
+    """Judge one saved timed output. ``checked``: the candidate's checked outputs for the same
+    inputs (they passed), or None; ``timed``: the timed outputs, or None when ``bad_claim``
+    (category, message) says why they could not be read. Returns None (fine) or
+    (outcome, category, message).
+
+    ``rejected`` only for a difference precision cannot explain: the timed output is far outside
+    the allowance (> TIMED_FAR times), or it differs from the checked output of the same inputs
+    by more than the whole allowance (the same program on the same inputs); otherwise
+    ``incorrect`` with the numbers (e.g. a nondeterministic kernel that lands just outside)."""
+    if bad_claim is not None:
+        return ("rejected", "timed_output_mismatch",
+                f"the output could not be read or has the wrong structure ({bad_claim[1]}); "
+                "the outputs of timed calls must be as correct as the checked ones")
+    ok, cat, errs, msg = compare_set(exacts, xlas, timed, atol, rtol)
+    if ok:
+        return None
+    if errs["worst_excess"] > TIMED_FAR:
+        return ("rejected", "timed_output_mismatch",
+                f"wrong result, far outside the allowance ({msg}): the outputs of timed calls "
+                "must be as correct as the checked ones")
+    if checked is not None:
+        for e, x, c, t in zip(exacts, xlas, checked, timed):
+            ef, xf = _f32(e), _f32(x)
+            allowed = atol + rtol * np.abs(ef) + np.where(np.isfinite(xf), np.abs(xf - ef), 0)
+            with np.errstate(invalid="ignore"):
+                if np.any(~(np.abs(_f32(t) - _f32(c)) <= allowed)):
+                    return ("rejected", "timed_output_mismatch",
+                            f"the timed output differs from the checked output for the same "
+                            f"inputs by more than the allowance ({msg})")
+    return "incorrect", cat, msg
 
 
 def _f32(a):
     return np.asarray(a, dtype=np.float32)
 
 
-def detect_cheat(set_ids, inputs, refs, cands, atol, rtol, extra_refs=None):
+def detect_cheat(set_ids, inputs, refs, cands, atol, rtol, extra_refs=None, exacts=None):
     """Classify a failed candidate whose outputs look like a cheat rather than a bug.
 
-    ``inputs``/``refs``/``cands``: set id -> list of arrays. ``extra_refs``: label -> list of
-    reference outputs for well-known inputs (the fixed public seeds). Returns None or
-    (category, message)."""
+    ``inputs``/``refs`` (XLA outputs)/``exacts`` (exact answers)/``cands``: set id -> list of
+    arrays. ``extra_refs``: label -> (exact outputs, XLA outputs) for well-known inputs (the
+    fixed public seeds). Returns None or (category, message)."""
     ids = [s for s in set_ids if s in cands]
+    exacts = exacts or refs
     for sid in ids:
-        # memorised: the output is the reference of ANOTHER input set
+        # memorised: the output is the answer for ANOTHER input set
         for other in ids:
-            if other != sid and all(allclose_report(r, c, atol, rtol)["passed"]
-                                    for r, c in zip(refs[other], cands[sid])):
+            if other != sid and _passes(exacts[other], refs[other], cands[sid], atol, rtol):
                 return ("memorized_output",
                         f"the output for input set {sid} matches the reference of another set")
-        for label, orefs in (extra_refs or {}).items():
-            if all(r.shape == c.shape and allclose_report(r, c, atol, rtol)["passed"]
-                   for r, c in zip(orefs, cands[sid])):
+        for label, (oex, oxla) in (extra_refs or {}).items():
+            if _passes(oex, oxla, cands[sid], atol, rtol):
                 return ("memorized_output",
                         f"the output matches the reference for {label}, not for the inputs given")
     for sid in ids:
@@ -224,15 +288,16 @@ def physical_floor(flops: int, nbytes: int, peak_flops: float, peak_bw: float,
 
 def plausibility(durations: list[float], starts_ns: list[int] | None, phase_wall_s: float,
                  window_ns: tuple[int, int] | None, floor_s: float | None,
-                 profile_ns: tuple[int, int] | None = None):
+                 profile_ns: tuple[int, int] | None = None, also: list[float] = ()):
     """Returns None or a reason the timing cannot be true.
 
     ``window_ns``: the trusted side's clock (Unix ns) when the timing phase was asked for and
     when its reply arrived; ``profile_ns``: the trace's own session start/stop (Unix ns);
-    ``starts_ns``: execution starts relative to the session start."""
-    if any(not (d > 0) or not math.isfinite(d) for d in durations):
+    ``starts_ns``: execution starts relative to the session start; ``also``: the durations of
+    the other program timed in the same phase (the baseline beside the candidate)."""
+    if any(not (d > 0) or not math.isfinite(d) for d in list(durations) + list(also)):
         return "a timed execution has a non-positive duration"
-    total = sum(durations)
+    total = sum(durations) + sum(also)
     if total >= phase_wall_s:
         return (f"the timed executions add up to {total:.4g} s, more than the {phase_wall_s:.4g} s "
                 "the whole timing phase took")

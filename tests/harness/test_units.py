@@ -191,7 +191,7 @@ def test_nan_never_passes():
     r = [np.ones((3, 3), np.float32)]
     c = [np.ones((3, 3), np.float32)]
     c[0][1, 1] = np.nan
-    ok, cat, *_ = verdict.compare_set(r, c, 1e-2, 1e-2)
+    ok, cat, *_ = verdict.compare_set(r, r, c, 1e-2, 1e-2)
     assert not ok and cat == "non_finite"
 
 

@@ -95,6 +95,25 @@ class Workload:
         """``workload(*inputs)`` with the static values bound: what XLA is timed on."""
         return functools.partial(self.reference, **self.static_params(profile))
 
+    def exact(self, profile: str) -> Callable[..., Any]:
+        """The high-precision answer for the same bf16 inputs: the reference with every floating
+        input widened to float32 and matmuls at full precision, so no bf16 rounding happens
+        anywhere inside (every reference is dtype-generic: a test walks each jaxpr for bf16).
+        Correctness is judged against this, with XLA's own distance from it as the allowance."""
+        import jax
+        import jax.numpy as jnp
+
+        base = self.baseline(profile)
+
+        def exact(*inputs):
+            wide = [x.astype(jnp.float32) if jnp.issubdtype(x.dtype, jnp.floating) else x
+                    for x in inputs]
+            with jax.default_matmul_precision("highest"):
+                out = base(*wide)
+            return jax.tree_util.tree_map(
+                lambda y: y.astype(jnp.float32) if jnp.issubdtype(y.dtype, jnp.floating) else y, out)
+        return exact
+
     def create_inputs(self, profile: str, key) -> tuple:
         import jax
         if isinstance(key, int):
