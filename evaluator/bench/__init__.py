@@ -4,4 +4,4 @@ Nothing under evaluator/bench imports Django, so agent frameworks can run exactl
 portal runs (``python -m evaluator.bench ...``) and the sandboxed child stays small.
 """
 
-HARNESS_VERSION = "1.0.0"
+HARNESS_VERSION = "1.1.0"   # 1.1: exact-answer correctness, baseline timed side by side

@@ -19,6 +19,8 @@ import json
 import os
 import sys
 
+from .record import OUTCOME_LABELS, format_speedup, is_correct
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INFRA = 0, 1, 2, 3
 
 
@@ -101,16 +103,25 @@ def print_record(rec, out=sys.stdout):
       f"mode={rec['mode']}\n")
     w(f"  outcome      {rec['outcome']}" + (f" ({rec['error_category']})" if rec['error_category'] else "") + "\n")
     if rec.get("speedup") is not None:
-        w(f"  speedup      {rec['speedup']:.3f}x vs XLA" +
+        lo, hi = rec.get("speedup_ci") or (None, None)
+        w(f"  speedup      {format_speedup(rec['speedup'], lo, hi)} vs XLA "
+          f"({OUTCOME_LABELS.get(rec['outcome'], rec['outcome'])}; baseline "
+          f"{rec.get('baseline_source')})" +
           ("   [held for review]" if rec.get("held_for_review") else "") + "\n")
     t = rec.get("timing")
     if t:
         w(f"  kernel time  {_fmt_ms(t['median_s'])} median of {t['n']} ({t['method']}; "
           f"min {_fmt_ms(t['min_s'])}, spread {t['spread']:.2f}; wall {_fmt_ms(t.get('wall_median_s'))})\n")
     if rec.get("baseline_median_s"):
-        w(f"  XLA baseline {_fmt_ms(rec['baseline_median_s'])}\n")
-    if rec.get("max_abs_err") is not None:
-        w(f"  error        max abs {rec['max_abs_err']:.3g}, max rel {rec['max_rel_err']:.3g}\n")
+        w(f"  XLA baseline {_fmt_ms(rec['baseline_median_s'])} beside the candidate"
+          + (f" (alone earlier: {_fmt_ms(rec['cached_baseline_median_s'])})"
+             if rec.get("cached_baseline_median_s") else "") + "\n")
+    e = rec.get("errors")
+    if e:
+        c, x = e["candidate"], e["xla"]
+        w(f"  error        vs the exact answer: candidate max abs {c['max_abs']:.3g} "
+          f"({c['n_beyond_tol']} beyond tolerance), XLA max abs {x['max_abs']:.3g} "
+          f"({x['n_beyond_tol']} beyond tolerance); {e['n_fail']} outside the allowance\n")
     w(f"  pallas_call  {rec.get('has_pallas_call')}   callbacks {rec.get('host_callbacks') or 'none'}\n")
     if rec.get("message"):
         lines = rec["message"].splitlines()
@@ -146,7 +157,7 @@ def cmd_evaluate(args):
         print(json.dumps(rec, indent=1))
     else:
         print_record(rec)
-    return EXIT_OK if rec["outcome"] in ("correct_slower", "correct_faster") else EXIT_FAILED
+    return EXIT_OK if is_correct(rec) else EXIT_FAILED
 
 
 def cmd_baseline(args):

@@ -21,7 +21,7 @@ Stable API (no Django anywhere under evaluator/bench)::
 * ``hardware``: a target slug (``"cpu"``, ``"tpu-v6e"``); None = what the child's JAX reports.
 * ``baseline``: a record from ``measure_baseline`` for the same workload, profile, hardware and
   harness version (anything else raises ``ValueError``); None = measure one now (cached in this
-  process).
+  process). It is the guard's reference only: speedups come from the side-by-side timings.
 * ``timeouts``: per-phase wall-clock limits in seconds, keys ``startup``, ``compile``,
   ``check``, ``timing``, ``export`` (defaults in :data:`DEFAULT_TIMEOUTS`).
 
@@ -30,15 +30,24 @@ cannot start, the child's JAX runs on another platform than the target's, the re
 raise :class:`InfrastructureError`; everything the candidate can cause is an outcome.
 
 How one evaluation runs (TRUST.md): a fresh sandboxed child (``sandbox.py``) per candidate; the
-trusted side draws 64-bit seeds from ``secrets``, builds the input sets and computes the
-reference outputs itself (JAX on CPU in this process), writes the inputs as .npy, sends the
-source; the child imports it, sets ``CONFIG``, jits ``workload`` under a random program name
-the harness chose, compiles (recording pallas_call and host callbacks), runs every check set,
-then 5 warm-up and 50 timed calls rotating through fresh timing sets inside a profiler trace.
-The trusted side compares the outputs (saved timed outputs included), parses the trace itself
-(caps on size and events), selects its program by name, requires exactly 50 executions inside
-the phase's time window, applies the plausibility gates, and computes the speedup against the
-baseline measured the same way.
+trusted side draws 64-bit seeds from ``secrets``, builds the input sets and computes, itself,
+both the XLA baseline's outputs and the exact answer (``Workload.exact``: float32 from the same
+bf16 inputs); it writes the inputs as .npy, the candidate's source and the baseline exported
+with ``jax.export`` (a serialized program: no reference source reaches the child). The child
+compiles the baseline under one harness-chosen name, then imports the candidate and compiles it
+under another (recording pallas_call and host callbacks), runs every input set (check and
+timing sets alike), then times both programs interleaved call by call on the same inputs (ABBA
+order, 5 warm-up and 50 timed calls each) inside one profiler trace. The trusted side judges
+every output against the exact answer with XLA's own error as the allowance
+(``verdict_math.exact_rule_report``), re-checks saved timed outputs, parses the trace itself
+(caps on size and events), selects both programs by name, requires exactly 50 executions of
+each inside the phase's time window, applies the plausibility gates, and reports the median of
+the paired ratios with a seeded 95% bootstrap interval (``verdict_math.paired_speedup``):
+faster or slower only when the interval excludes 1, a tie otherwise. The baseline timed beside
+the candidate runs in the candidate's (hostile) process, so it is checked against the same
+program timed alone in a clean child (``baseline_guard``): when it ran far slower beside the
+candidate, the clean measurement is repeated at once and, if the gap stays, used instead and the
+result held for review.
 
 Input sets reach the child only when the phase that uses them starts (the candidate's module
 is imported and its program compiled before any input value exists in the sandbox). On the
