@@ -179,7 +179,8 @@ class BaselineRecord(TypedDict):
     jaxlib_version: str
     timing: Timing
     median_s: float
-    max_abs_err: Optional[float]      # the baseline child's output vs the trusted reference
+    max_abs_err: Optional[float]      # the baseline child's output vs the exact answer
+    errors: Optional[dict]            # as EvalRecord["errors"]
     seeds: dict
     sandbox: dict
     phases: dict

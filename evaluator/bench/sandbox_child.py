@@ -433,11 +433,13 @@ class Job:
         return name
 
     # -- timing: warm-up, then the timed loop inside a profiler trace; with a baseline, the two
-    # programs alternate call by call on the same inputs (ABBA: neither always goes first)
-    def timing(self, set_ids, warmup, iters, save_iters, trace_dir):
+    # programs alternate in blocks of ``block`` calls on the same inputs (ABBA block order:
+    # neither always goes first; in a block only the first call follows the other program)
+    def timing(self, set_ids, warmup, iters, save_iters, trace_dir, block=1):
         sets = [load_set(self.manifest, sid, self.in_root) for sid in set_ids]
         m = len(sets)
         progs = [self.compiled] + ([self.baseline] if getattr(self, "baseline", None) else [])
+        block = max(1, int(block)) if len(progs) > 1 else iters
         t = time.perf_counter()
         try:
             for i in range(warmup):
@@ -453,16 +455,16 @@ class Job:
         prof.start(trace_dir)
         try:
             t_loop = time.perf_counter()
-            for i in range(iters):
-                args = sets[i % m]
-                order = range(len(progs)) if i % 4 in (0, 3) else reversed(range(len(progs)))
+            for b, first in enumerate(range(0, iters, block)):
+                order = range(len(progs)) if b % 4 in (0, 3) else reversed(range(len(progs)))
                 for k in order:
-                    t = time.perf_counter()
-                    out = progs[k](*args)
-                    jax.block_until_ready(out)
-                    walls[k].append(time.perf_counter() - t)
-                    if k == 0 and i in save:
-                        kept[i] = out
+                    for i in range(first, min(first + block, iters)):
+                        t = time.perf_counter()
+                        out = progs[k](*sets[i % m])
+                        jax.block_until_ready(out)
+                        walls[k].append(time.perf_counter() - t)
+                        if k == 0 and i in save:
+                            kept[i] = out
             loop_s = time.perf_counter() - t_loop
         except BaseException as exc:  # noqa: BLE001
             with contextlib.suppress(Exception):
@@ -510,7 +512,7 @@ def main():
             send(job.check(cmd["sets"]))
         elif kind == "timing":
             send(job.timing(cmd["sets"], cmd["warmup"], cmd["iters"], cmd["save_iters"],
-                            os.path.join(OPTS["work"], "trace")))
+                            os.path.join(OPTS["work"], "trace"), cmd.get("block") or 1))
         elif kind == "exit":
             break
         else:

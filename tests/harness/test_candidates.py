@@ -67,14 +67,20 @@ def test_a_stale_cached_baseline_does_not_decide(evaluate, baseline_12p):
     a cached baseline that claims 1 s per call (stale, or measured on a loaded machine) is only
     the guard's reference; one that claims a nanosecond trips the guard, the baseline is
     measured alone again at once, and the pairing stands."""
-    for claim in (1.0, 1e-9):
-        stale = dict(baseline_12p, median_s=claim,
-                     timing=dict(baseline_12p["timing"], samples=[claim] * 50))
-        rec = evaluate("correct_rmsnorm.py", baseline=stale)
-        assert rec["outcome"] == "correct_slower", (rec["outcome"], rec["message"])
-        assert rec["baseline_source"] == "interleaved" and rec["cached_baseline_median_s"] == claim
-        assert rec["speedup"] < 1 and rec["held_for_review"] is False
+    def stale(claim):
+        return dict(baseline_12p, median_s=claim,
+                    timing=dict(baseline_12p["timing"], samples=[claim] * 50))
+    rec = evaluate("correct_rmsnorm.py", baseline=stale(1.0))
+    assert rec["outcome"] == "correct_slower", (rec["outcome"], rec["message"])
+    assert rec["baseline_source"] == "interleaved" and rec["cached_baseline_median_s"] == 1.0
+    assert rec["speedup"] < 1 and rec["held_for_review"] is False
+    rec = evaluate("correct_rmsnorm.py", baseline=stale(1e-9))
+    assert rec["outcome"] == "correct_slower", (rec["outcome"], rec["message"])
     assert any("measured alone again" in n for n in rec["notes"])
+    # the fresh clean measurement, not the nanosecond claim, is what any fallback uses
+    assert rec["speedup"] > 1e-3
+    if rec["baseline_source"] == "alone":
+        assert rec["held_for_review"] is True
 
 
 def test_require_pallas_off_accepts_plain_jax(evaluate):
@@ -90,8 +96,10 @@ def test_identical_code_is_a_tie_and_real_differences_are_not(evaluate):
     from evaluator.starter import starter_source
 
     src = starter_source(workloads.get("12p"), "small")
-    ties = [evaluate(src, require_pallas=False) for _ in range(2)]
-    assert all(r["outcome"] == "correct_tie" for r in ties), [r["message"] for r in ties]
+    # a 95% interval: one of three may exclude 1 by chance on a loaded machine, not more
+    same = [evaluate(src, require_pallas=False) for _ in range(3)]
+    assert sum(r["outcome"] != "correct_tie" for r in same) <= 1, [r["message"] for r in same]
+    assert all(0.8 < r["speedup"] < 1.25 for r in same), [r["message"] for r in same]
     twice = src.replace("    return reference(x, scale, epsilon=CONFIG['epsilon'])",
                         "    y = reference(x, scale, epsilon=CONFIG['epsilon'])\n"
                         "    for _ in range(3):\n"
