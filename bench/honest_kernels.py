@@ -33,6 +33,14 @@ def kernels():
         yield "jax", p.name.split("_")[0], p.read_text(), p.name
 
 
+def _share(rec):
+    """Share of the evaluation's wall time spent re-timing the baseline beside it."""
+    p = rec["phases"]
+    if not p.get("child_baseline_s") or not p.get("total_s"):
+        return "-"
+    return f"{100 * p['child_baseline_s'] / p['total_s']:.1f}%"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", default="", help="comma-separated workload IDs")
@@ -40,7 +48,7 @@ def main():
     only = set(filter(None, args.only.split(",")))
     print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     print(f"{'kind':<8} {'workload':<8} {'outcome':<16} {'speedup':<22} {'cand err':>9} "
-          f"{'XLA err':>9} {'beyond tol c/x':>15}  file")
+          f"{'XLA err':>9} {'beyond tol c/x':>15} {'baseline +':>10}  file")
     t0 = time.time()
     with harness.WarmPool("cpu") as pool:
         for kind, wid, src, name in kernels():
@@ -54,8 +62,8 @@ def main():
             print(f"{kind:<8} {wid:<8} {rec['outcome']:<16} "
                   f"{format_speedup(rec.get('speedup'), lo, hi):<22} "
                   f"{c.get('max_abs', float('nan')):>9.4f} {x.get('max_abs', float('nan')):>9.4f} "
-                  f"{str(c.get('n_beyond_tol', '-')) + '/' + str(x.get('n_beyond_tol', '-')):>15}  "
-                  f"{name}", flush=True)
+                  f"{str(c.get('n_beyond_tol', '-')) + '/' + str(x.get('n_beyond_tol', '-')):>15} "
+                  f"{_share(rec):>10}  {name}", flush=True)
             if not rec["outcome"].startswith("correct_"):
                 print("         " + rec["message"][:300].replace("\n", " "))
     print(f"(total {time.time() - t0:.0f} s)")

@@ -600,6 +600,10 @@ def _timing_phase(child, prep: _Prepared, rec, timeouts, *, wl, profile, mode, n
     phases["child_loop_s"] = float(reply.get("loop_s") or 0.0)
     phases["child_warmup_s"] = float(reply.get("warmup_s") or 0.0)
     phases["child_stop_trace_s"] = float(reply.get("stop_trace_s") or 0.0)
+    if base_name:
+        # the child's own account of re-timing the baseline: compiling it, its warm-up and
+        # timed calls (wall seconds)
+        phases["child_baseline_s"] = float(reply.get("baseline_s") or 0.0)
     t_v = time.monotonic()
     m = len(prep.timing_ids)
     saved = reply.get("saved") or {}

@@ -51,7 +51,8 @@ EvalRecord keys
 ``phases``             wall seconds seen by the trusted side: startup_s, prepare_s (inputs
                        and references), compile_s, check_s, timing_s, verdict_s, total_s; and
                        the child's own claims: child_compile (import/trace/lower/compile),
-                       child_exec_s, child_loop_s.
+                       child_exec_s, child_loop_s, child_baseline_s (compiling, warming up and
+                       timing the baseline beside the candidate).
 ``child_output``       {"stdout": tail, "stderr": tail, "bytes": {...}} (capped).
 ``notes``              list of remarks (e.g. "numerics not pre-checked").
 

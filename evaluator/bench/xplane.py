@@ -34,13 +34,17 @@ How a program execution is found, per platform:
 """
 from __future__ import annotations
 
+import array
 import dataclasses
 import os
 import re
 import struct
 
 MAX_FILE_BYTES = 256 << 20        # an xplane.pb larger than this is rejected
-MAX_EVENTS = 5_000_000            # events scanned over all planes
+# events scanned over all planes: interpret-mode Pallas kernels on CPU trace every op of every
+# grid step (Tokamax's splash attention at the small profile: ~6 M for 50 calls); an event is
+# kept as two 8-byte offsets, so the cap bounds the reader's memory at about 0.5 GB
+MAX_EVENTS = 30_000_000
 MAX_PLANES = 4096
 MAX_LINES = 65536
 MAX_STRING = 1 << 16              # names longer than this are truncated
@@ -124,12 +128,31 @@ class Event:
         return self.start_ps + self.duration_ps
 
 
+class RawEvents:
+    """The (start, end) byte ranges of a line's events, as two compact arrays."""
+
+    __slots__ = ("starts", "ends")
+
+    def __init__(self):
+        self.starts = array.array("q")
+        self.ends = array.array("q")
+
+    def __len__(self):
+        return len(self.starts)
+
+    def __getitem__(self, i):
+        return self.starts[i], self.ends[i]
+
+    def __iter__(self):
+        return zip(self.starts, self.ends)
+
+
 @dataclasses.dataclass
 class Line:
     name: str
     display_name: str
     timestamp_ns: int
-    raw_events: list       # (start, end) slices into the buffer, decoded on demand
+    raw_events: RawEvents  # (start, end) slices into the buffer, decoded on demand
 
 
 @dataclasses.dataclass
@@ -197,8 +220,8 @@ class XSpace:
         buf = self.buf
         name = display = ""
         ts = 0
-        events = []
-        append = events.append
+        events = RawEvents()
+        add_start, add_end = events.starts.append, events.ends.append
         pos = start
         n_events = self._n_events
         while pos < end:
@@ -219,7 +242,8 @@ class XSpace:
                 field = key >> 3
                 if field == 4:
                     n_events += 1
-                    append((pos, pos + n))
+                    add_start(pos)
+                    add_end(pos + n)
                 elif field == 2:
                     name = _text(buf, pos, pos + n)
                 elif field == 11:
@@ -362,10 +386,10 @@ class XSpace:
         find = self.buf.find
         for line in plane.lines:
             raws = line.raw_events
-            if not raws:
+            if not len(raws):
                 continue
-            starts = [r[0] for r in raws]
-            lo, hi = raws[0][0], raws[-1][1]
+            starts = raws.starts
+            lo, hi = raws[0][0], raws[len(raws) - 1][1]
             hits = set()
             for nd in needles:
                 pos = find(nd, lo, hi)
@@ -385,10 +409,10 @@ class XSpace:
         find = self.buf.find
         for line in plane.lines:
             raws = line.raw_events
-            if not raws:
+            if not len(raws):
                 continue
-            starts = [r[0] for r in raws]
-            lo, hi = raws[0][0], raws[-1][1]
+            starts = raws.starts
+            lo, hi = raws[0][0], raws[len(raws) - 1][1]
             hits = set()
             for nd in needles:
                 pos = find(nd, lo, hi)

@@ -9,6 +9,7 @@ import time
 import pytest
 from django.db import transaction
 
+from evaluator.bench.record import CORRECT_OUTCOMES
 from evaluator.models import Evaluation
 from evaluator.pipeline import schedule_submission
 from tests import factories
@@ -53,13 +54,17 @@ def test_candidates_get_their_verdicts_and_identical_code_is_reused(start_worker
     worker = start_worker()
     rows = wait_all_final(sub, worker)
     outcomes = [r.outcome for r in rows]
-    assert outcomes[0] in ("correct_faster", "correct_slower"), rows[0].message
+    assert outcomes[0] in CORRECT_OUTCOMES, rows[0].message
     assert outcomes[1] == "incorrect"
     assert outcomes[2] == "compile_error" and "no_such_api" in rows[2].message
     assert rows[3].reused_from_id == rows[0].pk and outcomes[3] == outcomes[0]
     rec = rows[0].record
     assert rec["hardware"] == "cpu" and rec["profile"] == "small" and rec["timing"]["median_s"] > 0
     assert rows[0].speedup == pytest.approx(rec["speedup"])
+    # the speedup comes with its interval, from the baseline timed beside the candidate
+    lo, hi = rec["speedup_ci"]
+    assert lo <= rec["speedup"] <= hi and rec["baseline_source"] in ("interleaved", "alone")
+    assert len(rec["baseline_timing"]["samples"]) == len(rec["timing"]["samples"]) == 50
     assert all(r.attempts == 1 for r in rows[:3])
 
 
@@ -75,7 +80,7 @@ def test_sigkill_mid_evaluation_loses_nothing(start_worker, purge_queues):
     second = start_worker(extra_env=FAST_RECOVERY)
     rows = wait_all_final(sub, second)
     assert [r.state for r in rows] == [Evaluation.DONE, Evaluation.DONE]
-    assert {r.outcome for r in rows} <= {"correct_faster", "correct_slower", "incorrect"}
+    assert {r.outcome for r in rows} <= set(CORRECT_OUTCOMES) | {"incorrect"}
     assert max(r.attempts for r in rows) >= 2
     # exactly one result per candidate and stage
     assert Evaluation.objects.filter(candidate__submission=sub).count() == 2
