@@ -788,7 +788,8 @@ def _speed_verdict(rec: dict, alone: dict, remeasure):
                             f"{alone['median_s'] * 1e3:.4g} ms")
         guard = verdict_math.baseline_guard(b["median_s"], alone["median_s"], limit)
     if guard["trusted"]:
-        est = verdict_math.paired_speedup(b["samples"], c["samples"], confidence=CONFIDENCE)
+        est = verdict_math.paired_speedup(b["samples"], c["samples"], confidence=CONFIDENCE,
+                                          block=BLOCK)
         rec["baseline_source"] = "interleaved"
     else:
         est = verdict_math.unpaired_speedup(alone["timing"]["samples"], c["samples"],

@@ -116,13 +116,17 @@ BOOTSTRAP_SEED = 20_261_203          # fixed: anyone can recompute an interval f
 
 
 def paired_speedup(baseline_s, candidate_s, confidence: float = 0.95,
-                   resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> dict:
+                   resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED,
+                   block: int = 1) -> dict:
     """Speedup of a candidate over the baseline from interleaved, paired timings.
 
     ``baseline_s[i]`` and ``candidate_s[i]`` were measured next to each other, so load hits both
     alike; the ratio of each pair cancels it. Returns ``speedup`` (median of the paired ratios
     t_XLA / t_candidate), ``lo``/``hi`` (the ``confidence`` percentile-bootstrap interval of
-    that median, resampling pairs with a fixed seed), ``n`` and ``method``.
+    that median, with a fixed seed), ``n`` and ``method``. Calls were timed in blocks of
+    ``block`` (all of one program's block, then the other's), so disturbances are shared within
+    a block: the bootstrap resamples whole blocks of pairs, not single pairs, or the interval
+    would be too narrow.
     """
     b = np.asarray(baseline_s, dtype=np.float64)
     c = np.asarray(candidate_s, dtype=np.float64)
@@ -132,15 +136,20 @@ def paired_speedup(baseline_s, candidate_s, confidence: float = 0.95,
         raise ValueError("timings must be finite and positive")
     if not 0 < confidence < 1:
         raise ValueError("confidence must be in (0, 1)")
+    block = int(block)
+    if block < 1 or b.size % block or b.size // block < 2:
+        raise ValueError(f"{b.size} pairs do not form at least two blocks of {block}")
     ratios = b / c
+    groups = ratios.reshape(-1, block)
     rng = np.random.default_rng(seed)
-    idx = rng.integers(0, ratios.size, size=(int(resamples), ratios.size))
-    medians = np.median(ratios[idx], axis=1)
+    idx = rng.integers(0, groups.shape[0], size=(int(resamples), groups.shape[0]))
+    medians = np.median(groups[idx].reshape(int(resamples), -1), axis=1)
     alpha = (1.0 - confidence) / 2.0
     lo, hi = np.quantile(medians, [alpha, 1.0 - alpha])
     return {"speedup": float(np.median(ratios)), "lo": float(lo), "hi": float(hi),
             "n": int(ratios.size), "confidence": confidence,
-            "method": f"median of paired ratios; percentile bootstrap over pairs, "
+            "method": f"median of paired ratios; percentile bootstrap over "
+                      f"{'pairs' if block == 1 else f'blocks of {block} pairs'}, "
                       f"{int(resamples)} resamples, seed {seed}"}
 
 
