@@ -143,8 +143,8 @@ def main():
                   f"{out['correct_slower']:>6}  {out['other']:>5}  "
                   f"{statistics.median(widths) if widths else float('nan'):.3f}")
             for r in recs:
-                if not r["outcome"].startswith("correct_"):
-                    print(f"      {r['outcome']}: {r['message'][:200]}")
+                if r["outcome"] != "correct_tie":
+                    print(f"      {r['outcome']}: {r['message'][:200]} {r['notes'][-1:]}")
         n = sum(total.values())
         print(f"   all: {total['correct_faster'] + total['correct_slower']} of {n} labelled faster or "
               f"slower ({total['correct_faster']} faster, {total['correct_slower']} slower), "

@@ -34,10 +34,11 @@ EvalRecord keys
 ``speedup``            median of the paired ratios t_XLA / t_candidate, for correct outcomes.
 ``speedup_ci``         [lo, hi]: its :data:`CONFIDENCE` bootstrap interval over the pairs.
 ``speedup_method``     how the interval was computed (resamples, seed).
-``baseline_source``    "interleaved": the baseline was timed in its own sandboxed child (only
-                       harness code and the exported XLA program run there), pinned to the
-                       candidate's core, in blocks alternating with the candidate's (ABBA),
-                       the candidate's child frozen while the baseline ran.
+``baseline_source``    "interleaved": the exported XLA baseline was timed in the candidate's
+                       child, on the same inputs, in blocks alternating with the candidate's
+                       (ABBA); "interleaved+alone": it ran far slower there than alone in a
+                       clean child (``notes`` say how much), so the interval covers both
+                       estimates and the result is held for review.
 ``baseline_median_s``  the re-timed baseline's median, or None.
 ``cached_baseline_median_s``  the baseline measured alone earlier on the worker, when one was
                        given (shown for reference; the verdict uses the side-by-side timings).

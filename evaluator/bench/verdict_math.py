@@ -117,7 +117,7 @@ BOOTSTRAP_SEED = 20_261_203          # fixed: anyone can recompute an interval f
 
 def paired_speedup(baseline_s, candidate_s, confidence: float = 0.95,
                    resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED,
-                   block: int = 1) -> dict:
+                   block: int = 1, systematic: float = 0.0) -> dict:
     """Speedup of a candidate over the baseline from interleaved, paired timings.
 
     ``baseline_s[i]`` and ``candidate_s[i]`` were measured next to each other, so load hits both
@@ -126,12 +126,17 @@ def paired_speedup(baseline_s, candidate_s, confidence: float = 0.95,
     that median, with a fixed seed), ``n`` and ``method``. Calls were timed in blocks of
     ``block`` (all of one program's block, then the other's), so disturbances are shared within
     a block: the bootstrap resamples whole blocks of pairs, not single pairs, or the interval
-    would be too narrow.
+    would be too narrow. ``systematic`` widens the interval by that relative amount on each
+    side: what differs between two runs of the same code and no resampling within one run can
+    see (where each program's buffers landed in memory, say), measured with identical code by
+    bench/self_speedup.py.
     """
     b = np.asarray(baseline_s, dtype=np.float64)
     c = np.asarray(candidate_s, dtype=np.float64)
     if b.shape != c.shape or b.ndim != 1 or b.size < 2:
         raise ValueError("need two equally long series of at least 2 paired timings")
+    if not systematic >= 0:
+        raise ValueError("systematic must be >= 0")
     if not (np.all(np.isfinite(b)) and np.all(np.isfinite(c)) and np.all(b > 0) and np.all(c > 0)):
         raise ValueError("timings must be finite and positive")
     if not 0 < confidence < 1:
@@ -146,11 +151,14 @@ def paired_speedup(baseline_s, candidate_s, confidence: float = 0.95,
     medians = np.median(groups[idx].reshape(int(resamples), -1), axis=1)
     alpha = (1.0 - confidence) / 2.0
     lo, hi = np.quantile(medians, [alpha, 1.0 - alpha])
-    return {"speedup": float(np.median(ratios)), "lo": float(lo), "hi": float(hi),
-            "n": int(ratios.size), "confidence": confidence,
+    return {"speedup": float(np.median(ratios)), "lo": float(lo) / (1.0 + systematic),
+            "hi": float(hi) * (1.0 + systematic), "n": int(ratios.size),
+            "confidence": confidence, "systematic": systematic,
             "method": f"median of paired ratios; percentile bootstrap over "
                       f"{'pairs' if block == 1 else f'blocks of {block} pairs'}, "
-                      f"{int(resamples)} resamples, seed {seed}"}
+                      f"{int(resamples)} resamples, seed {seed}"
+                      + (f"; widened by {systematic:.0%} run-to-run systematic uncertainty"
+                         if systematic else "")}
 
 
 def unpaired_speedup(baseline_s, candidate_s, confidence: float = 0.95,
@@ -174,6 +182,15 @@ def unpaired_speedup(baseline_s, candidate_s, confidence: float = 0.95,
                       f"{int(resamples)} resamples, seed {seed}"}
 
 
+def hull(a: dict, b: dict) -> dict:
+    """Two estimates of one speedup that cannot be told apart as right or wrong: the lower
+    point, and an interval covering both (neither a noisy one nor a forged one decides)."""
+    return {"speedup": min(a["speedup"], b["speedup"]), "lo": min(a["lo"], b["lo"]),
+            "hi": max(a["hi"], b["hi"]), "n": min(a["n"], b["n"]),
+            "confidence": a["confidence"],
+            "method": f"the hull of two estimates: ({a['method']}) and ({b['method']})"}
+
+
 def baseline_guard(beside_median_s: float, alone_median_s: float, limit: float) -> dict:
     """Can the baseline timed beside the candidate (in the candidate's own process, which the
     candidate controls) be believed? It is compared with the same program timed alone in a
@@ -185,6 +202,7 @@ def baseline_guard(beside_median_s: float, alone_median_s: float, limit: float) 
     trusted = ratio <= limit
     msg = "" if trusted else (
         f"the XLA baseline ran {ratio:.2f}x slower beside this candidate than alone in a clean "
-        f"child (limit {limit:g}x): the side-by-side timing is not trusted; the speedup uses the "
-        "baseline measured alone, and the result is held for review")
+        f"child (limit {limit:g}x): the side-by-side timing alone is not trusted; the speedup "
+        "interval covers both the side-by-side and the clean estimate, the point is the lower "
+        "of the two, and the result is held for review")
     return {"trusted": trusted, "ratio": ratio, "limit": limit, "message": msg}

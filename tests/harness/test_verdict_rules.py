@@ -210,3 +210,18 @@ def test_block_must_divide_the_pairs():
         paired_speedup([1.0] * 50, [1.0] * 50, block=7)
     with pytest.raises(ValueError):
         paired_speedup([1.0] * 5, [1.0] * 5, block=5)
+
+
+def test_systematic_widening_and_hull():
+    b, c = [2.0] * 10, [1.0] * 10
+    est = paired_speedup(b, c, systematic=0.03)
+    assert est["speedup"] == 2.0 and est["lo"] == pytest.approx(2.0 / 1.03)
+    assert est["hi"] == pytest.approx(2.06)
+    near = paired_speedup([1.02] * 10, [1.0] * 10, systematic=0.03)
+    assert record.speed_outcome(near["lo"], near["hi"]) == "correct_tie"   # 2% is within it
+    from evaluator.bench.verdict_math import hull
+    forged = {"speedup": 2.0, "lo": 1.9, "hi": 2.1, "n": 50, "confidence": 0.95, "method": "a"}
+    clean = {"speedup": 1.0, "lo": 0.9, "hi": 1.1, "n": 50, "confidence": 0.95, "method": "b"}
+    h = hull(forged, clean)
+    assert h["speedup"] == 1.0 and (h["lo"], h["hi"]) == (0.9, 2.1)
+    assert record.speed_outcome(h["lo"], h["hi"]) == "correct_tie"   # an inflated baseline gains nothing
