@@ -23,6 +23,7 @@ def sweep_configs(wid: str, profile: str, limit: int | None = None) -> tuple[str
 def sweep_expert(workload: Workload, hardware, baseline_record: dict, limit: int | None = None,
                  progress=None) -> ExpertReference:
     from evaluator.bench import HARNESS_VERSION, experts, harness
+    from evaluator.bench.record import CORRECT_OUTCOMES
     import jax
     implementation, configs = sweep_configs(workload.wid, hardware.profile, limit)
     points = []
@@ -33,7 +34,7 @@ def sweep_expert(workload: Workload, hardware, baseline_record: dict, limit: int
         points.append((config, source, record))
         if progress:
             progress(i + 1, len(configs), config, record)
-    correct = [p for p in points if p[2].get("outcome") in ("correct_faster", "correct_slower")]
+    correct = [p for p in points if p[2].get("outcome") in CORRECT_OUTCOMES]
     best = max(correct, key=lambda p: p[2].get("speedup") or 0.0) if correct else points[0]
     config, source, record = best
     with transaction.atomic():

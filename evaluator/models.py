@@ -2,6 +2,8 @@
 from django.db import models
 from django.urls import reverse
 
+from evaluator.bench import record as record_terms
+
 
 class HardwareTarget(models.Model):
     slug = models.SlugField(max_length=40, unique=True)
@@ -137,9 +139,8 @@ class Evaluation(models.Model):
               (FAILED, "Infrastructure failure")]
     FINAL_STATES = (DONE, SKIPPED, FAILED)
 
-    OUTCOMES = ["compile_error", "runtime_error", "timeout", "incorrect", "correct_slower",
-                "correct_faster", "rejected"]
-    CORRECT = ("correct_slower", "correct_faster")
+    OUTCOMES = list(record_terms.OUTCOMES)
+    CORRECT = record_terms.CORRECT_OUTCOMES
 
     candidate = models.ForeignKey("portal.Candidate", on_delete=models.CASCADE, related_name="evaluations")
     hardware = models.ForeignKey(HardwareTarget, on_delete=models.PROTECT, related_name="evaluations")
@@ -147,6 +148,9 @@ class Evaluation(models.Model):
     state = models.CharField(max_length=10, choices=STATES, default=QUEUED, db_index=True)
     outcome = models.CharField(max_length=20, blank=True, db_index=True)
     speedup = models.FloatField(null=True, blank=True)
+    # the speedup's 95% interval; both null on a correct row timed before intervals existed
+    speedup_lo = models.FloatField(null=True, blank=True)
+    speedup_hi = models.FloatField(null=True, blank=True)
     message = models.TextField(blank=True)
     record = models.JSONField(default=dict, blank=True)
     code_sha256 = models.CharField(max_length=64, db_index=True)
@@ -175,6 +179,14 @@ class Evaluation(models.Model):
     @property
     def is_correct(self) -> bool:
         return self.outcome in self.CORRECT
+
+    @property
+    def timed_before_intervals(self) -> bool:
+        return self.is_correct and self.speedup is not None and self.speedup_lo is None
+
+    @property
+    def speedup_text(self) -> str:
+        return record_terms.format_speedup(self.speedup, self.speedup_lo, self.speedup_hi)
 
 
 class WorkerHeartbeat(models.Model):

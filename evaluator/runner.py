@@ -210,6 +210,8 @@ def finish(ev: Evaluation, record: dict, state: str, reused_from=None) -> None:
         locked.record = record
         locked.outcome = outcome if ev.stage == Evaluation.MAIN or state == Evaluation.SKIPPED else ""
         locked.speedup = record.get("speedup") if ev.stage == Evaluation.MAIN else None
+        ci = record.get("speedup_ci") if ev.stage == Evaluation.MAIN else None
+        locked.speedup_lo, locked.speedup_hi = ci if ci else (None, None)
         locked.message = (record.get("message") or "")[:4000]
         locked.state = state
         locked.finished_at = now

@@ -40,6 +40,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Q, Sum
 
+from evaluator.bench.record import speed_outcome
 from leaderboard import metrics
 from leaderboard.metrics import INDEPENDENT, SEQUENTIAL, WorkloadAggregate
 from leaderboard.models import SET_NAMES, SubmissionSummary, WorkloadResult
@@ -152,6 +153,7 @@ class FoldSample:
     index: int
     outcome: str
     speedup: float | None = None
+    low: float | None = None                          # the interval's low end (None: legacy row)
     interval: tuple[float, float] | None = None     # speedup interval from the timings
     median_s: float | None = None                     # the candidate's time
     baseline_median_s: float | None = None
@@ -169,23 +171,42 @@ def counts_for_candidate(stage: str, state: str) -> bool:
     return state in (Evaluation.DONE, Evaluation.SKIPPED)
 
 
-def normalize(outcome: str, speedup: Any) -> tuple[str, float | None] | None:
-    """(outcome, speedup) as ``metrics.update`` accepts it, or None when it cannot count.
+def normalize(outcome: str, speedup: Any, interval: Any = None
+              ) -> tuple[str, float | None, float | None] | None:
+    """(outcome, speedup, low) as ``metrics.update`` accepts it, or None when it cannot count.
 
-    A correct outcome is reclassified by its speedup (> 1 faster, else slower); a correct sample
-    without a usable speedup counts as correct at 1.0x (it is floored to 1 anyway). Speedups of
-    non-correct outcomes are dropped."""
+    A correct sample with a usable interval [lo, hi] around its speedup keeps the outcome the
+    interval gives (faster only when lo > 1, slower only when hi < 1, a tie otherwise). A
+    correct sample timed before intervals existed (or a self-reported one without an
+    interval) is classified by its point, as then (> 1 faster, else slower), with low = point.
+    A correct sample without a usable speedup counts as correct at 1.0x (it is floored to 1
+    anyway). Speedups of non-correct outcomes are dropped."""
     if outcome not in metrics.OUTCOMES:
         return None
     if outcome not in metrics.CORRECT_OUTCOMES:
-        return outcome, None
+        return outcome, None, None
     try:
         s = float(speedup)
     except (TypeError, ValueError):
         s = float("nan")
     if not (math.isfinite(s) and s > 0):
-        s = 1.0
-    return ("correct_faster" if s > 1.0 else "correct_slower"), s
+        return "correct_slower", 1.0, None
+    lo_hi = _interval(interval, s)
+    if lo_hi is None:
+        if outcome == "correct_tie":       # a self-reported tie without its interval
+            return "correct_tie", s, min(s, 1.0)
+        return ("correct_faster" if s > 1.0 else "correct_slower"), s, None
+    return speed_outcome(*lo_hi), s, lo_hi[0]
+
+
+def _interval(interval: Any, point: float) -> tuple[float, float] | None:
+    try:
+        lo, hi = (float(x) for x in interval)
+    except (TypeError, ValueError):
+        return None
+    if not (math.isfinite(lo) and math.isfinite(hi) and 0 < lo <= point <= hi):
+        return None
+    return lo, hi
 
 
 def _num(v) -> float | None:
@@ -242,25 +263,32 @@ def sample_from_evaluation(workload_id: int, index: int, stage: str, state: str,
     from evaluator.models import Evaluation
     if not counts_for_candidate(stage, state):
         return None
-    norm = normalize(outcome, speedup)
+    ci = (record or {}).get("speedup_ci")
+    norm = normalize(outcome, speedup, ci)
     if norm is None:
         log.warning("evaluation of candidate %s/%s has no outcome that counts (%r)", workload_id, index, outcome)
         return None
-    outcome, speedup = norm
+    outcome, speedup, low = norm
     t = timing_from_record(record)
     jax, harness = _versions_from_record(record)
-    interval = interval_from_timing(t, speedup) if speedup is not None else None
+    if low is not None:
+        interval = _interval(ci, speedup)                # measured side by side
+    else:                                                # timed before intervals existed
+        interval = interval_from_timing(t, speedup) if speedup is not None else None
     return FoldSample(workload_id=workload_id, index=index, outcome=outcome, speedup=speedup,
-                      interval=interval, median_s=t["median_s"], baseline_median_s=t["baseline_median_s"],
+                      low=low, interval=interval, median_s=t["median_s"],
+                      baseline_median_s=t["baseline_median_s"],
                       precheck=(stage == Evaluation.PRECHECK), jax_version=jax, harness_version=harness,
                       finished_at=finished_at)
 
 
-def sample_from_report(workload_id: int, index: int, reported_outcome: str, reported_speedup) -> FoldSample | None:
-    norm = normalize(reported_outcome, reported_speedup)
+def sample_from_report(workload_id: int, index: int, reported_outcome: str, reported_speedup,
+                       reported_interval=None) -> FoldSample | None:
+    norm = normalize(reported_outcome, reported_speedup, reported_interval)
     if norm is None:
         return None
-    return FoldSample(workload_id=workload_id, index=index, outcome=norm[0], speedup=norm[1])
+    return FoldSample(workload_id=workload_id, index=index, outcome=norm[0], speedup=norm[1],
+                      low=norm[2])
 
 
 # --------------------------------------------------------------------------------------------
@@ -321,7 +349,7 @@ def fold(state: WorkloadState, sample: FoldSample) -> WorkloadState:
     DuplicateSample when its index was folded already."""
     if sample.index in state.folded:
         raise DuplicateSample(f"sample {sample.index} of workload {sample.workload_id} already folded")
-    state.agg = metrics.update(state.agg, sample.index, sample.outcome, sample.speedup)
+    state.agg = metrics.update(state.agg, sample.index, sample.outcome, sample.speedup, sample.low)
     state.folded.add(sample.index)
     if sample.precheck:
         state.precheck_stopped += 1

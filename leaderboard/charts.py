@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 from leaderboard.metrics import OUTCOMES
 
 OUTCOME_COLORS = {
-    "correct_faster": "#1a7f37", "correct_slower": "#8cc152", "incorrect": "#e8a33d",
+    "correct_faster": "#1a7f37", "correct_tie": "#7f8fa6", "correct_slower": "#8cc152", "incorrect": "#e8a33d",
     "compile_error": "#c0362c", "runtime_error": "#e05d44", "timeout": "#8e44ad", "rejected": "#5b6475",
 }
 XLA_COLOR = "#5b6475"

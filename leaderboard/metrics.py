@@ -11,7 +11,7 @@ by their index 0, 1, 2, ...:
 * ``fast_p@N`` = fraction of W with a correct sample with index < N and speedup > p
   (default p = 1.0). The fast@N curve is fast_p@N for N = 1..max.
 * per-sample correctness = correct samples / all samples; outcome shares over the taxonomy
-  ``OUTCOMES``; "correct" means ``correct_slower`` or ``correct_faster``.
+  ``OUTCOMES``; "correct" means ``correct_slower``, ``correct_tie`` or ``correct_faster``.
 * gap to expert: per workload ``s_w / max(1, expert speedup)``, and the ratio of the floored
   geomean of S to the floored geomean of the experts on the same set ("77% of expert").
 
@@ -22,9 +22,14 @@ Conventions used by every function here:
   of W, in any order; ``None`` (or an empty aggregate) stands for a workload without samples,
   which still counts in every denominator. ``select()`` builds such a list from a mapping.
 * Speed metrics use the numeric speedup (``t_XLA / t_candidate``) of correct samples only.
-  ``correct_faster`` must carry a speedup > 1 and ``correct_slower`` one <= 1 (``update``
-  raises otherwise), so the outcome counts and the speed metrics always agree. A speedup
-  reported with a non-correct outcome is ignored.
+  Each correct sample has two numbers: its point speedup (the median of its paired ratios),
+  used for the best speedup and the geomeans, and its conservative bound ``low`` (the lower
+  end of its 95% interval), used for everything that means "faster": fast_p@N counts a sample
+  only when ``low > p``, and ``correct_faster`` means ``low > 1``. A tie (``correct_tie``:
+  the interval contains 1) is correct but never faster, whatever its point. Rows timed before
+  intervals existed have no interval: their ``low`` is their point (the old rule).
+  ``update`` checks that outcome, point and ``low`` agree. A speedup reported with a
+  non-correct outcome is ignored.
 
 Two sampling modes:
 
@@ -44,8 +49,8 @@ Two sampling modes:
   ``v_1 <= ... <= v_n`` (``v = max(1, speedup)`` for correct samples, 1 for the others), the
   maximum of a random N-subset is ``v_k`` with probability ``C(k-1, N-1) / C(n, N)``
   (ties broken by position, which does not change the value), hence
-  ``E[ln s_w(N)] = sum_k ln(v_k) * C(k-1, N-1) / C(n, N)``; only the n_faster values > 1 have
-  a non-zero logarithm, so the aggregate keeps the sorted multiset of correct speedups.
+  ``E[ln s_w(N)] = sum_k ln(v_k) * C(k-1, N-1) / C(n, N)``; only the values > 1 have a
+  non-zero logarithm, so the aggregate keeps the sorted multiset of correct speedups.
 
 Per-workload aggregates (``WorkloadAggregate``) answer every N in both modes without
 rescanning samples; ``update`` folds one finished evaluation in at a time, in any order.
@@ -58,6 +63,8 @@ import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
+
+from evaluator.bench import record as _record   # the outcome list and the "faster" rule
 
 __all__ = [
     "OUTCOMES", "CORRECT_OUTCOMES", "API_RUNTIME_FAILURE_OUTCOMES", "SEQUENTIAL", "INDEPENDENT",
@@ -78,11 +85,8 @@ __all__ = [
 # Taxonomy and modes
 # --------------------------------------------------------------------------------------------
 
-OUTCOMES: tuple[str, ...] = (
-    "compile_error", "runtime_error", "timeout", "incorrect",
-    "correct_slower", "correct_faster", "rejected",
-)
-CORRECT_OUTCOMES: frozenset[str] = frozenset({"correct_slower", "correct_faster"})
+OUTCOMES: tuple[str, ...] = _record.OUTCOMES
+CORRECT_OUTCOMES: frozenset[str] = frozenset(_record.CORRECT_OUTCOMES)
 # The study's "API/runtime failures": samples that failed at compilation or first execution.
 API_RUNTIME_FAILURE_OUTCOMES: tuple[str, ...] = ("compile_error", "runtime_error")
 _OUTCOME_POS = {name: i for i, name in enumerate(OUTCOMES)}
@@ -122,17 +126,30 @@ def _check_outcome(outcome: Any) -> str:
     return outcome
 
 
-def _check_speedup(outcome: str, speedup: Any) -> float:
+def _check_speedup(outcome: str, speedup: Any, low: Any = None) -> tuple[float, float]:
+    """(point, conservative low) of a correct sample, checked against its outcome."""
     if isinstance(speedup, bool) or not isinstance(speedup, (int, float)):
         raise ValueError(f"a {outcome} sample needs a numeric speedup, got {speedup!r}")
     s = float(speedup)
     if not math.isfinite(s) or s <= 0.0:
         raise ValueError(f"speedup must be finite and > 0, got {speedup!r}")
-    if outcome == "correct_faster" and not s > 1.0:
-        raise ValueError(f"correct_faster needs speedup > 1, got {s!r}")
+    if low is None:
+        if outcome == "correct_tie":
+            raise ValueError("a correct_tie sample needs the lower end of its interval")
+        lo = s
+    else:
+        if isinstance(low, bool) or not isinstance(low, (int, float)):
+            raise ValueError(f"low must be numeric, got {low!r}")
+        lo = float(low)
+        if not math.isfinite(lo) or lo <= 0.0 or lo > s:
+            raise ValueError(f"low must be finite, > 0 and <= the speedup, got {low!r}")
+    if outcome == "correct_faster" and not (s > 1.0 and lo > 1.0):
+        raise ValueError(f"correct_faster needs speedup and low > 1, got {s!r}, {lo!r}")
     if outcome == "correct_slower" and s > 1.0:
         raise ValueError(f"correct_slower needs speedup <= 1, got {s!r}")
-    return s
+    if outcome == "correct_tie" and lo > 1.0:
+        raise ValueError(f"correct_tie needs low <= 1, got {lo!r}")
+    return s, lo
 
 
 # --------------------------------------------------------------------------------------------
@@ -141,10 +158,12 @@ def _check_speedup(outcome: str, speedup: Any) -> float:
 
 class Sample(NamedTuple):
     """One finished evaluation of one workload: its position in the submission's sample order,
-    its outcome (one of OUTCOMES) and, for correct outcomes, its speedup over XLA."""
+    its outcome (one of OUTCOMES) and, for correct outcomes, its speedup over XLA and the lower
+    end of its interval (None: timed before intervals existed)."""
     index: int
     outcome: str
     speedup: float | None = None
+    low: float | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -155,7 +174,7 @@ class WorkloadAggregate:
     * ``n_samples``: finished evaluations folded in (all outcomes).
     * ``counts``: one count per outcome, in the order of ``OUTCOMES`` (``outcome_counts`` gives
       a dict).
-    * ``n_correct`` / ``n_faster``: correct samples / correct samples with speedup > 1.
+    * ``n_correct`` / ``n_faster``: correct samples / correct samples faster than XLA (low > 1).
     * ``best_speedup``: the highest speedup of a correct sample (None if none).
     * ``first_correct_index`` / ``first_faster_index``: the smallest index of a correct sample /
       of a correct sample with speedup > 1 (None if none).
@@ -168,7 +187,11 @@ class WorkloadAggregate:
       correct sample and its last one the best; its length is the number of records, which is
       short in practice (about ln(n) for a random order).
     * ``correct_speedups``: the sorted multiset of the speedups of all correct samples (for the
-      independent mode: counts above any p and order statistics). Its length is n_correct.
+      independent mode's order statistics). Its length is n_correct.
+    * ``correct_lows``: the sorted multiset of their conservative lows (fast_p in the
+      independent mode counts those above p); ``low_progression``: the record progression of
+      the lows (fast_p in the sequential mode: the first sample whose running best low
+      exceeds p). ``n_faster`` = lows above 1 = ``correct_faster`` samples.
     """
     n_samples: int = 0
     counts: tuple[int, ...] = (0,) * len(OUTCOMES)
@@ -180,6 +203,8 @@ class WorkloadAggregate:
     max_index: int | None = None
     progression: tuple[tuple[int, float], ...] = ()
     correct_speedups: tuple[float, ...] = ()
+    correct_lows: tuple[float, ...] = ()
+    low_progression: tuple[tuple[int, float], ...] = ()
 
     def count(self, outcome: str) -> int:
         return self.counts[_OUTCOME_POS[_check_outcome(outcome)]]
@@ -201,6 +226,8 @@ class WorkloadAggregate:
             "max_index": self.max_index,
             "progression": [[i, s] for i, s in self.progression],
             "correct_speedups": list(self.correct_speedups),
+            "correct_lows": list(self.correct_lows),
+            "low_progression": [[i, s] for i, s in self.low_progression],
         }
 
     @classmethod
@@ -220,6 +247,13 @@ class WorkloadAggregate:
             max_index=data.get("max_index"),
             progression=tuple((int(i), float(s)) for i, s in data.get("progression") or ()),
             correct_speedups=tuple(float(s) for s in data.get("correct_speedups") or ()),
+            # aggregates stored before intervals existed: every low is its point
+            correct_lows=tuple(float(s) for s in (data.get("correct_lows")
+                                                  if "correct_lows" in data
+                                                  else data.get("correct_speedups")) or ()),
+            low_progression=tuple((int(i), float(s)) for i, s in
+                                  (data.get("low_progression") if "low_progression" in data
+                                   else data.get("progression")) or ()),
         )
         agg.validate()
         return agg
@@ -233,28 +267,31 @@ class WorkloadAggregate:
             fail("counts")
         if sum(self.counts) != self.n_samples:
             fail("sum(counts) != n_samples")
-        if self.n_correct != self.count("correct_slower") + self.count("correct_faster"):
-            fail("n_correct != correct_slower + correct_faster")
+        if self.n_correct != sum(self.count(o) for o in CORRECT_OUTCOMES):
+            fail("n_correct != correct_slower + correct_tie + correct_faster")
         if self.n_faster != self.count("correct_faster"):
             fail("n_faster != correct_faster")
-        cs = self.correct_speedups
+        cs, lows = self.correct_speedups, self.correct_lows
         if len(cs) != self.n_correct or list(cs) != sorted(cs):
             fail("correct_speedups must be the sorted speedups of the correct samples")
-        if any(not (math.isfinite(s) and s > 0) for s in cs):
+        if len(lows) != self.n_correct or list(lows) != sorted(lows):
+            fail("correct_lows must be the sorted lows of the correct samples")
+        if any(not (math.isfinite(s) and s > 0) for s in cs + lows):
             fail("speedups must be finite and > 0")
-        if sum(1 for s in cs if s > 1.0) != self.n_faster:
-            fail("n_faster != number of correct speedups > 1")
+        if sum(1 for s in lows if s > 1.0) != self.n_faster:
+            fail("n_faster != number of correct lows > 1")
         if (self.max_index is None) != (self.n_samples == 0):
             fail("max_index")
         if self.max_index is not None and self.max_index + 1 < self.n_samples:
             fail("more samples than distinct indices")
         prog = self.progression
-        for a, b in zip(prog, prog[1:]):
-            if not (a[0] < b[0] and a[1] < b[1]):
-                fail("progression must strictly increase in index and speedup")
+        for pr in (prog, self.low_progression):
+            for a, b in zip(pr, pr[1:]):
+                if not (a[0] < b[0] and a[1] < b[1]):
+                    fail("progressions must strictly increase in index and value")
         if self.n_correct == 0:
-            if prog or self.best_speedup is not None or self.first_correct_index is not None \
-                    or self.first_faster_index is not None:
+            if prog or self.low_progression or self.best_speedup is not None \
+                    or self.first_correct_index is not None or self.first_faster_index is not None:
                 fail("fields set without correct samples")
             return
         if not prog:
@@ -266,21 +303,39 @@ class WorkloadAggregate:
             fail("progression index beyond max_index")
         if any(s not in cs for _, s in prog):
             fail("progression speedup not among the correct speedups")
-        faster = [i for i, s in prog if s > 1.0]
+        lp = self.low_progression
+        if not lp or lp[0][0] != self.first_correct_index or any(s not in lows for _, s in lp):
+            fail("low_progression disagrees with the correct lows")
+        faster = [i for i, s in lp if s > 1.0]
         if self.first_faster_index != (faster[0] if faster else None):
-            fail("first_faster_index disagrees with the progression")
+            fail("first_faster_index disagrees with the low progression")
+
+
+def _with_record(prog: tuple, index: int, value: float) -> tuple:
+    """``prog`` (a record progression) with sample ``index`` of ``value`` folded in: it is a
+    record iff ``value`` beats the last entry with a smaller index; entries after it that it
+    now dominates are dropped (contiguous, since the values increase)."""
+    indices = [i for i, _ in prog]
+    pos = bisect.bisect_left(indices, index)
+    if pos > 0 and prog[pos - 1][1] >= value:
+        return prog                                       # not a record: nothing changes
+    end = pos
+    while end < len(prog) and prog[end][1] <= value:      # now dominated by (index, value)
+        end += 1
+    return prog[:pos] + ((index, value),) + prog[end:]
 
 
 def update(agg: WorkloadAggregate | None, index: int, outcome: str,
-           speedup: float | None = None) -> WorkloadAggregate:
-    """Fold ONE finished evaluation (sample ``index``, ``outcome``, ``speedup``) into ``agg``
-    and return the new aggregate (``agg`` is not modified; None means empty).
+           speedup: float | None = None, low: float | None = None) -> WorkloadAggregate:
+    """Fold ONE finished evaluation (sample ``index``, ``outcome``, ``speedup`` and the lower
+    end ``low`` of its interval; None for rows timed before intervals existed) into ``agg`` and
+    return the new aggregate (``agg`` is not modified; None means empty).
 
     Samples may finish out of order: a correct sample at index i is a record iff its speedup is
     higher than the last progression entry with index < i; it is then inserted and the entries
-    after it whose speedup is <= its own (now dominated) are dropped. Those are contiguous
-    because the progression's speedups increase. Cost O(len(progression) + n_correct) (the
-    latter for the sorted multiset used by the independent mode).
+    after it whose speedup is <= its own (now dominated) are dropped (the same for the lows'
+    progression). Cost O(len(progression) + n_correct) (the latter for the sorted multisets
+    used by the independent mode).
 
     Each index must be folded once. A duplicate that lands on a progression entry (any earlier
     record, the first correct or the first faster sample) raises ValueError; other duplicates
@@ -290,10 +345,7 @@ def update(agg: WorkloadAggregate | None, index: int, outcome: str,
     agg = WorkloadAggregate() if agg is None else agg
     index = _check_index(index)
     outcome = _check_outcome(outcome)
-    prog = agg.progression
-    indices = [i for i, _ in prog]
-    pos = bisect.bisect_left(indices, index)
-    if pos < len(prog) and prog[pos][0] == index:
+    if any(i == index for i, _ in agg.progression + agg.low_progression):
         raise ValueError(f"sample index {index} was already folded in")
 
     counts = list(agg.counts)
@@ -306,17 +358,12 @@ def update(agg: WorkloadAggregate | None, index: int, outcome: str,
     if outcome not in CORRECT_OUTCOMES:
         return dataclasses.replace(agg, **common)
 
-    s = _check_speedup(outcome, speedup)
-    if pos > 0 and prog[pos - 1][1] >= s:
-        new_prog = prog                                   # not a record: nothing changes
-    else:
-        end = pos
-        while end < len(prog) and prog[end][1] <= s:      # now dominated by (index, s)
-            end += 1
-        new_prog = prog[:pos] + ((index, s),) + prog[end:]
+    s, lo = _check_speedup(outcome, speedup, low)
     speedups = list(agg.correct_speedups)
     bisect.insort(speedups, s)
-    faster = s > 1.0
+    lows = list(agg.correct_lows)
+    bisect.insort(lows, lo)
+    faster = lo > 1.0
     return dataclasses.replace(
         agg,
         **common,
@@ -328,28 +375,31 @@ def update(agg: WorkloadAggregate | None, index: int, outcome: str,
         first_faster_index=(agg.first_faster_index if not faster
                             else index if agg.first_faster_index is None
                             else min(agg.first_faster_index, index)),
-        progression=new_prog,
+        progression=_with_record(agg.progression, index, s),
         correct_speedups=tuple(speedups),
+        correct_lows=tuple(lows),
+        low_progression=_with_record(agg.low_progression, index, lo),
     )
 
 
 def from_samples(samples: Iterable[Sample | Sequence[Any]]) -> WorkloadAggregate:
-    """Build an aggregate by folding ``(index, outcome, speedup)`` samples (in any order).
-    Raises ValueError on a repeated index."""
+    """Build an aggregate by folding ``(index, outcome, speedup[, low])`` samples (in any
+    order). Raises ValueError on a repeated index."""
     agg = WorkloadAggregate()
     seen: set[int] = set()
     for sample in samples:
-        index, outcome, speedup = sample
+        index, outcome, speedup, *rest = sample
         if index in seen:
             raise ValueError(f"sample index {index} appears twice")
         seen.add(index)
-        agg = update(agg, index, outcome, speedup)
+        agg = update(agg, index, outcome, speedup, rest[0] if rest else None)
     return agg
 
 
 def from_sequence(results: Iterable[Sequence[Any]]) -> WorkloadAggregate:
-    """Build an aggregate from ordered ``(outcome, speedup)`` pairs; the index is the position."""
-    return from_samples((i, outcome, speedup) for i, (outcome, speedup) in enumerate(results))
+    """Build an aggregate from ordered ``(outcome, speedup[, low])`` tuples; the index is the
+    position."""
+    return from_samples((i, *r) for i, r in enumerate(results))
 
 
 def select(by_workload: Mapping[str, WorkloadAggregate | None],
@@ -417,10 +467,10 @@ def solve_probability(agg: WorkloadAggregate | None, n: int | None = None,
 
 def fast_probability(agg: WorkloadAggregate | None, n: int | None = None, p: float = DEFAULT_P,
                      mode: str = SEQUENTIAL) -> float:
-    """Sequential: 1.0 if a correct sample with index < n has speedup > p, else 0.0 (for p = 1
-    from ``first_faster_index``; otherwise from the first progression entry above p, which is
-    the first sample whose running best exceeds p). Independent: the unbiased probability that
-    a random n-subset holds a correct sample with speedup > p."""
+    """Sequential: 1.0 if a correct sample with index < n is faster than p (its interval's low
+    end above p), else 0.0 (for p = 1 from ``first_faster_index``; otherwise from the first
+    entry of the lows' progression above p, the first sample whose running best low exceeds
+    p). Independent: the unbiased probability that a random n-subset holds such a sample."""
     n, mode = _check_n(n), _check_mode(mode)
     p = float(p)
     if agg is None or agg.n_correct == 0:
@@ -429,17 +479,25 @@ def fast_probability(agg: WorkloadAggregate | None, n: int | None = None, p: flo
         if p == 1.0:
             c = agg.n_faster
         else:
-            c = len(agg.correct_speedups) - bisect.bisect_right(agg.correct_speedups, p)
+            c = len(agg.correct_lows) - bisect.bisect_right(agg.correct_lows, p)
         return pass_at_k(agg.n_samples, c, agg.n_samples if n is None else n)
     if p == 1.0:
         first = agg.first_faster_index
     else:
-        speeds = [s for _, s in agg.progression]
-        pos = bisect.bisect_right(speeds, p)                # first entry with speedup > p
-        first = agg.progression[pos][0] if pos < len(speeds) else None
+        lows = [s for _, s in agg.low_progression]
+        pos = bisect.bisect_right(lows, p)                  # first entry with low > p
+        first = agg.low_progression[pos][0] if pos < len(lows) else None
     if first is None:
         return 0.0
     return 1.0 if n is None or first < n else 0.0
+
+
+def _n_above_one(agg: WorkloadAggregate | None) -> int:
+    """Correct samples whose POINT speedup is above 1 (the geomean's non-zero logarithms; a
+    tie's point may be one of them)."""
+    if agg is None:
+        return 0
+    return len(agg.correct_speedups) - bisect.bisect_right(agg.correct_speedups, 1.0)
 
 
 def expected_log_speedup(agg: WorkloadAggregate | None, n: int | None = None,
@@ -449,7 +507,8 @@ def expected_log_speedup(agg: WorkloadAggregate | None, n: int | None = None,
     over the floored values sorted ascending (see the module docstring); n >= n_samples or
     None gives the full-sample value."""
     n, mode = _check_n(n), _check_mode(mode)
-    if agg is None or agg.n_faster == 0:
+    above = _n_above_one(agg)
+    if above == 0:
         return 0.0
     if mode == SEQUENTIAL:
         best = best_within(agg, n)
@@ -459,7 +518,7 @@ def expected_log_speedup(agg: WorkloadAggregate | None, n: int | None = None,
         return math.log(agg.correct_speedups[-1])
     if n == 0:
         return 0.0
-    faster = agg.correct_speedups[len(agg.correct_speedups) - agg.n_faster:]
+    faster = agg.correct_speedups[len(agg.correct_speedups) - above:]
     denom = math.comb(total, n)
     first_rank = total - len(faster)          # faster[j] has 1-based rank first_rank + j + 1
     return math.fsum(math.log(v) * (math.comb(first_rank + j, n - 1) / denom)

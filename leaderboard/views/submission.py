@@ -14,6 +14,7 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
+from evaluator.bench.record import format_speedup
 from leaderboard import charts, metrics
 from leaderboard.aggregates import SET_NAMES, counts_for_candidate, set_values, unpack_curves
 from leaderboard.data import SET_LABELS, cache_key, experts_for, fast_curve_series, set_members
@@ -115,6 +116,8 @@ def workload_rows(submission, summary: SubmissionSummary | None, n: int | None =
             outcome = "pending"
         elif agg.n_faster:
             outcome = "correct_faster"
+        elif agg.count("correct_tie"):
+            outcome = "correct_tie"
         elif agg.n_correct:
             outcome = "correct_slower"
         else:
@@ -267,7 +270,8 @@ def trace_view(request, submission):
         raise Http404("no samples for this workload")
     by_cand: dict[int, dict] = {}
     for ev in Evaluation.objects.filter(candidate_id__in=[c["id"] for c in cands], hardware=submission.hardware) \
-            .values("candidate_id", "stage", "state", "outcome", "speedup", "message"):
+            .values("candidate_id", "stage", "state", "outcome", "speedup", "speedup_lo",
+                    "speedup_hi", "message"):
         cur = by_cand.get(ev["candidate_id"])
         counts = counts_for_candidate(ev["stage"], ev["state"])
         if counts and (cur is None or not cur["_counts"] or cur["stage"] == Evaluation.PRECHECK):
@@ -289,6 +293,10 @@ def trace_view(request, submission):
             "state": ev["state"] if ev else "not scheduled", "stage": ev["stage"] if ev else "",
             "outcome": ev["outcome"] if ev and ev["_counts"] else "",
             "speedup": ev["speedup"] if ev and ev["_counts"] else None,
+            "speedup_text": format_speedup(ev["speedup"], ev["speedup_lo"], ev["speedup_hi"])
+            if ev and ev["_counts"] and ev["speedup"] is not None else "",
+            "before_intervals": bool(ev and ev["_counts"] and ev["speedup"] is not None
+                                     and ev["speedup_lo"] is None),
             "message": (ev["message"] or "")[:2000] if ev else "",
             "reported_outcome": c["reported_outcome"], "reported_speedup": c["reported_speedup"],
             "tokens": ((c["tokens_in"] or 0) + (c["tokens_out"] or 0)) if c["tokens_in"] is not None

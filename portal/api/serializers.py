@@ -185,8 +185,9 @@ class EvaluationSerializer(serializers.ModelSerializer):
     class Meta:
         model = Evaluation
         fields = ["id", "workload", "index", "round", "parent", "filename", "hardware", "stage", "state",
-                  "outcome", "speedup", "message", "attempts", "reported_outcome", "reported_speedup",
-                  "record", "enqueued_at", "started_at", "finished_at"]
+                  "outcome", "speedup", "speedup_lo", "speedup_hi", "message", "attempts",
+                  "reported_outcome", "reported_speedup", "record", "enqueued_at", "started_at",
+                  "finished_at"]
 
 
 class ErrorItemSerializer(serializers.Serializer):

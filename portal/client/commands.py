@@ -13,11 +13,12 @@ import zipfile
 
 from tqdm import tqdm
 
+from evaluator.bench.record import CORRECT_OUTCOMES, format_speedup
 from portal import trace_format
 from portal.client.http import EXIT_INVALID, EXIT_OK, EXIT_TIMEOUT, EXIT_USAGE, ClientError, Portal
 from portal.client.tables import table
 
-CORRECT = ("correct_slower", "correct_faster")
+CORRECT = CORRECT_OUTCOMES
 
 
 def err(*parts):
@@ -326,7 +327,8 @@ def per_workload(evaluations: list[dict]) -> list[dict]:
     rows: dict[str, dict] = {}
     for (wid, index), e in sorted(final.items(), key=lambda kv: (int(kv[0][0][:-1] or 0), kv[0][1])):
         r = rows.setdefault(wid, {"workload": wid, "samples": 0, "evaluated": 0, "correct": 0, "faster": 0,
-                                  "best": None, "first_correct": None})
+                                  "ties": 0, "best": None, "best_lo": None, "best_hi": None,
+                                  "first_correct": None})
         r["samples"] += 1
         done = ((e["stage"] == "main" and e["state"] in ("done", "skipped", "failed"))
                 or (e["stage"] == "precheck" and e["state"] == "skipped"))
@@ -337,9 +339,11 @@ def per_workload(evaluations: list[dict]) -> list[dict]:
             r["correct"] += 1
             if r["first_correct"] is None:
                 r["first_correct"] = index
-            if e.get("speedup") is not None:
-                r["best"] = max(r["best"] or 0.0, e["speedup"])
+            if e.get("speedup") is not None and (r["best"] is None or e["speedup"] > r["best"]):
+                r["best"], r["best_lo"], r["best_hi"] = (e["speedup"], e.get("speedup_lo"),
+                                                         e.get("speedup_hi"))
         r["faster"] += e.get("outcome") == "correct_faster"
+        r["ties"] += e.get("outcome") == "correct_tie"
     return list(rows.values())
 
 
@@ -359,11 +363,12 @@ def print_summary(args, portal: Portal, sid: int, st: dict) -> int:
               + (f" (~{saved['estimated_accelerator_seconds']:.0f} s saved)." if saved.get("estimated_accelerator_seconds") else "."))
     if rows:
         print()
-        print(table(["workload", "samples", "evaluated", "correct", "faster", "best speedup", "first correct"],
-                    [[r["workload"], r["samples"], r["evaluated"], r["correct"], r["faster"],
-                      f"{r['best']:.2f}x" if r["best"] else "-",
+        print(table(["workload", "samples", "evaluated", "correct", "faster", "ties", "best speedup [95%]",
+                     "first correct"],
+                    [[r["workload"], r["samples"], r["evaluated"], r["correct"], r["faster"], r["ties"],
+                      format_speedup(r["best"], r["best_lo"], r["best_hi"]),
                       r["first_correct"] if r["first_correct"] is not None else "-"] for r in rows],
-                    align="lrrrrrr"))
+                    align="lrrrrrrr"))
         solved = sum(1 for r in rows if r["correct"])
         faster = sum(1 for r in rows if r["faster"])
         print(f"\n{solved}/{len(rows)} workloads solved, {faster} faster than XLA.")

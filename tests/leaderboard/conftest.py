@@ -8,6 +8,8 @@ import random
 import pytest
 from django.utils import timezone
 
+from evaluator.bench.record import CORRECT_OUTCOMES
+
 PLAIN_STATIC = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
@@ -81,7 +83,8 @@ def record_for(speedup, *, baseline=1e-3, spread=0.02, baseline_spread=0.01, jax
 def make_submission(team, hardware, samples, *, kind="trace", sampling="sequential", method="iterative",
                     model_name="Gemini 3 Flash", published=True, evaluate=True, reported=False,
                     tokens=None, jax="0.10.2", created_at=None, precheck_stop=()):
-    """``samples``: {workload: [(outcome, speedup), ...]} in index order. With ``evaluate`` every
+    """``samples``: {workload: [(outcome, speedup[, (lo, hi)]), ...]} in index order (with an
+    interval: a row timed side by side; without: one timed before intervals existed). With ``evaluate`` every
     candidate gets a finished main-stage evaluation (or a skipped pre-check for the workload
     ids in ``precheck_stop``)."""
     from evaluator.models import Evaluation
@@ -92,8 +95,11 @@ def make_submission(team, hardware, samples, *, kind="trace", sampling="sequenti
         Submission.objects.filter(pk=sub.pk).update(created_at=created_at, published_at=created_at if published else None)
         sub.refresh_from_db()
     cands = []
+    intervals = {}
     for w, seq in samples.items():
-        for i, (outcome, speedup) in enumerate(seq):
+        for i, (outcome, speedup, *ci) in enumerate(seq):
+            if ci:
+                intervals[(w.pk, i)] = ci[0]
             code = f"# {w.wid} sample {i}\nimport jax\n\ndef workload(x):\n    return x * {i}\n"
             c = Candidate(submission=sub, workload=w, index=i, round=i // 4, parent_index=(i - 1) if i else None,
                           filename=f"{w.wid}_{i}.py", code=code,
@@ -107,14 +113,18 @@ def make_submission(team, hardware, samples, *, kind="trace", sampling="sequenti
         now = timezone.now()
         for k, (c, outcome, speedup) in enumerate(cands):
             stop = c.workload.wid in precheck_stop
+            correct = outcome in CORRECT_OUTCOMES
+            ci = intervals.get((c.workload_id, c.index)) if correct else None
+            rec = record_for(speedup if correct else None, jax=jax, hardware=hardware.slug)
+            if ci:
+                rec["speedup_ci"] = list(ci)
             evals.append(Evaluation(
                 candidate=c, hardware=hardware, stage=Evaluation.PRECHECK if stop else Evaluation.MAIN,
                 state=Evaluation.SKIPPED if stop else Evaluation.DONE, outcome=outcome,
-                speedup=speedup if outcome in ("correct_slower", "correct_faster") else None,
+                speedup=speedup if correct else None,
+                speedup_lo=ci[0] if ci else None, speedup_hi=ci[1] if ci else None,
                 message="" if speedup else f"{outcome}: something went wrong",
-                record=record_for(speedup if outcome in ("correct_slower", "correct_faster") else None,
-                                  jax=jax, hardware=hardware.slug),
-                code_sha256=c.code_sha256, finished_at=now + datetime.timedelta(seconds=k)))
+                record=rec, code_sha256=c.code_sha256, finished_at=now + datetime.timedelta(seconds=k)))
         Evaluation.objects.bulk_create(evals)
     return sub
 

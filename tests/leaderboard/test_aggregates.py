@@ -207,3 +207,30 @@ def test_rebuild_command_and_reported_summary_on_intake(workloads, hardware, use
     call_command("rebuild_aggregates", "--hardware", "cpu", verbosity=0)
     s.refresh_from_db()
     assert s.n_samples == 20 and WorkloadResult.objects.filter(summary=s).count() == 4
+
+
+def test_ties_and_intervals_fold_conservatively(workloads, hardware, users):
+    """Rows timed side by side keep the outcome their interval gives; a tie is correct but never
+    faster, whatever its point; rows timed before intervals existed are classified by their
+    point (the old rule) and shown without an interval."""
+    team = make_team("ties", users["alice"])
+    w0, w1 = workloads[0], workloads[1]
+    sub = make_submission(team, hardware["cpu"], {
+        w0: [("correct_tie", 1.04, (0.97, 1.1)), ("correct_faster", 1.3, (1.2, 1.4))],
+        w1: [("correct_tie", 1.2, (0.95, 1.5)), ("correct_faster", 1.1)],     # legacy faster
+    })
+    A.rebuild_submission(sub)
+    s = SubmissionSummary.objects.get(submission=sub, source="evaluated")
+    assert s.counts["correct_tie"] == 2 and s.counts["correct_faster"] == 2
+    r0 = WorkloadResult.objects.get(summary=s, workload=w0)
+    r1 = WorkloadResult.objects.get(summary=s, workload=w1)
+    assert r0.n_correct == 2 and r0.n_faster == 1 and r0.first_faster_index == 1
+    assert (r0.best_speedup, r0.best_low, r0.best_high) == (1.3, 1.2, 1.4)
+    assert r1.n_faster == 1 and r1.first_faster_index == 1 and r1.first_correct_index == 0
+    # the geomean takes points: w1's best point is the tie's 1.2
+    assert r1.best_speedup == 1.2 and (r1.best_low, r1.best_high) == (0.95, 1.5)
+    # fast@1: no workload has a faster sample at index 0
+    from leaderboard import metrics
+    aggs = [r0.agg, r1.agg]
+    assert metrics.fast_p(aggs, 1) == 0.0 and metrics.fast_p(aggs, 2) == 1.0
+    assert metrics.solved(aggs, 1) == 2

@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from evaluator.bench.record import OUTCOMES
 from leaderboard import charts
 
 
@@ -54,7 +55,7 @@ def test_expert_gap_and_outcome_shares():
     assert list(fig["data"][0]["y"]) == [0.77, 1.2]
     assert fig["layout"]["shapes"][0]["y0"] == 1.0
     fig = _json_ready(charts.outcome_shares([{"label": "a", "counts": {"correct_faster": 1, "compile_error": 3}}]))
-    assert fig["layout"]["barmode"] == "stack" and len(fig["data"]) == 7
+    assert fig["layout"]["barmode"] == "stack" and len(fig["data"]) == len(OUTCOMES) == 8
     shares = {t["name"]: t["x"][0] for t in fig["data"]}
     assert shares["correct faster"] == 0.25 and shares["compile error"] == 0.75
     assert math.isclose(sum(shares.values()), 1.0)

@@ -48,7 +48,7 @@ def test_aggregate_fields_hand_case():
     assert a.first_correct_index == 1 and a.first_faster_index == 2 and a.max_index == 5
     assert a.correct_speedups == (0.8, 1.2, 1.5, 2.0)
     assert a.outcome_counts == {"compile_error": 1, "runtime_error": 0, "timeout": 0,
-                                "incorrect": 1, "correct_slower": 1, "correct_faster": 3,
+                                "incorrect": 1, "correct_slower": 1, "correct_tie": 0, "correct_faster": 3,
                                 "rejected": 0}
     a.validate()
     b = m.from_sequence(W2)
@@ -136,7 +136,7 @@ def test_outcome_shares_hand_case():
     # slower 2 (0.8, 0.5), faster 4 (1.5, 1.2, 2.0, 4.0)
     counts = m.outcome_counts(aggs)
     assert counts == {"compile_error": 1, "runtime_error": 1, "timeout": 1, "incorrect": 1,
-                      "correct_slower": 2, "correct_faster": 4, "rejected": 1}
+                      "correct_slower": 2, "correct_tie": 0, "correct_faster": 4, "rejected": 1}
     shares = m.outcome_shares(aggs)
     assert shares["correct_faster"] == approx(4 / 11)
     assert shares["correct_slower"] == approx(2 / 11)
@@ -302,11 +302,17 @@ def test_update_rejects_bad_input():
 # ---------------------------------------------------------------------------------------------
 
 def _correct(outcome):
-    return outcome in ("correct_slower", "correct_faster")
+    return outcome in ("correct_slower", "correct_tie", "correct_faster")
+
+
+def _low(x):
+    """The conservative bound of a brute-force sample (index, outcome, speedup, low): the
+    interval's low end, or the point for a row timed before intervals existed."""
+    return x[3] if x[3] is not None else x[2]
 
 
 def ref_best(samples, n):
-    vals = [s for i, o, s in samples if _correct(o) and (n is None or i < n)]
+    vals = [s for i, o, s, _ in samples if _correct(o) and (n is None or i < n)]
     return max(vals) if vals else None
 
 
@@ -316,11 +322,12 @@ def ref_s(samples, n):
 
 
 def ref_solved(samples, n):
-    return any(_correct(o) and (n is None or i < n) for i, o, s in samples)
+    return any(_correct(o) and (n is None or i < n) for i, o, s, _ in samples)
 
 
 def ref_fast(samples, n, p):
-    return any(_correct(o) and (n is None or i < n) and s > p for i, o, s in samples)
+    """Faster than p means the interval's low end above p (the conservative rule)."""
+    return any(_correct(x[1]) and (n is None or x[0] < n) and _low(x) > p for x in samples)
 
 
 def ref_independent(samples, k, qualifies):
@@ -347,17 +354,26 @@ PS = (0.0, 0.7, 0.9, 1.0, 1.2, 1.5, 2.5, 5.0)
 
 
 def random_samples(rng, n, gaps=False):
+    """(index, outcome, speedup, low) samples: faster/slower rows with an interval or without
+    one (timed before intervals existed), ties whose point lies on either side of 1."""
     indices = sorted(rng.sample(range(3 * n + 1), n)) if gaps else list(range(n))
     out = []
     for i in indices:
-        o = rng.choice(m.OUTCOMES + ("correct_faster", "correct_slower"))
+        o = rng.choice(m.OUTCOMES + ("correct_faster", "correct_slower", "correct_tie"))
+        legacy = rng.random() < 0.3
         if o == "correct_faster":
             s = rng.choice([x for x in SPEEDS if x > 1] + [1 + rng.random() * 3])
+            low = None if legacy else rng.choice([1 + (s - 1) * rng.random(), s])
         elif o == "correct_slower":
             s = rng.choice([x for x in SPEEDS if x <= 1] + [0.1 + rng.random() * 0.9])
+            low = None if legacy else s * rng.choice([0.5, 0.9, 1.0])
+        elif o == "correct_tie":
+            s = rng.choice([0.9, 1.0, 1.1, 1.2, 0.8 + rng.random() * 0.6])
+            low = min(s, rng.choice([0.7, 0.95, 1.0]))
         else:
             s = rng.choice([None, 2.0])          # ignored for non-correct outcomes
-        out.append((i, o, s))
+            low = None
+        out.append((i, o, s, low))
     return out
 
 
@@ -367,20 +383,20 @@ def test_fold_any_order_equals_ordered_build():
         samples = random_samples(rng, rng.randint(0, 14), gaps=trial % 3 == 0)
         ordered = m.from_samples(samples)
         ordered.validate()
-        if all(i == k for k, (i, _, _) in enumerate(samples)):
-            assert ordered == m.from_sequence([(o, s) for _, o, s in samples])
+        if all(i == k for k, (i, *_) in enumerate(samples)):
+            assert ordered == m.from_sequence([(o, s, lo) for _, o, s, lo in samples])
         for _ in range(6):
             perm = samples[:]
             rng.shuffle(perm)
             agg = WorkloadAggregate()
-            for i, o, s in perm:
-                agg = m.update(agg, i, o, s)
+            for i, o, s, lo in perm:
+                agg = m.update(agg, i, o, s, lo)
                 agg.validate()                     # every intermediate state is consistent
             assert agg == ordered
         assert WorkloadAggregate.from_dict(ordered.to_dict()) == ordered
         # the progression is exactly the records of the ordered sample list
         best, records = None, []
-        for i, o, s in samples:
+        for i, o, s, _ in samples:
             if _correct(o) and (best is None or s > best):
                 best = s
                 records.append((i, s))
@@ -404,7 +420,7 @@ def test_metrics_match_reference_per_workload():
                 float(ref_independent(samples, k, lambda x: _correct(x[1]))))
             for p in PS:
                 got = m.fast_probability(agg, k, p, INDEPENDENT)
-                want = ref_independent(samples, k, lambda x: _correct(x[1]) and x[2] > p)
+                want = ref_independent(samples, k, lambda x: _correct(x[1]) and _low(x) > p)
                 assert got == approx(float(want)), (k, p)
             assert m.expected_log_speedup(agg, k, INDEPENDENT) == approx(
                 ref_independent_log(samples, k))
@@ -656,3 +672,52 @@ def test_module_imports_without_django():
             "bad = [k for k in sys.modules if k.split('.')[0] in ('django', 'numpy')]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], cwd=root, check=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Ties and intervals, hand-computed
+# ---------------------------------------------------------------------------------------------
+
+def test_ties_are_correct_but_never_faster():
+    # index 0: a tie whose point is above 1 (1.05 [0.97, 1.12]); 1: faster 1.3 [1.2, 1.4];
+    # 2: a legacy faster row (no interval) 1.1; 3: slower 0.8 [0.7, 0.9]
+    agg = m.from_samples([(0, "correct_tie", 1.05, 0.97), (1, "correct_faster", 1.3, 1.2),
+                          (2, "correct_faster", 1.1), (3, "correct_slower", 0.8, 0.7)])
+    agg.validate()
+    assert agg.n_correct == 4 and agg.n_faster == 2 and agg.count("correct_tie") == 1
+    assert agg.first_correct_index == 0 and agg.first_faster_index == 1
+    # the geomean uses the point: after one sample the tie's 1.05 counts
+    assert m.workload_speedup(agg, 1) == approx(1.05)
+    assert m.floored_geomean([agg, None], 1) == approx(math.sqrt(1.05))
+    # fast@1 is 0 (a tie is not faster), fast@2 is 1
+    assert m.fast_p([agg], 1) == 0.0 and m.fast_p([agg], 2) == 1.0
+    # fast_1.15: sample 1's low 1.2 > 1.15 counts; the tie's point does not
+    assert m.fast_probability(agg, 2, 1.15) == 1.0 and m.fast_probability(agg, 1, 1.0) == 0.0
+    # fast_1.25 needs a low above 1.25: none (1.3's low is 1.2; the legacy 1.1 is its point)
+    assert m.fast_probability(agg, None, 1.25) == 0.0
+    assert m.fast_probability(agg, None, 1.25, INDEPENDENT) == 0.0
+    # independent, p = 1: c = 2 faster of n = 4; one draw: 2/4
+    assert m.fast_probability(agg, 1, 1.0, INDEPENDENT) == approx(0.5)
+    assert WorkloadAggregate.from_dict(agg.to_dict()) == agg
+
+
+def test_outcome_must_agree_with_its_interval():
+    with pytest.raises(ValueError):
+        m.update(None, 0, "correct_faster", 1.3, 0.99)       # the interval reaches below 1
+    with pytest.raises(ValueError):
+        m.update(None, 0, "correct_tie", 1.3, 1.01)          # the interval lies above 1
+    with pytest.raises(ValueError):
+        m.update(None, 0, "correct_tie", 1.3)                # a tie needs its interval
+    with pytest.raises(ValueError):
+        m.update(None, 0, "correct_slower", 1.3, 0.9)        # slower with a point above 1
+    with pytest.raises(ValueError):
+        m.update(None, 0, "correct_faster", 1.3, 1.4)        # low above the point
+
+
+def test_aggregates_stored_before_intervals_load_with_point_lows():
+    old = m.from_sequence([("correct_faster", 1.5), ("correct_slower", 0.5)]).to_dict()
+    old.pop("correct_lows")
+    old.pop("low_progression")
+    agg = WorkloadAggregate.from_dict(old)
+    assert agg.correct_lows == (0.5, 1.5) and agg.low_progression == ((0, 1.5),)
+    assert m.fast_probability(agg, 1, 1.2) == 1.0
