@@ -31,8 +31,6 @@ import json
 import re
 from typing import Any, Iterable, Iterator
 
-from evaluator.bench import record as _record
-
 FORMAT = "jaxbench-trace/1"
 FORMAT_PREFIX = "jaxbench-trace/"
 SCHEMA_PATH = "/schemas/jaxbench-trace-1.json"
@@ -46,9 +44,11 @@ MAX_BUDGET = 100_000
 MAX_OBJECT_CHARS = 64 * 1024              # the header's free-form settings, as JSON
 
 SAMPLING = ("independent", "sequential")
-# The harness's outcomes (evaluator.bench.record.OUTCOMES) plus the failure an agent sees
-# before any code exists: the model's API call failed.
-OUTCOMES = _record.OUTCOMES + ("api_error",)
+# The harness's outcomes (evaluator.bench.record.OUTCOMES, spelled out: this module is shipped
+# with the client and imports nothing of the portal; a test keeps the two lists equal) plus
+# the failure an agent sees before any code exists: the model's API call failed.
+OUTCOMES = ("compile_error", "runtime_error", "timeout", "incorrect", "correct_slower",
+            "correct_tie", "correct_faster", "rejected", "api_error")
 HARDWARE_PATTERN = r"^[a-z0-9][a-z0-9-]{0,39}$"
 LINK_PATTERN = r"^https?://[^\s]+$"
 UPLOAD_KEY_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:/+=-]{0,127}$"

@@ -153,7 +153,8 @@ def test_pages_render_without_login(client):
     home = client.get("/").content.decode()
     assert "13/50" in home and "1.36x" in home and "reported, not evaluated here" in home
     docs = client.get("/docs/").content.decode()
-    for phrase in ("atol = rtol = 10", "median of the device-side events", "floored", "fast<sub>p</sub>@N",
+    for phrase in ("atol = rtol = 10", "|XLA − exact|", "side by side", "device-side event",
+                   "95% interval", "correct_tie", "floored", "fast<sub>p</sub>@N",
                    "compile_error", "correct_faster", "rejected"):
         assert phrase in docs
 

@@ -155,13 +155,15 @@ def test_status_wait_progress_then_summary(portal, kernel_dir):
     rc, out, err = portal.run("status", sid, "--wait", "--timeout", "1", "--interval", "0.3")
     assert rc == 6 and "timed out" in err and "0/2 evaluated" in err
     evs = Evaluation.objects.filter(candidate__submission_id=sid)
-    evs.filter(candidate__workload__wid="12p").update(state="done", outcome="correct_faster", speedup=1.75)
+    evs.filter(candidate__workload__wid="12p").update(state="done", outcome="correct_faster", speedup=1.75,
+                                                      speedup_lo=1.61, speedup_hi=1.83)
     evs.filter(candidate__workload__wid="8p").update(state="done", outcome="compile_error")
     rc, out, err = portal.run("status", sid, "--wait", "--interval", "0.3")
     assert rc == 0, err
     assert f"Submission #{sid}: 2/2 evaluated (finished)" in out
     row12 = next(line for line in out.splitlines() if line.startswith("12p"))
-    assert row12.split() == ["12p", "1", "1", "1", "1", "1.75x", "0"]
+    # workload, samples, evaluated, correct, faster, ties, best speedup with its interval, first
+    assert row12.split() == ["12p", "1", "1", "1", "1", "0", "1.75x", "[1.61,", "1.83]", "0"]
     assert "1/2 workloads solved, 1 faster than XLA." in out
     rc, out, err = portal.run("--json", "status", sid)
     assert rc == 0 and json.loads(out)["status"]["finished"] is True

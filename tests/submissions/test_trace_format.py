@@ -205,3 +205,15 @@ def test_the_pure_modules_import_without_django():
             "print(bad); sys.exit(1 if bad else 0)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_the_client_spells_the_harness_outcomes_exactly():
+    """The trace format and the CLI keep their own copies (they import nothing of the portal);
+    they must equal the one definition in evaluator.bench.record."""
+    from evaluator.bench import record
+    from portal.client import commands
+
+    assert tf.OUTCOMES == record.OUTCOMES + ("api_error",)
+    assert set(commands.CORRECT) == set(record.CORRECT_OUTCOMES)
+    for args in ((1.4221, 1.371, 1.48), (1.4221,), (None,)):
+        assert commands.format_speedup(*args) == record.format_speedup(*args)
