@@ -75,6 +75,7 @@ from typing import Any
 import numpy as np
 
 from . import HARNESS_VERSION, arrays, hardware as hw, sandbox, verdict, verdict_math, xplane
+from . import jaxpr_cost, pallas_share
 from .record import CONFIDENCE, REVIEW_SPEEDUP, format_speedup, new_record, speed_outcome, trim
 
 DEFAULT_TIMEOUTS = {"startup": 120.0, "compile": 180.0, "check": 180.0, "timing": 300.0,
@@ -153,6 +154,30 @@ def exported_baseline(wl, profile: str, platform: str) -> bytes:
             exp = jax.export.export(jax.jit(wl.baseline(profile)), platforms=[platform])(*specs)
             _EXPORT_CACHE[k] = bytes(exp.serialize())
     return _EXPORT_CACHE[k]
+
+
+_REF_COST_CACHE: dict = {}
+
+
+def reference_cost(wl, profile: str) -> dict:
+    """The workload's FLOPs: ``jaxpr_cost``'s walk over the XLA reference's jaxpr, traced here
+    on the trusted side (the denominator of the share of FLOPs outside Pallas)."""
+    jax = _trusted_jax()
+    k = (wl.id, wl.reference, profile)
+    if k not in _REF_COST_CACHE:
+        with _JAX_LOCK:
+            specs = _specs(wl, profile)[0]
+            traced = jax.jit(wl.baseline(profile)).trace(*specs)
+            _REF_COST_CACHE[k] = jaxpr_cost.program_cost(traced.jaxpr)
+    return _REF_COST_CACHE[k]
+
+
+def _write_cost_model(in_dir):
+    """The FLOP walk the child applies to its traced program (``jaxpr_cost.py``)."""
+    path = os.path.join(in_dir, "jaxpr_cost.py")
+    with open(jaxpr_cost.__file__, encoding="utf-8") as src, open(path, "w", encoding="utf-8") as f:
+        f.write(src.read())
+    os.chmod(path, 0o644)
 
 
 def inputs_from_seed(workload, profile: str, seed) -> tuple:
@@ -436,6 +461,7 @@ def _start_job(child, rec: dict, timeouts: dict, *, mode: str, source: str | Non
     with open(path, "wb") as f:
         f.write(exported_baseline(wl, profile, hello["platform"]))
     os.chmod(path, 0o644)
+    _write_cost_model(child.in_dir)
     manifest_writer(child.in_dir)
     name = _program_name()
     base_name = _program_name() if mode == "candidate" else None
@@ -453,7 +479,7 @@ def _start_job(child, rec: dict, timeouts: dict, *, mode: str, source: str | Non
     return name, base_name
 
 
-def _compile_phase(child, rec, timeouts, *, mode, require_pallas):
+def _compile_phase(child, rec, timeouts, *, mode, require_pallas, wl=None, profile=None):
     run = _Run(child, timeouts, rec)
     phases = rec["phases"]
     rec["phase"] = "compile"
@@ -482,6 +508,15 @@ def _compile_phase(child, rec, timeouts, *, mode, require_pallas):
             _finish(rec, "rejected", "no_pallas_call",
                     "the compiled program contains no pallas_call (this leaderboard requires a "
                     "Pallas kernel)")
+        # the Pallas kernels must carry the work: the share of the workload's FLOPs computed
+        # outside them (the child's walk of its jaxpr, over the trusted walk of the reference)
+        if wl is not None:
+            share = pallas_share.assess(
+                reply.get("cost"), reference_cost(wl, profile)["outside_flops"],
+                require_pallas=require_pallas, threshold=pallas_share.threshold_for(wl.id))
+            rec["pallas_share"] = share
+            if not share["ok"]:
+                _finish(rec, "rejected", pallas_share.CATEGORY, share["message"])
 
 
 def _check_phase(child, prep: _Prepared, rec, timeouts, *, mode, atol, rtol) -> dict:
@@ -731,7 +766,8 @@ def _evaluate(workload, source, *, profile, hardware, require_pallas, baseline, 
             name, base_name = _start_job(child, rec, tmo, mode="candidate", source=source, wl=wl,
                                          profile=profile, hardware=hardware,
                                          manifest_writer=prep.write_manifest)
-            _compile_phase(child, rec, tmo, mode="candidate", require_pallas=require_pallas)
+            _compile_phase(child, rec, tmo, mode="candidate", require_pallas=require_pallas,
+                           wl=wl, profile=profile)
             checked = _check_phase(child, prep, rec, tmo, mode="candidate", atol=wl.atol,
                                    rtol=wl.rtol)
             # the guard's reference: the baseline measured alone in a clean child (never while
@@ -894,10 +930,13 @@ def measure_baseline(workload, *, profile: str, hardware=None, timeouts: dict | 
 
 
 def lower_for_platform(workload, source: str, platform: str = "tpu", profile: str = "full",
-                       timeouts: dict | None = None) -> dict:
+                       timeouts: dict | None = None, require_pallas: bool = False) -> dict:
     """The pre-check: export the candidate for ``platform`` at ``profile``'s shapes without
     running it (``jax.export`` with ShapeDtypeStructs, on this CPU host, in a sandboxed
-    child). Catches Pallas TPU tiling and API errors. Returns a LowerRecord dict."""
+    child). Catches Pallas TPU tiling and API errors. Measures the share of the workload's
+    FLOPs outside Pallas kernels at these shapes (``pallas_share``); with ``require_pallas``
+    a share above the threshold is ``rejected`` (work_outside_pallas). Returns a LowerRecord
+    dict."""
     from . import record as _record
     t0 = time.monotonic()
     _trusted_jax()
@@ -906,8 +945,9 @@ def lower_for_platform(workload, source: str, platform: str = "tpu", profile: st
     tmo = _timeouts(timeouts)
     out = {"kind": "lowering", "ok": False, "outcome": None, "error_category": None,
            "message": "", "workload": wl.id, "profile": profile, "platform": platform,
-           "has_pallas_call": None, "host_callbacks": [], "duration_s": 0.0,
-           "harness_version": HARNESS_VERSION, "jax_version": None, "sandbox": {}}
+           "has_pallas_call": None, "host_callbacks": [], "pallas_share": None,
+           "duration_s": 0.0, "harness_version": HARNESS_VERSION, "jax_version": None,
+           "sandbox": {}}
     child = _new_child("cpu", sandbox.Limits())
     try:
         out["sandbox"] = dict(child.protections)
@@ -919,6 +959,7 @@ def lower_for_platform(workload, source: str, platform: str = "tpu", profile: st
         with open(path, "w", encoding="utf-8") as f:
             f.write(source)
         os.chmod(path, 0o644)
+        _write_cost_model(child.in_dir)
         try:
             hello = child.hello(tmo["startup"])
             child.send({"cmd": "job", "mode": "candidate", "name": _program_name(),
@@ -951,11 +992,17 @@ def lower_for_platform(workload, source: str, platform: str = "tpu", profile: st
                 texts = _read_texts(child.work)
                 scan = verdict.scan_program(reply.get("primitives"),
                                             {"lowered": texts.get("exported", "")}, platform)
+                share = pallas_share.assess(
+                    reply.get("cost"), reference_cost(wl, profile)["outside_flops"],
+                    require_pallas=require_pallas, threshold=pallas_share.threshold_for(wl.id))
                 out.update(has_pallas_call=scan["has_pallas_call"],
-                           host_callbacks=scan["host_callbacks"])
+                           host_callbacks=scan["host_callbacks"], pallas_share=share)
                 if scan["host_callbacks"]:
                     out.update(outcome="rejected", error_category="host_callback",
                                message="host callbacks: " + ", ".join(scan["host_callbacks"]))
+                elif not share["ok"]:
+                    out.update(outcome="rejected", error_category=pallas_share.CATEGORY,
+                               message=_record.trim(share["message"]))
                 else:
                     out.update(ok=True, message=f"lowers for {platform} at {profile} shapes")
             else:

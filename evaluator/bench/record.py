@@ -22,6 +22,15 @@ EvalRecord keys
 ``has_pallas_call``    the candidate's program contains a pallas_call (and, on TPU/GPU, the
                        lowered module contains the Mosaic/Triton custom call).
 ``host_callbacks``     host-callback primitives found in the program (list of names).
+``pallas_share``       None (not reached or a baseline), or how much of the workload's FLOPs the
+                       candidate computes outside its pallas_call kernels
+                       (``pallas_share.assess``): ``outside_flops`` (the child's walk of its
+                       jaxpr, a claim), ``total_flops`` (the same walk over the XLA reference,
+                       trusted), ``inside_flops``, ``outside_share`` (outside / total, None when
+                       not measured), ``threshold``, ``by_primitive``, ``top_outside``
+                       [{primitive, flops, where: "candidate.py:LINE"}], ``unknown_trip_loops``,
+                       ``ok``, ``message``. Measured whatever the rule; decisive (rejected,
+                       work_outside_pallas) only under ``require_pallas``.
 ``max_abs_err``        largest |exact - cand| over all checked outputs (float32), or None.
 ``max_rel_err``        largest |exact - cand| / |exact| over them, or None.
 ``errors``             None, or the errors against the exact answer (float32 from the same bf16
@@ -106,7 +115,8 @@ CATEGORIES = {
     "timeout": ("compile", "check", "timing", "export"),
     "incorrect": ("structure_mismatch", "not_array", "shape_mismatch", "dtype_mismatch",
                   "non_finite", "not_allclose"),
-    "rejected": ("no_workload", "no_pallas_call", "host_callback", "returns_input",
+    "rejected": ("no_workload", "no_pallas_call", "work_outside_pallas", "host_callback",
+                 "returns_input",
                  "constant_output", "memorized_output", "reads_reference",
                  "timed_output_mismatch", "trace_invalid", "implausible_timing"),
 }
@@ -146,6 +156,7 @@ class EvalRecord(TypedDict):
     require_pallas: bool
     has_pallas_call: Optional[bool]
     host_callbacks: list
+    pallas_share: Optional[dict]
     max_abs_err: Optional[float]
     max_rel_err: Optional[float]
     errors: Optional[dict]
@@ -200,6 +211,7 @@ class LowerRecord(TypedDict):
     platform: str
     has_pallas_call: Optional[bool]
     host_callbacks: list
+    pallas_share: Optional[dict]     # as EvalRecord["pallas_share"], at the lowered shapes
     duration_s: float
     harness_version: str
     jax_version: Optional[str]
@@ -213,7 +225,8 @@ def new_record(**fields: Any) -> dict:
         "kind": "evaluation", "outcome": "runtime_error", "error_category": None, "message": "",
         "phase": "startup", "workload": "", "workload_slug": "", "profile": "", "hardware": None,
         "platform": None, "device_kind": None, "mode": None, "require_pallas": True,
-        "has_pallas_call": None, "host_callbacks": [], "max_abs_err": None, "max_rel_err": None,
+        "has_pallas_call": None, "host_callbacks": [], "pallas_share": None,
+        "max_abs_err": None, "max_rel_err": None,
         "errors": None, "timing": None, "baseline_timing": None, "speedup": None,
         "speedup_ci": None, "speedup_method": None, "baseline_source": None,
         "cached_baseline_median_s": None, "baseline_median_s": None, "held_for_review": False,

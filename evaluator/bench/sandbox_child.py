@@ -16,6 +16,9 @@ Protocol (everything here is data; the trusted side decides every verdict):
   passed, and times every phase with its own clock.
 * Inputs: ``<in>/manifest.json`` (dtypes, shapes, file names) and ``<in>/sets/<set>/<k>.npy``;
   bfloat16 arrays are stored as their raw uint16 bits. Loaded with ``allow_pickle=False``.
+* ``<in>/jaxpr_cost.py``: the trusted side's FLOP walk (``evaluator/bench/jaxpr_cost.py``),
+  loaded when the job arrives; the compile (and export) reply carries its ``cost`` of the
+  traced program: the FLOPs outside every pallas_call (a claim, like the primitive counts).
 * Outputs: ``<work>/out/<tag>/<k>.npy`` (bfloat16 again as uint16), the profiler trace under
   ``<work>/trace``, compile artefacts under ``<work>/compile``.
 """
@@ -233,6 +236,32 @@ def _write_text(name, text):
         f.write(text[:MAX_TEXT])
 
 
+_COST_MODEL = None
+
+
+def _load_cost_model():
+    """``jaxpr_cost.py``, written into the input directory by the trusted side: loaded when the
+    job arrives, before any candidate code exists in this process."""
+    global _COST_MODEL
+    path = os.path.join(OPTS["in"], "jaxpr_cost.py")
+    if _COST_MODEL is None and os.path.exists(path):
+        mod = types.ModuleType("jaxbench_jaxpr_cost")
+        mod.__file__ = path
+        with open(path, encoding="utf-8") as f:
+            exec(compile(f.read(), path, "exec"), mod.__dict__)
+        _COST_MODEL = mod
+
+
+def _cost(jaxpr):
+    """The FLOPs outside/inside the pallas_calls (a claim; the trusted side decides)."""
+    if _COST_MODEL is None:
+        return {"error": "no cost model"}
+    try:
+        return _COST_MODEL.program_cost(jaxpr)
+    except Exception as exc:  # noqa: BLE001
+        return {"error": f"{type(exc).__name__}: {exc}"[:500]}
+
+
 def _walk(jaxpr, counts, depth=0):
     from jax.extend import core as jcore
     if depth > 64:
@@ -346,6 +375,7 @@ class Job:
                 counts = {}
                 _walk(traced.jaxpr.jaxpr, counts)
                 reply["primitives"] = counts
+                reply["cost"] = _cost(traced.jaxpr)
                 _write_text("jaxpr.txt", str(traced.jaxpr))
             except BaseException as exc:  # noqa: BLE001
                 return error_reply("trace", exc)
@@ -389,6 +419,7 @@ class Job:
             traced = jax.jit(self.named(fn)).trace(*specs)
             counts = {}
             _walk(traced.jaxpr.jaxpr, counts)
+            cost = _cost(traced.jaxpr)
         except BaseException as exc:  # noqa: BLE001
             return error_reply("trace", exc)
         try:
@@ -398,7 +429,8 @@ class Job:
             _write_text("exported.txt", text)
         except BaseException as exc:  # noqa: BLE001
             return error_reply("lower", exc)
-        return {"type": "exported", "primitives": counts, "export_s": time.perf_counter() - t}
+        return {"type": "exported", "primitives": counts, "cost": cost,
+                "export_s": time.perf_counter() - t}
 
     # -- correctness: every check set once, outputs written
     def check(self, set_ids):
@@ -506,6 +538,11 @@ def main():
         kind = cmd.get("cmd")
         if kind == "job":
             job = Job(cmd)
+            try:
+                _load_cost_model()
+            except BaseException as exc:  # noqa: BLE001 - the trusted side's file: infrastructure
+                send({"type": "error", "stage": "cost_model", "message": str(exc)[:2000]})
+                continue
             try:
                 job.load_baseline()
             except BaseException as exc:  # noqa: BLE001 - the trusted side's program: infrastructure

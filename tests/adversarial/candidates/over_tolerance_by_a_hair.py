@@ -6,9 +6,11 @@ from jax.experimental import pallas as pl
 
 
 def _kernel(x_ref, s_ref, o_ref):
+    # the perturbation inside the kernel, where the Pallas rule wants the work
     x = x_ref[...].astype(jnp.float32)
     inv = jax.lax.rsqrt(jnp.mean(x * x, axis=-1, keepdims=True) + 1e-5)
-    o_ref[...] = (x * inv).astype(o_ref.dtype) * s_ref[...]
+    y = ((x * inv).astype(o_ref.dtype) * s_ref[...]).astype(jnp.float32)
+    o_ref[...] = (y * 1.03 + jnp.sign(y) * 0.011).astype(o_ref.dtype)
 
 
 def rmsnorm(x, scale):
@@ -23,5 +25,4 @@ def rmsnorm(x, scale):
 
 
 def workload(x, scale):
-    y = rmsnorm(x, scale).astype(jnp.float32)
-    return (y * 1.03 + jnp.sign(y) * 0.011).astype(x.dtype)
+    return rmsnorm(x, scale)

@@ -1,7 +1,7 @@
-# expect: correct_slower | correct_faster
-# NOT CAUGHT (a documented limitation): the whole computation is plain XLA and a trivial copy
-# pallas_call satisfies the "contains a pallas_call" rule. The verdict is honest about speed (it
-# is timed like any other kernel), but the rule flag cannot tell a real kernel from a wrapper.
+# expect: rejected work_outside_pallas
+# XLA in a Pallas costume: the whole computation is plain XLA and a trivial copy pallas_call
+# satisfies the "contains a pallas_call" rule. Caught by the rule that the Pallas kernels carry
+# the work: 100% of the workload's FLOPs run outside them (evaluator/bench/pallas_share.py).
 import jax
 import jax.numpy as jnp
 from jax.experimental import pallas as pl
