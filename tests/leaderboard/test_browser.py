@@ -108,13 +108,23 @@ def test_progress_bar_updates_without_reload(page, populated, hardware):
     page.goto(page.base + f"/submissions/{sub.pk}/")
     assert page.inner_text("#progress-text").startswith("0 / 2")
     page.evaluate("window.__marker = 'same page'")
-    for ev in evs:
-        Evaluation.objects.filter(pk=ev.pk).update(state="done", outcome="correct_faster", speedup=2.0)
+    verdicts = [("correct_faster", 2.0, [1.8, 2.2]), ("correct_tie", 1.03, [0.96, 1.1])]
+    for ev, (outcome, speedup, ci) in zip(evs, verdicts):
+        Evaluation.objects.filter(pk=ev.pk).update(state="done", outcome=outcome, speedup=speedup,
+                                                   speedup_lo=ci[0], speedup_hi=ci[1],
+                                                   record={"speedup_ci": ci})
         ev.refresh_from_db()
         refresh_for_evaluation(ev)
     page.wait_for_function("document.getElementById('progress-text').textContent.startsWith('2 / 2')",
                            timeout=20000)
     assert page.evaluate("window.__marker") == "same page"          # updated in place, no reload
     assert page.evaluate("document.getElementById('progress-bar').value") == 2
-    assert "correct_faster 2" in page.inner_text("#progress-outcomes")
+    text = page.inner_text("#progress-outcomes")
+    assert "correct_faster 1" in text and "correct_tie 1" in text
     assert not page.is_hidden("#progress-done")
+    # the trace page shows each sample's interval and the tie's badge
+    page.goto(page.base + f"/submissions/{sub.pk}/?workload={w.wid}")
+    rows = page.inner_text("#samples-table")
+    assert "2.00x [1.80, 2.20]" in rows and "1.03x [0.96, 1.10]" in rows
+    assert page.locator("#samples-table .badge.correct_tie").count() == 1
+    _shot(page, "trace-with-tie")
