@@ -293,6 +293,8 @@ def trace_view(request, submission):
             "state": ev["state"] if ev else "not scheduled", "stage": ev["stage"] if ev else "",
             "outcome": ev["outcome"] if ev and ev["_counts"] else "",
             "speedup": ev["speedup"] if ev and ev["_counts"] else None,
+            "speedup_lo": ev["speedup_lo"] if ev and ev["_counts"] else None,
+            "speedup_hi": ev["speedup_hi"] if ev and ev["_counts"] else None,
             "speedup_text": format_speedup(ev["speedup"], ev["speedup_lo"], ev["speedup_hi"])
             if ev and ev["_counts"] and ev["speedup"] is not None else "",
             "before_intervals": bool(ev and ev["_counts"] and ev["speedup"] is not None
@@ -317,8 +319,8 @@ def trace_view(request, submission):
         meta = {"submission": submission.pk, "workload": w.wid, "hardware": submission.hardware.slug,
                 "jax_versions": ", ".join(evaluated.jax_versions) if evaluated else "",
                 "harness_versions": ", ".join(evaluated.harness_versions) if evaluated else ""}
-        cols = ["index", "round", "parent_index", "state", "outcome", "speedup", "message", "reported_outcome",
-                "reported_speedup", "tokens", "cost_usd"]
+        cols = ["index", "round", "parent_index", "state", "outcome", "speedup", "speedup_lo",
+                "speedup_hi", "message", "reported_outcome", "reported_speedup", "tokens", "cost_usd"]
         return export_response(fmt, f"submission-{submission.pk}-{w.wid}-samples", meta, samples, cols,
                                extra={"lineage_of_best": lineage})
     try:

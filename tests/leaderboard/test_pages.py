@@ -194,7 +194,11 @@ def test_submission_page_renders(client, populated):
     if best is not None:
         assert r.context["lineage"][-1] == best and r.context["lineage"][0] == 0
     r = client.get(f"/submissions/{a.pk}/?workload={wid}&format=json")
-    assert json.loads(r.content)["meta"]["hardware"] == "cpu"
+    body = json.loads(r.content)
+    assert body["meta"]["hardware"] == "cpu"
+    assert {"speedup", "speedup_lo", "speedup_hi"} <= set(body["rows"][0])
+    csv_head = client.get(f"/submissions/{a.pk}/?workload={wid}&format=csv").content.decode().splitlines()[0]
+    assert "speedup,speedup_lo,speedup_hi" in csv_head
     assert client.get(f"/submissions/{a.pk}/?workload=99z").status_code == 404
 
 
