@@ -129,8 +129,27 @@ def assess(claim, reference_flops, *, require_pallas: bool, threshold: float = T
     return out
 
 
+def short(share: dict | None) -> str:
+    """The share alone for a table cell ("3.0%"); "" when not measured."""
+    if not isinstance(share, dict) or _number(share.get("outside_share")) is None:
+        return ""
+    return _pct(_number(share["outside_share"]))
+
+
+def _number(v) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        return None
+    return float(v)
+
+
 def summary(share: dict | None) -> str:
-    """One line for pages: "share of FLOPs outside Pallas: 3%"."""
-    if not isinstance(share, dict) or share.get("outside_share") is None:
-        return "share of FLOPs outside Pallas: not measured"
-    return f"share of FLOPs outside Pallas: {_pct(float(share['outside_share']))}"
+    """One line for pages: "share of FLOPs outside Pallas: 3.0%"."""
+    return f"share of FLOPs outside Pallas: {short(share) or 'not measured'}"
+
+
+def largest(share: dict | None) -> str:
+    """The largest outside operation, for pages: "dot_general at candidate.py:31"; "" if none."""
+    top = share.get("top_outside") if isinstance(share, dict) else None
+    if not top or not isinstance(top, list) or not isinstance(top[0], dict):
+        return ""
+    return f"{top[0].get('primitive', '?')} at {top[0].get('where', '?')}"

@@ -14,6 +14,7 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
+from evaluator.bench import pallas_share
 from evaluator.bench.record import format_speedup
 from leaderboard import charts, metrics
 from leaderboard.aggregates import SET_NAMES, counts_for_candidate, set_values, unpack_curves
@@ -140,6 +141,28 @@ def workload_rows(submission, summary: SubmissionSummary | None, n: int | None =
     return rows
 
 
+def _outside_pallas(submission, rows) -> None:
+    """Each row's best sample's share of FLOPs outside Pallas (its main evaluation's record),
+    as ``outside_pallas`` ("3.0%") and ``outside_pallas_where`` (the largest outside op)."""
+    from evaluator.models import Evaluation
+    picks = [(r["wid"], r["best_index"]) for r in rows if r["best_index"] is not None]
+    for r in rows:
+        r["outside_pallas"], r["outside_pallas_where"] = "", ""
+    if not picks:
+        return
+    cond = Q()
+    for wid, idx in picks:
+        cond |= Q(candidate__workload__wid=wid, candidate__index=idx)
+    by_wid = {r["wid"]: r for r in rows}
+    for ev in Evaluation.objects.filter(cond, candidate__submission=submission, hardware=submission.hardware,
+                                        stage=Evaluation.MAIN).values("candidate__workload__wid",
+                                                                      "record__pallas_share"):
+        row = by_wid.get(ev["candidate__workload__wid"])
+        if row is not None:
+            row["outside_pallas"] = pallas_share.short(ev["record__pallas_share"])
+            row["outside_pallas_where"] = pallas_share.largest(ev["record__pallas_share"])
+
+
 def _sources(submission, rows) -> list[dict]:
     from portal.models import Candidate
     qs = Candidate.objects.filter(submission=submission)
@@ -236,6 +259,7 @@ def _render_body(submission, evaluated, reported, primary, rows, code: bool) -> 
             figures.append({"id": "fig-gap", "figure": charts.expert_gap_bars(
                 gaps, per_workload=True, title="Gap to expert per workload (s_w / expert)")})
     sources = _sources(submission, rows) if code else None
+    _outside_pallas(submission, rows)
     html = render_to_string("leaderboard/_submission_body.html", {
         "s": submission, "evaluated": evaluated, "reported": reported, "primary": primary, "rows": rows,
         "sets": sets, "figures": figures, "sources": sources, "outcomes": metrics.OUTCOMES})
@@ -271,7 +295,7 @@ def trace_view(request, submission):
     by_cand: dict[int, dict] = {}
     for ev in Evaluation.objects.filter(candidate_id__in=[c["id"] for c in cands], hardware=submission.hardware) \
             .values("candidate_id", "stage", "state", "outcome", "speedup", "speedup_lo",
-                    "speedup_hi", "message"):
+                    "speedup_hi", "message", "record__pallas_share"):
         cur = by_cand.get(ev["candidate_id"])
         counts = counts_for_candidate(ev["stage"], ev["state"])
         if counts and (cur is None or not cur["_counts"] or cur["stage"] == Evaluation.PRECHECK):
@@ -300,6 +324,8 @@ def trace_view(request, submission):
             "before_intervals": bool(ev and ev["_counts"] and ev["speedup"] is not None
                                      and ev["speedup_lo"] is None),
             "message": (ev["message"] or "")[:2000] if ev else "",
+            "outside_pallas": pallas_share.short(ev["record__pallas_share"]) if ev else "",
+            "outside_pallas_where": pallas_share.largest(ev["record__pallas_share"]) if ev else "",
             "reported_outcome": c["reported_outcome"], "reported_speedup": c["reported_speedup"],
             "tokens": ((c["tokens_in"] or 0) + (c["tokens_out"] or 0)) if c["tokens_in"] is not None
             or c["tokens_out"] is not None else None,
@@ -331,9 +357,10 @@ def trace_view(request, submission):
     if can_view_code(request.user, submission):
         code = Candidate.objects.filter(submission=submission, workload=w, index=chosen).values_list("code", flat=True).first()
         code_html = highlighted(code) if code is not None else None
+    chosen_share = next((x for x in samples if x["index"] == chosen), {}).get("outside_pallas")
     return render(request, "leaderboard/trace.html", {
         "s": submission, "w": w, "samples": samples, "lineage": lineage, "best_index": best_index,
-        "chosen": chosen, "code_html": code_html, "result": result,
+        "chosen": chosen, "chosen_share": chosen_share, "code_html": code_html, "result": result,
         "pygments_css": HtmlFormatter().get_style_defs(".highlight"),
     })
 
