@@ -7,7 +7,13 @@ def home(request):
 
 
 def docs(request):
-    return render(request, "portal/docs.html")
+    from django.conf import settings
+
+    from evaluator.bench import pallas_share
+    pallas = {"required": settings.JAXBENCH_REQUIRE_PALLAS, "threshold": pallas_share.THRESHOLD,
+              "allowances": [{"wid": wid, "share": share, "reason": reason}
+                             for wid, (share, reason) in sorted(pallas_share.OUTSIDE_ALLOWANCE.items())]}
+    return render(request, "portal/docs.html", {"pallas": pallas})
 
 
 def health(request):

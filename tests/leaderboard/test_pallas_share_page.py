@@ -66,3 +66,15 @@ def test_records_without_a_share_show_nothing(client, workloads, hardware, users
     r = client.get(f"/submissions/{sub.pk}/?workload={w.wid}")
     assert [x["outside_pallas"] for x in r.context["samples"]] == [""]
     assert not r.context["chosen_share"]
+
+
+def test_docs_state_the_rule_threshold_and_allowances(client, settings):
+    settings.JAXBENCH_REQUIRE_PALLAS = True
+    docs = client.get("/docs/").content.decode()
+    assert 'id="pallas-rule"' in docs
+    assert f"{round(100 * pallas_share.THRESHOLD)}% of the workload's FLOPs" in docs
+    assert "work_outside_pallas" in docs and "on this deployment: yes" in docs
+    for wid, (share, _reason) in pallas_share.OUTSIDE_ALLOWANCE.items():
+        assert f"<td>{wid}</td><td class=\"num\">{round(100 * share)}%</td>" in docs
+    settings.JAXBENCH_REQUIRE_PALLAS = False
+    assert "on this deployment: no" in client.get("/docs/").content.decode()
