@@ -179,14 +179,15 @@ def precheck(wl, code: str, hardware, require_pallas: bool) -> tuple[dict, str]:
     then numerics in TPU interpret mode at the small profile. Stops candidates that fail."""
     from evaluator.bench import harness
     lowered = harness.lower_for_platform(wl.wid, code, platform=hardware.platform, profile="full",
-                                         timeouts=harness_timeouts())
+                                         timeouts=harness_timeouts(), require_pallas=require_pallas)
     if lowered.get("outcome") not in (None, "ok", "lowered"):
         lowered["precheck"] = "lowering"
         return lowered, Evaluation.SKIPPED
     numerics = harness.evaluate(wl.wid, code, profile="small", hardware="cpu", require_pallas=require_pallas,
                                 baseline=None, timeouts=harness_timeouts())
     numerics["precheck"] = "numerics"
-    numerics["lowering"] = {k: lowered.get(k) for k in ("platform", "profile", "duration_s", "has_pallas_call")}
+    numerics["lowering"] = {k: lowered.get(k) for k in ("platform", "profile", "duration_s", "has_pallas_call",
+                                                        "pallas_share")}
     outcome = numerics.get("outcome")
     if outcome in ("incorrect", "rejected", "timeout", "runtime_error"):
         return numerics, Evaluation.SKIPPED
