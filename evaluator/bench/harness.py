@@ -1071,7 +1071,9 @@ class WarmPool:
         self.platform = platform or _platform_hint(None)
         self.size = max(1, int(size))
         self.refill = refill
-        self.limits = limits or (sandbox.Limits() if self.platform == "cpu" else
+        # CPU: as _limits_for's floor (interpret-mode paged attention holds > 4 GiB, and the
+        # baseline is compiled and timed in the same child)
+        self.limits = limits or (sandbox.Limits(memory_bytes=8 << 30) if self.platform == "cpu" else
                                  sandbox.Limits(memory_bytes=64 << 30, pids=2048, nproc=4096,
                                                 work_bytes=16 << 30, file_bytes=8 << 30))
         self._ready: queue.Queue = queue.Queue()

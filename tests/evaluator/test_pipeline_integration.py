@@ -19,7 +19,9 @@ pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "evaluator" / "bench" / "examples"
 CORRECT = (EXAMPLES / "12p-rmsnorm.py").read_text()
-INCORRECT = CORRECT + "\n\n_ref_workload = workload\n\ndef workload(x, scale):\n    return _ref_workload(x, scale) * 1.5\n"
+# wrong inside the kernel (an error outside it would be work outside Pallas, rejected first)
+INCORRECT = CORRECT.replace("o_ref[...] = (normed * scale_ref[...])", "o_ref[...] = (normed * scale_ref[...] * 1.5)")
+assert INCORRECT != CORRECT
 BROKEN = "import jax\nfrom jax.experimental import pallas as pl\n\ndef workload(x, scale):\n    return pl.no_such_api(x)\n"
 
 FAST_RECOVERY = {"JAXBENCH_RECONCILE_INTERVAL_SECONDS": "2", "JAXBENCH_RECONCILE_STALE_SECONDS": "3",
