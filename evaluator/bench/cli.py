@@ -123,6 +123,8 @@ def print_record(rec, out=sys.stdout):
           f"({c['n_beyond_tol']} beyond tolerance), XLA max abs {x['max_abs']:.3g} "
           f"({x['n_beyond_tol']} beyond tolerance); {e['n_fail']} outside the allowance\n")
     w(f"  pallas_call  {rec.get('has_pallas_call')}   callbacks {rec.get('host_callbacks') or 'none'}\n")
+    if rec.get("pallas_share"):
+        w(f"  work         {_share_line(rec['pallas_share'])}\n")
     if rec.get("message"):
         lines = rec["message"].splitlines()
         w("  message      " + lines[0] + "\n")
@@ -192,9 +194,17 @@ def cmd_lower(args):
         status = "ok" if rec["ok"] else f"{rec['outcome']} ({rec['error_category']})"
         print(f"{wl.slug}  lowering for {args.platform} at {args.profile} shapes: {status}")
         print(f"  pallas_call  {rec['has_pallas_call']}")
+        if rec.get("pallas_share"):
+            print(f"  work         {_share_line(rec['pallas_share'])}")
         for line in (rec["message"] or "").splitlines():
             print("  " + line)
     return EXIT_OK if rec["ok"] else EXIT_FAILED
+
+
+def _share_line(share: dict) -> str:
+    from .pallas_share import largest, summary
+    where = largest(share)
+    return summary(share) + (f" (largest outside: {where})" if where else "")
 
 
 def cmd_check_env(args):
