@@ -212,6 +212,16 @@ class _Acc:
         self.unknown_trip_loops = 0
         self.unaccounted = 0
 
+    def merge(self, other: "_Acc"):
+        for k, v in other.outside.items():
+            self.outside[k] = self.outside.get(k, 0) + v
+        for k, v in other.sites.items():
+            self.sites[k] = self.sites.get(k, 0) + v
+        self.inside += other.inside
+        self.pallas_calls += other.pallas_calls
+        self.unknown_trip_loops += other.unknown_trip_loops
+        self.unaccounted += other.unaccounted
+
 
 def _walk(jaxpr, acc: _Acc, mult: int, inside: bool, depth: int):
     if depth > MAX_DEPTH:
@@ -250,14 +260,18 @@ def _eqn(eqn, acc: _Acc, mult: int, inside: bool, depth: int) -> int:
                 acc.sites[site] = acc.sites.get(site, 0) + flops
         return flops
     if name == "cond":
-        # the most expensive branch, walked into a scratch accumulator first
+        # the most expensive branch: each walked once into its own accumulator
         best, best_cost = None, -1
-        for k, jaxprs in subs:
+        for _k, jaxprs in subs:
             for sub in jaxprs:
-                c = _walk(sub, _Acc(), mult, inside, depth + 1)
+                branch = _Acc()
+                c = _walk(sub, branch, mult, inside, depth + 1)
                 if c > best_cost:
-                    best, best_cost = sub, c
-        return _walk(best, acc, mult, inside, depth + 1) if best is not None else 0
+                    best, best_cost = branch, c
+        if best is None:
+            return 0
+        acc.merge(best)
+        return best_cost
     m = mult
     if name == "scan":
         m = mult * max(1, int(eqn.params.get("length", 1) or 1))

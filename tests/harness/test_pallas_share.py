@@ -182,6 +182,19 @@ def test_control_flow_multiplicity():
     assert _cost(lambda v: jax.jit(act)(v), _spec(4, 4, dtype="float32"))["outside_flops"] == 32
 
 
+def test_nested_conds_are_walked_once_each():
+    """A hostile candidate cannot make the walk exponential with deeply nested conds."""
+    import jax
+    import jax.numpy as jnp
+
+    def nest(v, d):
+        if d == 0:
+            return jnp.tanh(v)
+        return jax.lax.cond(v.sum() > 0, lambda u: nest(u, d - 1), lambda u: u, v)
+    c = _cost(lambda v: nest(v, 40), _spec(4, 4, dtype="float32"))
+    assert c["outside_flops"] == 40 * 16 + 16          # a reduce_sum per level, the tanh
+
+
 def test_pallas_bodies_are_inside():
     import jax
     import jax.numpy as jnp
