@@ -501,6 +501,14 @@ def _compile_phase(child, rec, timeouts, *, mode, require_pallas, wl=None, profi
     rec["has_pallas_call"] = scan["has_pallas_call"] if mode == "candidate" else False
     rec["host_callbacks"] = scan["host_callbacks"]
     if mode == "candidate":
+        # the Pallas kernels must carry the work: the share of the workload's FLOPs computed
+        # outside them (the child's walk of its jaxpr, over the trusted walk of the reference),
+        # recorded on every candidate that compiled, decisive below only under require_pallas
+        share = None
+        if wl is not None:
+            share = rec["pallas_share"] = pallas_share.assess(
+                reply.get("cost"), reference_cost(wl, profile)["outside_flops"],
+                require_pallas=require_pallas, threshold=pallas_share.threshold_for(wl.id))
         if scan["host_callbacks"]:
             _finish(rec, "rejected", "host_callback",
                     "the program calls back into the host: " + ", ".join(scan["host_callbacks"]))
@@ -508,15 +516,8 @@ def _compile_phase(child, rec, timeouts, *, mode, require_pallas, wl=None, profi
             _finish(rec, "rejected", "no_pallas_call",
                     "the compiled program contains no pallas_call (this leaderboard requires a "
                     "Pallas kernel)")
-        # the Pallas kernels must carry the work: the share of the workload's FLOPs computed
-        # outside them (the child's walk of its jaxpr, over the trusted walk of the reference)
-        if wl is not None:
-            share = pallas_share.assess(
-                reply.get("cost"), reference_cost(wl, profile)["outside_flops"],
-                require_pallas=require_pallas, threshold=pallas_share.threshold_for(wl.id))
-            rec["pallas_share"] = share
-            if not share["ok"]:
-                _finish(rec, "rejected", pallas_share.CATEGORY, share["message"])
+        if share is not None and not share["ok"]:
+            _finish(rec, "rejected", pallas_share.CATEGORY, share["message"])
 
 
 def _check_phase(child, prep: _Prepared, rec, timeouts, *, mode, atol, rtol) -> dict:

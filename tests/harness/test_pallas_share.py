@@ -249,6 +249,11 @@ def test_rule_off_records_the_share_without_rejecting(evaluate):
     rec = evaluate(_adversarial(COSTUME), require_pallas=False)
     assert rec["outcome"].startswith("correct_"), rec["message"]
     assert rec["pallas_share"]["outside_share"] >= 0.99 and rec["pallas_share"]["ok"] is True
+    # rejected for another rule first: the share is recorded all the same
+    rec = evaluate("no_pallas_plain_jax.py")
+    assert (rec["outcome"], rec["error_category"]) == ("rejected", "no_pallas_call")
+    assert rec["pallas_share"]["outside_share"] == pytest.approx(1.0)
+    assert rec["pallas_share"]["inside_flops"] == 0
 
 
 @pytest.mark.slow
