@@ -20,6 +20,14 @@ def sweep_configs(wid: str, profile: str, limit: int | None = None) -> tuple[str
     return experts.implementation(wid), configs
 
 
+def interval_of(record: dict) -> tuple[float | None, float | None]:
+    """(lo, hi) of a correct record's speedup interval; (None, None) without one."""
+    ci = record.get("speedup_ci") if record.get("speedup") is not None else None
+    if not ci or len(ci) != 2 or ci[0] is None or ci[1] is None:
+        return None, None
+    return float(ci[0]), float(ci[1])
+
+
 def sweep_expert(workload: Workload, hardware, baseline_record: dict, limit: int | None = None,
                  progress=None) -> ExpertReference:
     from evaluator.bench import HARNESS_VERSION, experts, harness
@@ -37,16 +45,19 @@ def sweep_expert(workload: Workload, hardware, baseline_record: dict, limit: int
     correct = [p for p in points if p[2].get("outcome") in CORRECT_OUTCOMES]
     best = max(correct, key=lambda p: p[2].get("speedup") or 0.0) if correct else points[0]
     config, source, record = best
+    lo, hi = interval_of(record)
     with transaction.atomic():
         ref, _ = ExpertReference.objects.update_or_create(workload=workload, hardware=hardware, defaults={
             "implementation": record.get("implementation") or implementation, "config": config,
             "median_s": (record.get("timing") or {}).get("median_s"), "speedup": record.get("speedup"),
+            "speedup_lo": lo, "speedup_hi": hi,
             "outcome": record.get("outcome", ""), "source": source, "record": record,
             "jax_version": jax.__version__, "harness_version": HARNESS_VERSION,
             "configs_tried": len(points)})
         ref.sweep.all().delete()
         ExpertSweepPoint.objects.bulk_create([ExpertSweepPoint(
             expert=ref, config=c, outcome=r.get("outcome", ""), speedup=r.get("speedup"),
+            speedup_lo=interval_of(r)[0], speedup_hi=interval_of(r)[1],
             median_s=(r.get("timing") or {}).get("median_s"), message=(r.get("message") or "")[:2000])
             for c, _, r in points])
     return ref

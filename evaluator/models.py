@@ -97,6 +97,9 @@ class ExpertReference(models.Model):
     config = models.JSONField(default=dict)
     median_s = models.FloatField(null=True, blank=True)
     speedup = models.FloatField(null=True, blank=True)
+    # the speedup's 95% interval; both null when swept before intervals existed
+    speedup_lo = models.FloatField(null=True, blank=True)
+    speedup_hi = models.FloatField(null=True, blank=True)
     outcome = models.CharField(max_length=20, blank=True)
     source = models.TextField(blank=True)
     record = models.JSONField(default=dict)
@@ -109,6 +112,15 @@ class ExpertReference(models.Model):
         constraints = [models.UniqueConstraint(fields=["workload", "hardware"], name="one_expert_per_target")]
         ordering = ["workload__number"]
 
+    @property
+    def timed_before_intervals(self) -> bool:
+        return self.outcome in record_terms.CORRECT_OUTCOMES and self.speedup is not None \
+            and self.speedup_lo is None
+
+    @property
+    def speedup_text(self) -> str:
+        return record_terms.format_speedup(self.speedup, self.speedup_lo, self.speedup_hi)
+
 
 class ExpertSweepPoint(models.Model):
     """Every configuration an expert sweep tried, with its time and outcome."""
@@ -118,6 +130,8 @@ class ExpertSweepPoint(models.Model):
     outcome = models.CharField(max_length=20)
     median_s = models.FloatField(null=True, blank=True)
     speedup = models.FloatField(null=True, blank=True)
+    speedup_lo = models.FloatField(null=True, blank=True)
+    speedup_hi = models.FloatField(null=True, blank=True)
     message = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
