@@ -29,6 +29,7 @@ value at N of hundreds of summaries in microseconds.
 from __future__ import annotations
 
 import array
+import bisect
 import dataclasses
 import logging
 import math
@@ -378,7 +379,8 @@ def _independent_log_curve(agg: WorkloadAggregate, length: int) -> list[float]:
     w(N+1) = w(N) (k - N)(N + 1) / (N (n - N)) from w(1) = 1/n (tests check it against
     ``metrics.expected_log_speedup`` at every N)."""
     n = agg.n_samples
-    faster = agg.correct_speedups[len(agg.correct_speedups) - agg.n_faster:]
+    # the point speedups above 1 (the non-zero logarithms): a tie's point may be one of them
+    faster = agg.correct_speedups[bisect.bisect_right(agg.correct_speedups, 1.0):]
     if not faster or n == 0:
         return [0.0] * length
     first_rank = n - len(faster)

@@ -141,6 +141,23 @@ def random_sequence(rng: random.Random, n: int, p_correct=0.4):
     return out
 
 
+def random_interval_sequence(rng: random.Random, n: int, p_correct=0.5):
+    """Like ``random_sequence`` but timed side by side: every correct sample carries its interval
+    ``(lo, hi)`` and the outcome that interval gives (ties with points on both sides of 1), in
+    ``make_submission``'s form (``metrics.from_sequence`` takes ``(outcome, speedup, lo)``)."""
+    out = []
+    for _ in range(n):
+        if rng.random() < p_correct:
+            s = round(rng.uniform(0.5, 2.5), 3)
+            lo = round(s * rng.uniform(0.6, 1.0), 3)
+            hi = round(s * rng.uniform(1.0, 1.4), 3)
+            outcome = "correct_faster" if lo > 1 else "correct_slower" if hi < 1 else "correct_tie"
+            out.append((outcome, s, (lo, hi)))
+        else:
+            out.append((rng.choice(["compile_error", "runtime_error", "timeout", "incorrect", "rejected"]), None))
+    return out
+
+
 @pytest.fixture
 def users(db):
     from django.contrib.auth import get_user_model

@@ -2,6 +2,7 @@
 stored curves agree with leaderboard.metrics at every N; refresh is idempotent and cheap."""
 from __future__ import annotations
 
+import math
 import random
 import time
 
@@ -10,7 +11,7 @@ import pytest
 from leaderboard import aggregates as A
 from leaderboard import metrics as m
 from leaderboard.models import SubmissionSummary, WorkloadResult
-from tests.leaderboard.conftest import make_submission, make_team, random_sequence
+from tests.leaderboard.conftest import make_submission, make_team, random_interval_sequence, random_sequence
 
 pytestmark = pytest.mark.django_db
 
@@ -57,20 +58,25 @@ def _assert_close(a, b, path="") -> None:
         assert a == b, path
 
 
-def _setup(workloads, hardware, users, *, sampling, seed, n_samples=12, n_workloads=10, kind="trace"):
+def _setup(workloads, hardware, users, *, sampling, seed, n_samples=12, n_workloads=10, kind="trace",
+           intervals=False):
+    """With ``intervals``, every other workload is timed side by side (ties, intervals), the
+    rest before intervals existed."""
     rng = random.Random(seed)
     team = make_team(f"team-{seed}", users["alice"])
     chosen = rng.sample(workloads, n_workloads)
-    samples = {w: random_sequence(rng, n_samples) for w in chosen}
+    samples = {w: (random_interval_sequence if intervals and i % 2 else random_sequence)(rng, n_samples)
+               for i, w in enumerate(chosen)}
     sub = make_submission(team, hardware["tpu-v6e"], samples, sampling=sampling, kind=kind, reported=True,
                           tokens=10, precheck_stop={chosen[0].wid})
     return sub, rng
 
 
-@pytest.mark.parametrize("sampling,seed", [("sequential", 1), ("sequential", 2), ("independent", 3)])
-def test_fold_in_any_order_equals_rebuild(workloads, hardware, users, sampling, seed):
+@pytest.mark.parametrize("sampling,seed,intervals", [("sequential", 1, False), ("sequential", 2, True),
+                                                     ("independent", 3, False), ("independent", 4, True)])
+def test_fold_in_any_order_equals_rebuild(workloads, hardware, users, sampling, seed, intervals):
     from evaluator.models import Evaluation
-    sub, rng = _setup(workloads, hardware, users, sampling=sampling, seed=seed)
+    sub, rng = _setup(workloads, hardware, users, sampling=sampling, seed=seed, intervals=intervals)
     evals = list(Evaluation.objects.filter(candidate__submission=sub))
     rng.shuffle(evals)
     final = {ev.pk: ev.state for ev in evals}
@@ -98,9 +104,11 @@ def test_fold_in_any_order_equals_rebuild(workloads, hardware, users, sampling, 
     assert r.provenance == "self-reported" and not r.complete
 
 
-@pytest.mark.parametrize("sampling", ["sequential", "independent"])
-def test_curves_agree_with_metrics_at_every_n(workloads, hardware, users, sampling):
-    sub, _ = _setup(workloads, hardware, users, sampling=sampling, seed=11, n_samples=9, n_workloads=12)
+@pytest.mark.parametrize("sampling,intervals", [("sequential", False), ("independent", False),
+                                                ("sequential", True), ("independent", True)])
+def test_curves_agree_with_metrics_at_every_n(workloads, hardware, users, sampling, intervals):
+    sub, _ = _setup(workloads, hardware, users, sampling=sampling, seed=11, n_samples=9, n_workloads=12,
+                    intervals=intervals)
     A.rebuild_submission(sub)
     s = SubmissionSummary.objects.get(submission=sub, source="evaluated")
     rows = {r.workload_id: r.agg for r in WorkloadResult.objects.filter(summary=s)}
@@ -137,6 +145,24 @@ def test_independent_log_curve_matches_metrics():
         for big_n in range(1, n + 4):
             assert curve[big_n - 1] == pytest.approx(m.expected_log_speedup(agg, big_n, m.INDEPENDENT),
                                                      rel=1e-9, abs=1e-12)
+
+
+def test_independent_log_curve_counts_ties_with_a_point_above_one():
+    """The geomean takes points: a tie whose point is above 1 contributes its logarithm, in the
+    stored curve exactly as in ``metrics.expected_log_speedup``."""
+    rng = random.Random(11)
+    for _ in range(40):
+        n = rng.randint(1, 30)
+        agg = m.from_sequence([(o, sp, ci[0][0]) if ci else (o, sp)
+                               for o, sp, *ci in random_interval_sequence(rng, n)])
+        curve = A._independent_log_curve(agg, n + 2)
+        for big_n in range(1, n + 3):
+            assert curve[big_n - 1] == pytest.approx(m.expected_log_speedup(agg, big_n, m.INDEPENDENT),
+                                                     rel=1e-9, abs=1e-12)
+    # by hand: samples [tie 1.5 (low 0.9), incorrect]; N=1 draws one of the two: E = ln(1.5) / 2
+    agg = m.from_sequence([("correct_tie", 1.5, 0.9), ("incorrect", None)])
+    assert agg.n_faster == 0
+    assert A._independent_log_curve(agg, 2) == pytest.approx([math.log(1.5) / 2, math.log(1.5)])
 
 
 def test_outcome_rules(workloads, hardware, users):
