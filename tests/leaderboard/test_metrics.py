@@ -721,3 +721,29 @@ def test_aggregates_stored_before_intervals_load_with_point_lows():
     agg = WorkloadAggregate.from_dict(old)
     assert agg.correct_lows == (0.5, 1.5) and agg.low_progression == ((0, 1.5),)
     assert m.fast_probability(agg, 1, 1.2) == 1.0
+
+
+def test_ties_over_a_workload_set_by_hand():
+    # W_a: 0 tie 1.4 [0.9, ...], 1 incorrect, 2 faster 1.2 [1.05, ...]; W_b: 0 tie 0.95 [0.8, ...]
+    a = m.from_samples([(0, "correct_tie", 1.4, 0.9), (1, "incorrect", None),
+                        (2, "correct_faster", 1.2, 1.05)])
+    b = m.from_samples([(0, "correct_tie", 0.95, 0.8)])
+    ws = [a, b]
+    # sequential: both ties count as solved at once, neither as faster
+    assert m.solved(ws, 1) == 2 and m.fast_p(ws, 1) == 0.0
+    assert m.fast_p(ws, 3) == approx(0.5)                    # W_a's sample 2: low 1.05 > 1
+    # fast_1.1: W_a's lows are 0.9 and 1.05; neither is above 1.1 (the points 1.4 and 1.2 are)
+    assert m.fast_p(ws, None, 1.1) == 0.0
+    # the geomean takes points: W_a's tie 1.4 is its best, W_b's 0.95 floors to 1
+    assert m.floored_geomean(ws, 1) == approx(math.sqrt(1.4))
+    assert m.floored_geomean(ws, None) == approx(math.sqrt(1.4))
+    assert m.best_within(a, None) == 1.4 and a.first_faster_index == 2
+    # independent: W_a has n=3, 2 correct, 1 faster; W_b n=1, 1 correct, 0 faster
+    assert m.fast_p(ws, 1, 1.0, INDEPENDENT) == approx((1 / 3 + 0) / 2)
+    assert m.fast_p(ws, 2, 1.0, INDEPENDENT) == approx((1 - 1 / 3) / 2)
+    assert m.solved(ws, 1, INDEPENDENT) == approx(2 / 3 + 1)
+    # E[ln s_a(1)] = (ln 1 + ln 1.2 + ln 1.4) / 3; 2-subsets: {inc, 1.2}, {inc, 1.4}, {1.2, 1.4}
+    assert m.floored_geomean(ws, 1, INDEPENDENT) == approx(math.exp((math.log(1.2) + math.log(1.4)) / 3 / 2))
+    assert m.floored_geomean(ws, 2, INDEPENDENT) == approx(
+        math.exp((math.log(1.2) + 2 * math.log(1.4)) / 3 / 2))
+    assert m.outcome_counts(ws)["correct_tie"] == 2 and m.per_sample_correctness(ws) == approx(3 / 4)
