@@ -40,11 +40,11 @@ import os
 import re
 import struct
 
-MAX_FILE_BYTES = 256 << 20        # an xplane.pb larger than this is rejected
+MAX_FILE_BYTES = 512 << 20        # an xplane.pb larger than this is rejected
 # events scanned over all planes: interpret-mode Pallas kernels on CPU trace every op of every
 # grid step (Tokamax's splash attention at the small profile: ~6 M for 50 calls); an event is
-# kept as two 8-byte offsets, so the cap bounds the reader's memory at about 0.5 GB
-MAX_EVENTS = 30_000_000
+# kept as two 8-byte offsets, so the cap bounds the reader's memory at about 0.65 GB
+MAX_EVENTS = 40_000_000
 MAX_PLANES = 4096
 MAX_LINES = 65536
 MAX_STRING = 1 << 16              # names longer than this are truncated
