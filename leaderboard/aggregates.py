@@ -156,6 +156,7 @@ class FoldSample:
     speedup: float | None = None
     low: float | None = None                          # the interval's low end (None: legacy row)
     interval: tuple[float, float] | None = None     # speedup interval from the timings
+    measured: bool = False                            # interval = the 95% one timed side by side
     median_s: float | None = None                     # the candidate's time
     baseline_median_s: float | None = None
     precheck: bool = False                            # stopped by the pre-check
@@ -272,12 +273,13 @@ def sample_from_evaluation(workload_id: int, index: int, stage: str, state: str,
     outcome, speedup, low = norm
     t = timing_from_record(record)
     jax, harness = _versions_from_record(record)
-    if low is not None:
+    measured = low is not None and _interval(ci, speedup) is not None
+    if measured:
         interval = _interval(ci, speedup)                # measured side by side
     else:                                                # timed before intervals existed
         interval = interval_from_timing(t, speedup) if speedup is not None else None
     return FoldSample(workload_id=workload_id, index=index, outcome=outcome, speedup=speedup,
-                      low=low, interval=interval, median_s=t["median_s"],
+                      low=low, interval=interval, measured=measured, median_s=t["median_s"],
                       baseline_median_s=t["baseline_median_s"],
                       precheck=(stage == Evaluation.PRECHECK), jax_version=jax, harness_version=harness,
                       finished_at=finished_at)
@@ -304,7 +306,8 @@ class DuplicateSample(ValueError):
 class WorkloadState:
     agg: WorkloadAggregate = dataclasses.field(default_factory=WorkloadAggregate)
     folded: set[int] = dataclasses.field(default_factory=set)
-    # index -> [low, high, candidate median_s, baseline median_s] for the progression records
+    # index -> [low, high, candidate median_s, baseline median_s, measured (1: the 95% interval
+    # timed side by side; 0: timed before intervals existed)] for the progression records
     records: dict[int, list] = dataclasses.field(default_factory=dict)
     precheck_stopped: int = 0
 
@@ -334,6 +337,9 @@ class WorkloadState:
             "best_index": best_index,
             "best_low": rec[0] if rec else None,
             "best_high": rec[1] if rec else None,
+            # a record folded before the flag existed (4 entries) says nothing: a rebuild tells
+            "best_before_intervals": bool(rec) and len(rec) > 4 and not rec[4],
+            "n_tie": agg.count("correct_tie"),
             "best_median_s": rec[2] if rec else None,
             "baseline_median_s": rec[3] if rec else None,
             "first_correct_index": agg.first_correct_index,
@@ -358,7 +364,8 @@ def fold(state: WorkloadState, sample: FoldSample) -> WorkloadState:
         in_prog = {i for i, _ in state.agg.progression}
         if sample.index in in_prog:
             lo, hi = sample.interval or (sample.speedup, sample.speedup)
-            state.records[sample.index] = [lo, hi, sample.median_s, sample.baseline_median_s]
+            state.records[sample.index] = [lo, hi, sample.median_s, sample.baseline_median_s,
+                                           int(sample.measured)]
         state.records = {i: v for i, v in state.records.items() if i in in_prog}
     return state
 

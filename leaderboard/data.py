@@ -18,6 +18,7 @@ from django.core.cache import cache
 from django.db.models import Count, Max, Q
 from django.utils import timezone
 
+from evaluator.bench.record import faster_than
 from leaderboard import metrics
 from leaderboard.aggregates import SET_FILTERS, set_values, unpack_curves
 from leaderboard.models import SET_NAMES, SubmissionSummary, WorkloadResult
@@ -158,10 +159,12 @@ def set_members() -> dict[str, list[dict]]:
 
 
 def experts_for(hardware) -> dict[int, dict]:
-    """Expert references of a target: workload pk -> {speedup, median_s, outcome, implementation}."""
+    """Expert references of a target: workload pk -> {speedup, speedup_lo, speedup_hi, median_s,
+    outcome, implementation}."""
     from evaluator.models import ExpertReference
     return {e["workload_id"]: e for e in ExpertReference.objects.filter(hardware=hardware).values(
-        "workload_id", "speedup", "median_s", "outcome", "implementation", "configs_tried")}
+        "workload_id", "speedup", "speedup_lo", "speedup_hi", "median_s", "outcome", "implementation",
+        "configs_tried")}
 
 
 def _expert_speedup(e: Mapping | None) -> float | None:
@@ -359,7 +362,9 @@ def _compute(q: Query) -> dict:
     if ex_gm_set is not None:
         ex_ids = [w["pk"] for w in members[q.wset]]
         solved = sum(1 for w in ex_ids if _expert_speedup(experts.get(w)) is not None)
-        fast = sum(1 for w in ex_ids if (_expert_speedup(experts.get(w)) or 0) > q.p)
+        # faster than p: the interval's low end above p (the point for a reference swept before intervals)
+        fast = sum(1 for w in ex_ids if _expert_speedup(experts.get(w)) is not None
+                   and faster_than(q.p, experts[w]["speedup"], experts[w].get("speedup_lo")))
         references.append({
             "kind": "expert", "team": "Experts", "method": "hand-tuned expert kernels (Tokamax)", "model": "",
             "geomean": ex_gm_set, "geomean_low": ex_gm_set, "geomean_high": ex_gm_set, "solved": solved,

@@ -106,17 +106,22 @@ class WorkloadResult(models.Model):
     n_samples = models.PositiveIntegerField(default=0)
     n_correct = models.PositiveIntegerField(default=0)
     n_faster = models.PositiveIntegerField(default=0)
+    n_tie = models.PositiveIntegerField(default=0, help_text="correct samples within noise of XLA")
     best_speedup = models.FloatField(null=True, blank=True, db_index=True)
     best_index = models.PositiveIntegerField(null=True, blank=True)
     best_low = models.FloatField(null=True, blank=True)
     best_high = models.FloatField(null=True, blank=True)
+    best_before_intervals = models.BooleanField(
+        default=False, help_text="the best sample was timed before intervals existed: best_low/high are "
+                                 "its timing spread, not a 95% interval, and a tie could not be told")
     best_median_s = models.FloatField(null=True, blank=True, help_text="candidate time of the best sample")
     baseline_median_s = models.FloatField(null=True, blank=True)
     first_correct_index = models.PositiveIntegerField(null=True, blank=True)
     first_faster_index = models.PositiveIntegerField(null=True, blank=True)
     precheck_stopped = models.PositiveIntegerField(default=0)
     folded = models.JSONField(default=list, help_text="sample indices folded in")
-    intervals = models.JSONField(default=dict, help_text="index -> [low, high] of progression records")
+    intervals = models.JSONField(default=dict, help_text="index -> [low, high, median_s, baseline median_s, "
+                                                         "measured] of progression records")
     curves = models.BinaryField(default=b"")
     updated_at = models.DateTimeField(auto_now=True)
 

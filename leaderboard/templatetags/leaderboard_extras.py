@@ -2,6 +2,9 @@
 import math
 
 from django import template
+from django.utils.html import format_html
+
+from evaluator.bench.record import OUTCOME_LABELS
 
 register = template.Library()
 
@@ -57,6 +60,39 @@ def interval(row, prefix="geomean"):
     if lo is None or hi is None:
         return ""
     return f"[{lo:.2f}, {'∞' if hi >= 1e9 else f'{hi:.2f}'}]"
+
+
+BEFORE_INTERVALS_TITLE = ("timed before speedups had 95% intervals: the point speedup alone, classified "
+                          "faster or slower by it; a tie cannot be told")
+
+
+def _field(row, name):
+    return row.get(name) if hasattr(row, "get") else getattr(row, name, None)
+
+
+@register.filter
+def speedup_interval(row, prefix="best"):
+    """The interval cell of a best sample: '[1.37, 1.48]' from row[prefix_low/high], or the
+    'timed before intervals' tag when row[prefix_before_intervals] (its low/high are then the
+    old timing spread, not a 95% interval); blank without a speedup."""
+    if _field(row, f"{prefix}_before_intervals"):
+        return before_intervals_tag()
+    lo, hi = _finite(_field(row, f"{prefix}_low")), _finite(_field(row, f"{prefix}_high"))
+    if lo is None or hi is None:
+        return ""
+    return f"[{lo:.2f}, {'∞' if hi >= 1e9 else f'{hi:.2f}'}]"
+
+
+@register.simple_tag
+def before_intervals_tag():
+    """The small tag of a correct result timed before intervals existed."""
+    return format_html('<span class="tag-legacy" title="{}">timed before intervals</span>', BEFORE_INTERVALS_TITLE)
+
+
+@register.filter
+def outcome_label(outcome):
+    """'correct_tie' -> 'correct, within noise' (the label pages, exports and the CLI share)."""
+    return OUTCOME_LABELS.get(outcome, outcome or "")
 
 
 @register.filter

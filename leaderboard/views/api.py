@@ -71,9 +71,12 @@ class WorkloadAggregateSerializer(serializers.Serializer):
     n_samples = serializers.IntegerField()
     n_correct = serializers.IntegerField()
     n_faster = serializers.IntegerField()
-    best_speedup = serializers.FloatField(allow_null=True)
+    n_tie = serializers.IntegerField(help_text="correct samples within noise of XLA (never counted faster)")
+    best_speedup = serializers.FloatField(allow_null=True, help_text="the best sample's point speedup")
     best_low = serializers.FloatField(allow_null=True)
     best_high = serializers.FloatField(allow_null=True)
+    best_before_intervals = serializers.BooleanField(
+        help_text="the best sample was timed before intervals existed: best_low/high are its timing spread")
     best_index = serializers.IntegerField(allow_null=True)
     first_correct_index = serializers.IntegerField(allow_null=True)
     first_faster_index = serializers.IntegerField(allow_null=True)
@@ -161,8 +164,9 @@ class SubmissionAggregatesAPIView(APIView):
                 a = r.aggregate
                 workloads.append({
                     "workload": r.workload.wid, "n_samples": r.n_samples, "n_correct": r.n_correct,
-                    "n_faster": r.n_faster, "best_speedup": r.best_speedup, "best_low": r.best_low,
-                    "best_high": r.best_high, "best_index": r.best_index,
+                    "n_faster": r.n_faster, "n_tie": r.n_tie, "best_speedup": r.best_speedup,
+                    "best_low": r.best_low, "best_high": r.best_high,
+                    "best_before_intervals": r.best_before_intervals, "best_index": r.best_index,
                     "first_correct_index": r.first_correct_index, "first_faster_index": r.first_faster_index,
                     "counts": a.get("counts", {}), "progression": a.get("progression", []),
                 })

@@ -130,6 +130,8 @@ def workload_rows(submission, summary: SubmissionSummary | None, n: int | None =
             "best_speedup": metrics.best_within(agg, n) if agg else None,
             "best_low": r.best_low if r and n is None else None,
             "best_high": r.best_high if r and n is None else None,
+            "best_before_intervals": bool(r and n is None and r.best_before_intervals),
+            "n_tie": agg.count("correct_tie") if agg else 0,
             "best_index": r.best_index if r else None,
             "first_correct_index": r.first_correct_index if r else None,
             "first_faster_index": r.first_faster_index if r else None,
@@ -201,8 +203,9 @@ def submission_detail(request, pk):
         "harness_versions": ", ".join(primary.harness_versions) if primary else "",
     }
     if fmt:
-        cols = ["wid", "title", "outcome", "n_samples", "n_correct", "best_speedup", "best_low", "best_high",
-                "best_index", "first_correct_index", "first_faster_index", "expert_speedup", "gap"]
+        cols = ["wid", "title", "outcome", "n_samples", "n_correct", "n_tie", "best_speedup", "best_low",
+                "best_high", "best_before_intervals", "best_index", "first_correct_index", "first_faster_index",
+                "expert_speedup", "gap"]
         rows = workload_rows(submission, primary)
         return export_response(fmt, f"submission-{submission.pk}-{hw.slug}", meta, rows, cols,
                                extra={"sets": primary.sets if primary else {}})

@@ -14,7 +14,7 @@ from leaderboard.models import SubmissionSummary, WorkloadResult
 from leaderboard.views.exports import export_response, wants_export
 
 EXPORT_COLUMNS = ["hardware", "kind", "submission", "team", "method", "model", "provenance", "best_speedup",
-                  "best_low", "best_high", "first_correct_index", "n_samples", "median_s", "flops_per_s",
+                  "best_low", "best_high", "best_before_intervals", "first_correct_index", "n_samples", "median_s", "flops_per_s",
                   "jax_version", "harness_version"]
 
 
@@ -38,7 +38,7 @@ def workload_results(w) -> list[dict]:
               .order_by("-best_speedup", "submission_id")
               .values("hardware_id", "submission_id", "submission__team__name", "submission__method",
                       "submission__model_name", "summary__complete", "summary__jax_versions",
-                      "summary__harness_versions", "best_speedup", "best_low", "best_high",
+                      "summary__harness_versions", "best_speedup", "best_low", "best_high", "best_before_intervals",
                       "first_correct_index", "n_samples", "best_median_s", "baseline_median_s")):
         results.setdefault(r["hardware_id"], []).append(r)
     out = []
@@ -64,6 +64,7 @@ def workload_results(w) -> list[dict]:
                    "model": r["submission__model_name"],
                    "provenance": "verified" if r["summary__complete"] else "partial",
                    "best_speedup": r["best_speedup"], "best_low": r["best_low"], "best_high": r["best_high"],
+                   "best_before_intervals": r["best_before_intervals"],
                    "first_correct_index": r["first_correct_index"], "n_samples": r["n_samples"], "median_s": t,
                    "flops_per_s": fps, "jax_version": ", ".join(r["summary__jax_versions"] or []),
                    "harness_version": ", ".join(r["summary__harness_versions"] or [])}
@@ -123,7 +124,8 @@ def workload_results_export(request, slug, fmt=None):
         ex = entry["expert"]
         if ex:
             rows.append({"hardware": hw.slug, "kind": "expert", "method": ex.implementation, "median_s": ex.median_s,
-                         "best_speedup": ex.speedup, "jax_version": ex.jax_version,
+                         "best_speedup": ex.speedup, "best_low": ex.speedup_lo, "best_high": ex.speedup_hi,
+                         "best_before_intervals": ex.timed_before_intervals, "jax_version": ex.jax_version,
                          "harness_version": ex.harness_version,
                          "flops_per_s": entry["flops"] / ex.median_s if entry["flops"] and ex.median_s else None})
         rows.extend(entry["rows"])

@@ -63,8 +63,8 @@ class ExpertSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ExpertReference
-        fields = ["id", "workload", "hardware", "implementation", "config", "median_s", "speedup", "outcome",
-                  "configs_tried", "jax_version", "harness_version", "updated_at"]
+        fields = ["id", "workload", "hardware", "implementation", "config", "median_s", "speedup", "speedup_lo",
+                  "speedup_hi", "outcome", "configs_tried", "jax_version", "harness_version", "updated_at"]
 
 
 class SubmissionSerializer(serializers.ModelSerializer):

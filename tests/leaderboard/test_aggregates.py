@@ -30,6 +30,7 @@ def _snapshot(submission):
                 "aggregate": r.aggregate, "folded": r.folded, "intervals": r.intervals,
                 "best": (r.best_speedup, r.best_index, r.best_low, r.best_high, r.best_median_s),
                 "firsts": (r.first_correct_index, r.first_faster_index), "pre": r.precheck_stopped,
+                "ties": (r.n_tie, r.best_before_intervals),
                 "curves": {k: list(v) for k, v in A.unpack_curves(r.curves).items()},
             }
         out[key] = {
@@ -240,16 +241,23 @@ def test_ties_and_intervals_fold_conservatively(workloads, hardware, users):
     faster, whatever its point; rows timed before intervals existed are classified by their
     point (the old rule) and shown without an interval."""
     team = make_team("ties", users["alice"])
-    w0, w1 = workloads[0], workloads[1]
+    w0, w1, w2 = workloads[0], workloads[1], workloads[2]
     sub = make_submission(team, hardware["cpu"], {
         w0: [("correct_tie", 1.04, (0.97, 1.1)), ("correct_faster", 1.3, (1.2, 1.4))],
         w1: [("correct_tie", 1.2, (0.95, 1.5)), ("correct_faster", 1.1)],     # legacy faster
+        w2: [("correct_tie", 1.1, (0.9, 1.3)), ("correct_faster", 1.6)],      # the legacy one is best
     })
     A.rebuild_submission(sub)
     s = SubmissionSummary.objects.get(submission=sub, source="evaluated")
-    assert s.counts["correct_tie"] == 2 and s.counts["correct_faster"] == 2
+    assert s.counts["correct_tie"] == 3 and s.counts["correct_faster"] == 3
     r0 = WorkloadResult.objects.get(summary=s, workload=w0)
     r1 = WorkloadResult.objects.get(summary=s, workload=w1)
+    r2 = WorkloadResult.objects.get(summary=s, workload=w2)
+    assert (r0.n_tie, r1.n_tie, r2.n_tie) == (1, 1, 1)
+    # the best sample's interval is its measured 95% one, except on w2 where the best was timed
+    # before intervals existed (its low/high are then the timing spread, and the page says so)
+    assert not r0.best_before_intervals and not r1.best_before_intervals
+    assert r2.best_before_intervals and r2.best_speedup == 1.6 and r2.best_low < 1.6 < r2.best_high
     assert r0.n_correct == 2 and r0.n_faster == 1 and r0.first_faster_index == 1
     assert (r0.best_speedup, r0.best_low, r0.best_high) == (1.3, 1.2, 1.4)
     assert r1.n_faster == 1 and r1.first_faster_index == 1 and r1.first_correct_index == 0
@@ -260,3 +268,12 @@ def test_ties_and_intervals_fold_conservatively(workloads, hardware, users):
     aggs = [r0.agg, r1.agg]
     assert metrics.fast_p(aggs, 1) == 0.0 and metrics.fast_p(aggs, 2) == 1.0
     assert metrics.solved(aggs, 1) == 2
+
+
+def test_records_stored_before_the_measured_flag_still_load():
+    """A WorkloadResult folded before records carried their 'measured' flag (4 entries) loads;
+    its best is not marked (unknown) until ``rebuild_aggregates`` recomputes it."""
+    agg = m.from_sequence([("correct_faster", 1.5)])
+    row = WorkloadResult(aggregate=agg.to_dict(), folded=[0], intervals={"0": [1.4, 1.6, 1e-3, 1.5e-3]})
+    fields = A.WorkloadState.from_row(row).to_row_fields(m.SEQUENTIAL)
+    assert fields["best_low"] == 1.4 and fields["best_before_intervals"] is False and fields["n_tie"] == 0

@@ -252,3 +252,72 @@ def test_cache_never_serves_a_withdrawn_submission(client, populated):
     populated["b"].withdraw()
     html = client.get("/leaderboard/?hardware=cpu").content.decode()
     assert 'data-submission="%d"' % populated["b"].pk not in html
+
+
+def test_ties_intervals_and_rows_timed_before_intervals(client, workloads, hardware, users):
+    """A tie is solved but never fast, shows its badge and label; a best sample shows its 95%
+    interval, or the 'timed before intervals' tag; exports and the expert reference follow."""
+    from evaluator.models import ExpertReference
+    from leaderboard.aggregates import rebuild_submission
+    from tests.leaderboard.conftest import make_submission, make_team
+    cpu = hardware["cpu"]
+    w0, w1, w2 = workloads[0], workloads[1], workloads[2]          # expert-set workloads
+    sub = make_submission(make_team("Ties", users["alice"]), cpu, {
+        w0: [("correct_tie", 1.04, (0.97, 1.10)), ("correct_faster", 1.3, (1.2, 1.4))],
+        w1: [("correct_faster", 1.6)],                               # timed before intervals
+        w2: [("correct_tie", 1.02, (0.95, 1.09))],
+    }, method="tie-method")
+    ExpertReference.objects.create(workload=w0, hardware=cpu, implementation="tokamax.a", median_s=5e-4,
+                                   speedup=2.0, speedup_lo=1.8, speedup_hi=2.2, outcome="correct_faster")
+    ExpertReference.objects.create(workload=w1, hardware=cpu, implementation="tokamax.b", median_s=5e-4,
+                                   speedup=1.5, outcome="correct_faster")          # swept before intervals
+    ExpertReference.objects.create(workload=w2, hardware=cpu, implementation="tokamax.c", median_s=9e-4,
+                                   speedup=1.05, speedup_lo=0.98, speedup_hi=1.12, outcome="correct_tie")
+    rebuild_submission(sub)
+
+    r = client.get(f"/submissions/{sub.pk}/")
+    html = r.content.decode()
+    rows = {row["wid"]: row for row in r.context["rows"]}
+    assert rows[w0.wid]["outcome"] == "correct_faster" and rows[w0.wid]["n_tie"] == 1
+    assert rows[w2.wid]["outcome"] == "correct_tie" and rows[w1.wid]["best_before_intervals"]
+    assert "[1.20, 1.40]" in html and "[0.95, 1.09]" in html and "timed before intervals" in html
+    assert 'class="badge correct_tie" title="correct, within noise"' in html and "1 tie" in html
+
+    body = json.loads(client.get(f"/submissions/{sub.pk}/?format=json").content)
+    by_wid = {row["wid"]: row for row in body["rows"]}
+    assert (by_wid[w0.wid]["best_low"], by_wid[w0.wid]["best_high"], by_wid[w0.wid]["n_tie"]) == (1.2, 1.4, 1)
+    assert by_wid[w1.wid]["best_before_intervals"] is True and by_wid[w0.wid]["best_before_intervals"] is False
+    head = client.get(f"/submissions/{sub.pk}/?format=csv").content.decode().splitlines()[0]
+    assert "n_tie" in head and "best_before_intervals" in head
+
+    html = client.get(f"/workloads/{w0.slug}/").content.decode()
+    assert "2.00x [1.80, 2.20]" in html and "[1.20, 1.40]" in html
+    html = client.get(f"/workloads/{w1.slug}/").content.decode()
+    assert html.count("timed before intervals") == 2                   # the expert and the best sample
+    res = json.loads(client.get(f"/workloads/{w0.slug}/results.json").content)["rows"]
+    expert = next(row for row in res if row["kind"] == "expert")
+    assert (expert["best_low"], expert["best_high"], expert["best_before_intervals"]) == (1.8, 2.2, False)
+
+    # fast@all over the expert set (8): w0 (low 1.2) and the legacy w1 (point 1.6) are fast, the tie is not
+    data = _lb(client, "/leaderboard/?hardware=cpu&set=expert").context["data"]
+    row = next(x for x in data["rows"] if x["method"] == "tie-method")
+    assert row["solved"] == 3 and row["fast"] == pytest.approx(2 / 8)
+    assert row["geomean"] == pytest.approx((1.3 * 1.6 * 1.02) ** (1 / 8))     # points, floored at 1
+    # fast_1.25: w0's low 1.2 is not above 1.25; the legacy point 1.6 is
+    row = next(x for x in _lb(client, "/leaderboard/?hardware=cpu&set=expert&p=1.25").context["data"]["rows"]
+               if x["method"] == "tie-method")
+    assert row["fast"] == pytest.approx(1 / 8)
+    # the experts' reference: the tie (1.05 [0.98, 1.12]) is solved but not fast
+    ref = next(x for x in data["references"] if x["kind"] == "expert")
+    assert ref["solved"] == 3 and ref["fast"] == pytest.approx(2 / 8)
+    # the API: per-workload aggregates carry ties and the before-intervals mark; experts their interval
+    agg = client.get(f"/api/v1/leaderboard/submissions/{sub.pk}/").json()[0]
+    by_wid = {x["workload"]: x for x in agg["workloads"]}
+    assert by_wid[w0.wid]["n_tie"] == 1 and by_wid[w0.wid]["n_faster"] == 1
+    assert (by_wid[w0.wid]["best_low"], by_wid[w0.wid]["best_high"]) == (1.2, 1.4)
+    assert by_wid[w1.wid]["best_before_intervals"] and not by_wid[w2.wid]["best_before_intervals"]
+    assert agg["counts"]["correct_tie"] == 2
+    experts = client.get(f"/api/v1/experts/?hardware=cpu&workload={w0.wid}").json()
+    experts = experts["results"] if isinstance(experts, dict) else experts
+    e0 = next(e for e in experts if e["workload"] == w0.wid)
+    assert (e0["speedup"], e0["speedup_lo"], e0["speedup_hi"]) == (2.0, 1.8, 2.2)
