@@ -105,16 +105,20 @@ def _progress_annotations(qs):
              | Q(stage=Evaluation.PRECHECK, state=Evaluation.SKIPPED))
     done = (Evaluation.objects.filter(final, candidate__submission=OuterRef("pk"))
             .values("candidate__submission").annotate(n=Count("id")).values("n"))
-    faster = (Evaluation.objects.filter(candidate__submission=OuterRef("pk"), stage=Evaluation.MAIN,
-                                        outcome="correct_faster")
-              .values("candidate__submission").annotate(n=Count("id")).values("n"))
+    def of_outcome(outcome):
+        return (Evaluation.objects.filter(candidate__submission=OuterRef("pk"), stage=Evaluation.MAIN,
+                                          outcome=outcome)
+                .values("candidate__submission").annotate(n=Count("id")).values("n"))
+    # faster only when the speedup's 95% interval lies above 1; a tie is within noise of XLA
+    faster, ties = of_outcome("correct_faster"), of_outcome("correct_tie")
     from portal.models import Candidate
     total = (Candidate.objects.filter(submission=OuterRef("pk")).values("submission")
              .annotate(n=Count("id")).values("n"))
     zero = Value(0, output_field=IntegerField())
     return qs.annotate(n_total=Coalesce(Subquery(total, output_field=IntegerField()), zero),
                        n_done=Coalesce(Subquery(done, output_field=IntegerField()), zero),
-                       n_faster=Coalesce(Subquery(faster, output_field=IntegerField()), zero))
+                       n_faster=Coalesce(Subquery(faster, output_field=IntegerField()), zero),
+                       n_tie=Coalesce(Subquery(ties, output_field=IntegerField()), zero))
 
 
 @login_required

@@ -173,6 +173,12 @@ def test_my_submissions_lists_only_my_teams_with_progress_and_actions(client, ca
     row = re.search(rf'id="submission-{mine.pk}">(.*?)</tr>', html, re.S).group(1)
     assert "1/2" in row and "1 faster" in row and "private" in row
     assert f'action="/submissions/{mine.pk}/publish/"' in row
+    # a tie (the interval holds 1) is done and correct, counted apart, never as faster
+    Evaluation.objects.filter(candidate__submission=mine, candidate__workload__wid="8p").update(
+        state="done", outcome="correct_tie", speedup=1.02, speedup_lo=0.97, speedup_hi=1.08)
+    html = client.get("/submissions/").content.decode()
+    row = re.search(rf'id="submission-{mine.pk}">(.*?)</tr>', html, re.S).group(1)
+    assert "2/2" in row and "1 faster" in row and "1 tie<" in row
 
 
 def test_publish_and_withdraw_from_the_list(client, catalog, people):
