@@ -379,7 +379,9 @@ def print_summary(args, portal: Portal, sid: int, st: dict) -> int:
                     align="lrrrrrrr"))
         solved = sum(1 for r in rows if r["correct"])
         faster = sum(1 for r in rows if r["faster"])
-        print(f"\n{solved}/{len(rows)} workloads solved, {faster} faster than XLA.")
+        tied = sum(1 for r in rows if r["ties"] and not r["faster"])    # correct, best only within noise
+        print(f"\n{solved}/{len(rows)} workloads solved, {faster} faster than XLA"
+              + (f", {tied} within noise of XLA (a tie: the 95% interval holds 1.0)" if tied else "") + ".")
     return EXIT_OK
 
 

@@ -222,3 +222,32 @@ def test_the_client_env_configuration(portal):
 def test_trace_header_line_is_documented_in_help():
     rc, out, _ = cli("--help")
     assert rc == 0 and "submit-kernels" in out and "exit codes" in out and FORMAT not in out.split("COMMAND")[0]
+
+
+def test_summary_counts_ties_apart_and_prints_intervals(capsys):
+    """per_workload and print_summary on evaluations as the API returns them: a tie is correct,
+    never faster; the best sample's interval is printed; a row timed before intervals shows its
+    point alone."""
+    import types
+
+    from portal.client import commands
+
+    def ev(wid, index, outcome, speedup=None, lo=None, hi=None):
+        return {"workload": wid, "index": index, "stage": "main", "state": "done", "outcome": outcome,
+                "speedup": speedup, "speedup_lo": lo, "speedup_hi": hi}
+    evaluations = [ev("12p", 0, "correct_tie", 1.04, 0.97, 1.12), ev("12p", 1, "incorrect"),
+                   ev("8p", 0, "correct_faster", 1.3, 1.21, 1.38), ev("8p", 1, "correct_tie", 1.5, 0.9, 2.1),
+                   ev("3p", 0, "correct_faster", 1.2)]                    # timed before intervals
+    rows = {r["workload"]: r for r in commands.per_workload(evaluations)}
+    assert (rows["12p"]["correct"], rows["12p"]["faster"], rows["12p"]["ties"]) == (1, 0, 1)
+    assert (rows["8p"]["faster"], rows["8p"]["ties"], rows["8p"]["best"]) == (1, 1, 1.5)
+    portal = types.SimpleNamespace(get_all=lambda path, page_size=None: evaluations)
+    args = types.SimpleNamespace(json=False)
+    st = {"done": 5, "total": 5, "finished": True, "outcomes": {"correct_tie": 2, "correct_faster": 2,
+                                                                 "incorrect": 1}}
+    assert commands.print_summary(args, portal, 7, st) == commands.EXIT_OK
+    out = capsys.readouterr().out
+    assert "1.04x [0.97, 1.12]" in out and "1.50x [0.90, 2.10]" in out
+    row3 = next(line for line in out.splitlines() if line.startswith("3p"))
+    assert row3.split() == ["3p", "1", "1", "1", "1", "0", "1.20x", "0"]
+    assert "3/3 workloads solved, 2 faster than XLA, 1 within noise of XLA" in out
