@@ -132,6 +132,12 @@ SAMPLE_FIELDS = (
           nullable=True, choices=OUTCOMES),
     Field("speedup", "number", "The agent's own measured speedup (self-reported).", nullable=True,
           minimum=0),
+    Field("speedup_lo", "number", "Optional: the lower end of the agent's own 95% interval of its "
+          "speedup (self-reported; with speedup_hi and speedup, speedup_lo <= speedup <= speedup_hi). "
+          "The portal's own verdict says faster only when its interval lies above 1.0.",
+          nullable=True, minimum=0),
+    Field("speedup_hi", "number", "Optional: the upper end of that interval (self-reported).",
+          nullable=True, minimum=0),
     Field("tokens_in", "integer", "Prompt tokens spent on this sample.", nullable=True, minimum=0),
     Field("tokens_out", "integer", "Completion tokens spent on this sample.", nullable=True, minimum=0),
     Field("cost_usd", "number", "The API cost of this sample in US dollars.", nullable=True, minimum=0),
@@ -337,7 +343,26 @@ def validate_sample(obj, line: int | None = None) -> tuple[dict, list[dict]]:
         errors.append({"line": line, "field": "parent",
                        "message": f"parent {clean['parent']} must be an earlier index of the same "
                                   f"workload than this sample's index {clean['index']}"})
+    if not errors:
+        errors.extend(_interval_errors(clean, line))
     return clean, errors
+
+
+def _interval_errors(clean: dict, line: int | None) -> list[dict]:
+    """A self-reported interval comes whole (speedup_lo and speedup_hi) around its speedup."""
+    lo, hi, s = clean.get("speedup_lo"), clean.get("speedup_hi"), clean.get("speedup")
+    if lo is None and hi is None:
+        return []
+    if lo is None or hi is None:
+        field = "speedup_hi" if hi is None else "speedup_lo"
+        return [{"line": line, "field": field, "message": "give speedup_lo and speedup_hi together"}]
+    if s is None:
+        return [{"line": line, "field": "speedup", "message": "an interval needs the speedup it surrounds"}]
+    if not lo <= s <= hi:
+        return [{"line": line, "field": "speedup_lo",
+                 "message": f"the interval must hold the speedup: speedup_lo {lo:g} <= speedup {s:g} "
+                            f"<= speedup_hi {hi:g}"}]
+    return []
 
 
 # -- streaming ------------------------------------------------------------------------------
@@ -558,7 +583,8 @@ def json_schema(schema_id: str | None = None) -> dict:
             "every further line one sample. Rules across lines, checked by the portal and by "
             "`python -m portal.client validate-trace`: exactly one header, first; per workload the "
             "sample indices are 0..n-1 without gaps or duplicates (any line order); a sample's "
-            "parent is an earlier index of the same workload; at most `budget` samples per "
+            "parent is an earlier index of the same workload; a self-reported interval gives "
+            "speedup_lo and speedup_hi together, around its speedup; at most `budget` samples per "
             "workload; workload names and the hardware target are known to the portal. Strings are "
             "Unicode text without NUL characters; NaN and Infinity are not JSON. Limits: "
             f"{MAX_LINE_BYTES // (1024 * 1024)} MB per line, {MAX_TRACE_BYTES // (1024 * 1024)} MB "
@@ -569,6 +595,13 @@ def json_schema(schema_id: str | None = None) -> dict:
             "sample": _object_schema(SAMPLE_FIELDS, "Sample", "One sample an agent produced."),
         },
     }
+    # a self-reported interval comes whole, with its speedup (speedup_lo <= speedup <= speedup_hi
+    # is checked by the parser; JSON Schema cannot compare two values)
+    schema["$defs"]["sample"]["allOf"] = [
+        {"if": {"required": [end], "properties": {end: {"type": "number"}}},
+         "then": {"required": [other, "speedup"],
+                  "properties": {other: {"type": "number"}, "speedup": {"type": "number"}}}}
+        for end, other in (("speedup_lo", "speedup_hi"), ("speedup_hi", "speedup_lo"))]
     return schema
 
 
@@ -587,7 +620,8 @@ def example_trace() -> list[dict]:
         {"workload": "12p", "index": 0, "round": 0, "code": code0, "outcome": "compile_error",
          "tokens_in": 5120, "tokens_out": 830, "cost_usd": 0.0031},
         {"workload": "12p", "index": 1, "round": 1, "parent": 0, "code": code1,
-         "outcome": "correct_faster", "speedup": 1.21, "tokens_in": 6400, "tokens_out": 790,
+         "outcome": "correct_faster", "speedup": 1.21, "speedup_lo": 1.15, "speedup_hi": 1.26,
+         "tokens_in": 6400, "tokens_out": 790,
          "cost_usd": 0.0036},
         {"workload": "8p_GEMM", "index": 0, "round": 0, "code": "", "outcome": "api_error"},
     ]

@@ -36,6 +36,7 @@ def test_example_parses_in_order_with_every_field():
     assert [(s["workload_id"], s["index"], s["line"]) for s in trace.samples] == [("12p", 0, 2), ("12p", 1, 3),
                                                                                    ("8p", 0, 4)]
     assert trace.samples[1]["parent"] == 0 and trace.samples[1]["speedup"] == 1.21
+    assert (trace.samples[1]["speedup_lo"], trace.samples[1]["speedup_hi"]) == (1.15, 1.26)
     assert trace.samples[0]["tokens_in"] == 5120 and trace.samples[2]["code"] == ""
     assert trace.workloads() == {"12p": 2, "8p": 1}
 
@@ -76,6 +77,11 @@ def test_text_streams_and_iterables_work_too():
     (lines(HEADER, sample(), sample(i=1, outcome="great")), 3, "outcome", "must be one of"),
     (lines(HEADER, sample(), sample(i=1, tokens_in=-3)), 3, "tokens_in", ">= 0"),
     (lines(HEADER, sample(), sample(i=1, parent=1)), 3, "parent", "earlier index"),
+    (lines(HEADER, sample(), sample(i=1, speedup=1.2, speedup_lo=1.1)), 3, "speedup_hi", "together"),
+    (lines(HEADER, sample(), sample(i=1, speedup_lo=0.9, speedup_hi=1.1)), 3, "speedup", "needs the speedup"),
+    (lines(HEADER, sample(), sample(i=1, speedup=1.2, speedup_lo=1.3, speedup_hi=1.4)), 3, "speedup_lo",
+     "must hold the speedup"),
+    (lines(HEADER, sample(), sample(i=1, speedup=1.2, speedup_lo=-1, speedup_hi=1.4)), 3, "speedup_lo", ">= 0"),
     (lines(HEADER, sample(), sample(i=1, extra=1)), 3, "extra", "unknown field"),
     (lines(HEADER, sample(), sample("99p", 0)), 3, "workload", "unknown workload"),
     (lines(HEADER, sample(), sample("12p_NotRMSNorm", 1)), 3, "workload", "unknown workload"),
@@ -158,6 +164,12 @@ def _line_variants():
     yield "sample", sample(code="")
     yield "sample", sample(round=None, parent=None, outcome=None, speedup=None)
     yield "sample", sample(i=2.0)
+    yield "sample", sample(outcome="correct_tie", speedup=1.02, speedup_lo=0.97, speedup_hi=1.08)
+    yield "sample", sample(speedup=1.02, speedup_lo=None, speedup_hi=None)
+    yield "sample", sample(speedup=1.02, speedup_lo=0.97)              # half an interval
+    yield "sample", sample(speedup=1.02, speedup_hi=1.1, speedup_lo=None)
+    yield "sample", sample(speedup_lo=0.97, speedup_hi=1.08)           # an interval around nothing
+    yield "sample", sample(speedup=None, speedup_lo=0.97, speedup_hi=1.08)
     for key in ("method", "model", "hardware", "sampling", "format"):
         h = dict(HEADER)
         del h[key]
