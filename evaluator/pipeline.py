@@ -26,14 +26,15 @@ def first_stage(hardware) -> str:
 def schedule_submission(submission) -> list[int]:
     """Create the first-stage Evaluation row of every candidate of ``submission`` and enqueue
     them after commit. Must run inside the intake's transaction."""
+    from evaluator.bulk import insert_rows
     stage = first_stage(submission.hardware)
     now = timezone.now()
-    rows = [Evaluation(candidate_id=cid, hardware=submission.hardware, stage=stage, code_sha256=sha,
-                       enqueued_at=now)
-            for cid, sha in submission.candidates.order_by("pk").values_list("id", "code_sha256")]
-    created = Evaluation.objects.bulk_create(rows, batch_size=1000)
-    ids = [e.pk for e in created] if all(e.pk for e in created) else list(
-        Evaluation.objects.filter(candidate__submission=submission, stage=stage).values_list("pk", flat=True))
+    hw = submission.hardware_id
+    insert_rows(Evaluation, ("candidate_id", "hardware_id", "stage", "code_sha256", "enqueued_at"),
+                ((cid, hw, stage, sha, now)
+                 for cid, sha in submission.candidates.order_by("pk").values_list("id", "code_sha256")))
+    ids = list(Evaluation.objects.filter(candidate__submission=submission, stage=stage)
+               .order_by("pk").values_list("pk", flat=True))
     queue = "precheck" if stage == Evaluation.PRECHECK else submission.hardware.queue
     transaction.on_commit(lambda: enqueue_soon(ids, queue))
     return ids

@@ -427,16 +427,30 @@ def existing_upload(team, upload_key: str | None) -> Submission | None:
     return Submission.objects.filter(team=team, upload_key=upload_key).first()
 
 
-def _store(submission: Submission, candidates: list[Candidate]) -> Submission:
+# The columns of a trace sample's Candidate row, in the order create_trace_submission builds them.
+_TRACE_COLUMNS = ("submission_id", "workload_id", "index", "round", "parent_index", "code", "code_sha256",
+                  "reported_outcome", "reported_speedup", "tokens_in", "tokens_out", "cost_usd")
+
+
+def _store(submission: Submission, candidates: list[Candidate] = (), rows: list[tuple] | None = None
+           ) -> Submission:
     """One transaction: the submission, its candidates, their evaluations (enqueued on commit).
-    A concurrent upload with the same key loses the race and returns the winner's submission."""
+    ``candidates`` are Candidate instances; or ``rows`` are tuples of ``_TRACE_COLUMNS`` less the
+    submission (a trace's thousands of samples: inserted by ``evaluator.bulk.insert_rows``, no
+    model instance per sample). A concurrent upload with the same key loses the race and
+    returns the winner's submission."""
+    from evaluator.bulk import insert_rows
     from evaluator.pipeline import schedule_submission
     try:
         with transaction.atomic():
             submission.save()
-            for c in candidates:
-                c.submission = submission
-            Candidate.objects.bulk_create(candidates, batch_size=1000)
+            if rows is not None:
+                sid = submission.pk
+                insert_rows(Candidate, _TRACE_COLUMNS, ((sid, *row) for row in rows))
+            else:
+                for c in candidates:
+                    c.submission = submission
+                Candidate.objects.bulk_create(candidates, batch_size=1000)
             schedule_submission(submission)
     except IntegrityError:
         first = existing_upload(submission.team, submission.upload_key)
@@ -513,14 +527,11 @@ def create_trace_submission(team, user, stream, upload_key: str | None = None) -
                             sampling=h["sampling"], budget=h.get("budget"),
                             trace_settings=h.get("settings") or {}, upload_key=key or None)
     sha = hashlib.sha256
-    candidates = [Candidate(workload_id=pk_of[s["workload_id"]], index=s["index"], round=s.get("round"),
-                            parent_index=s.get("parent"), code=s["code"],
-                            code_sha256=sha(s["code"].encode()).hexdigest(),
-                            reported_outcome=s.get("outcome") or "", reported_speedup=s.get("speedup"),
-                            tokens_in=s.get("tokens_in"), tokens_out=s.get("tokens_out"),
-                            cost_usd=s.get("cost_usd"))
-                  for s in trace.samples]
-    return _store(submission, candidates)
+    rows = [(pk_of[s["workload_id"]], s["index"], s.get("round"), s.get("parent"), s["code"],
+             sha(s["code"].encode()).hexdigest(), s.get("outcome") or "", s.get("speedup"),
+             s.get("tokens_in"), s.get("tokens_out"), s.get("cost_usd"))
+            for s in trace.samples]
+    return _store(submission, rows=rows)
 
 
 def teams_for(user):

@@ -253,3 +253,16 @@ def test_a_failure_inside_the_transaction_rolls_everything_back(catalog, people,
     with pytest.raises(RuntimeError):
         submit(people, [("12p.py", kernel()), ("8p.py", kernel())])
     assert counts() == (0, 0, 0)
+
+
+def test_a_trace_is_stored_whole_or_not_at_all(catalog, people, monkeypatch):
+    """The trace's samples go in by COPY / executemany (evaluator.bulk), still inside the one
+    transaction: a failure after they are written leaves nothing behind."""
+    def explode(submission):
+        assert Candidate.objects.filter(submission=submission).count() == 3   # written, not committed
+        raise RuntimeError("scheduler down")
+    monkeypatch.setattr("evaluator.pipeline.schedule_submission", explode)
+    data = trace_bytes(HEADER, s("12p", 0), s("12p", 1), s("8p", 0))
+    with pytest.raises(RuntimeError):
+        intake.create_trace_submission(people.team_a, people.alice, io.BytesIO(data))
+    assert counts() == (0, 0, 0)
