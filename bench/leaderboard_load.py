@@ -95,9 +95,12 @@ def _insert(table, columns, rows):
             cur.executemany(f'INSERT INTO {table} ({", ".join(columns)}) VALUES ({marks})', rows)
 
 
-def _sample_outcomes(rng: random.Random, skill: float, k: int, sequential: bool):
-    """(outcome, speedup) per index: failures dominate, correctness and speed improve along a
-    sequential search."""
+def _sample_outcomes(rng: random.Random, skill: float, k: int, sequential: bool, legacy_share: float = 0.2):
+    """(outcome, speedup, [lo, hi] or None) per index: failures dominate, correctness and speed
+    improve along a sequential search. Correct samples are timed side by side (a 95% interval
+    of a few percent, the outcome it gives: ties around 1.0) except ``legacy_share`` of them,
+    timed before intervals existed (no interval, classified by the point)."""
+    from evaluator.bench.record import speed_outcome
     out = []
     for i in range(k):
         progress = (i / max(1, k - 1)) if sequential else 0.5
@@ -106,10 +109,15 @@ def _sample_outcomes(rng: random.Random, skill: float, k: int, sequential: bool)
         if r < p_correct:
             s = math.exp(rng.gauss(-0.15 + 0.5 * progress * skill, 0.35))
             s = round(max(0.05, min(s, 12.0)), 4)
-            out.append(("correct_faster" if s > 1 else "correct_slower", s))
+            if rng.random() < legacy_share:
+                out.append(("correct_faster" if s > 1 else "correct_slower", s, None))
+            else:
+                half = rng.uniform(0.02, 0.08)
+                ci = [round(s * (1 - half), 4), round(s * (1 + half), 4)]
+                out.append((speed_outcome(*ci), s, ci))
         else:
             out.append((rng.choices(["compile_error", "runtime_error", "incorrect", "timeout", "rejected"],
-                                    weights=[50, 25, 15, 5, 5])[0], None))
+                                    weights=[50, 25, 15, 5, 5])[0], None, None))
     return out
 
 
@@ -157,14 +165,14 @@ def populate(n_subs, n_workloads, n_samples, seed=1):
     cand_table, ev_table = Candidate._meta.db_table, Evaluation._meta.db_table
     cand_cols = ["id", "submission_id", "workload_id", "index", "round", "parent_index", "filename", "code",
                  "code_sha256", "reported_outcome", "reported_speedup", "tokens_in", "tokens_out", "cost_usd"]
-    ev_cols = ["candidate_id", "hardware_id", "stage", "state", "outcome", "speedup", "message", "record",
-               "code_sha256", "attempts", "worker", "finished_at", "created_at", "enqueued_at", "started_at"]
+    ev_cols = ["candidate_id", "hardware_id", "stage", "state", "outcome", "speedup", "speedup_lo", "speedup_hi",
+               "message", "record", "code_sha256", "attempts", "worker", "finished_at", "created_at", "enqueued_at", "started_at"]
     quote = connection.ops.quote_name
     cand_cols_q = [quote(c) for c in cand_cols]
     ev_cols_q = [quote(c) for c in ev_cols]
     next_id = 1
     t_insert = t_agg = 0.0
-    n_evals = 0
+    n_evals = n_ties = n_intervals = 0
     batch_c, batch_e, summaries, results = [], [], [], []
     for si, sub in enumerate(subs):
         sequential = sub.sampling == "sequential"
@@ -174,7 +182,7 @@ def populate(n_subs, n_workloads, n_samples, seed=1):
         for w in workloads:
             base = 2e-4 * (1 + w.number % 9)
             seq = _sample_outcomes(rng, skill, n_samples, sequential)
-            for idx, (outcome, speedup) in enumerate(seq):
+            for idx, (outcome, speedup, ci) in enumerate(seq):
                 code = f"# bench s{sub.pk} {w.wid} #{idx}\nimport jax\ndef workload(x):\n    return x * {idx}\n"
                 sha = hashlib.sha256(code.encode()).hexdigest()
                 tokens = 800 + (idx * 37) % 900
@@ -184,19 +192,23 @@ def populate(n_subs, n_workloads, n_samples, seed=1):
                 precheck = outcome == "compile_error" and idx % 2 == 0
                 stage = Evaluation.PRECHECK if precheck else Evaluation.MAIN
                 state = Evaluation.SKIPPED if precheck else Evaluation.DONE
-                record = {"jax_version": "0.10.2", "harness_version": "1.0.0", "hardware": HW, "profile": "full",
-                          "baseline_median_s": base, "baseline_spread": 0.01}
+                record = {"jax_version": "0.10.2", "harness_version": "1.1.0" if ci else "1.0.0", "hardware": HW,
+                          "profile": "full", "baseline_median_s": base, "baseline_spread": 0.01}
                 if speedup is not None:
                     record["timing"] = {"method": "profiler", "median_s": base / speedup, "spread": 0.015}
+                if ci:
+                    record.update(speedup_ci=ci, baseline_source="interleaved")
                 finished = now - datetime.timedelta(seconds=n_evals % 100000)
-                batch_e.append((next_id, hw.pk, stage, state, outcome, speedup,
-                                "" if speedup is not None else f"{outcome}: bench failure",
+                batch_e.append((next_id, hw.pk, stage, state, outcome, speedup, ci[0] if ci else None,
+                                ci[1] if ci else None, "" if speedup is not None else f"{outcome}: bench failure",
                                 json.dumps(record), sha, 1, "bench", finished, finished, finished, finished))
                 # the same folding code as refresh_for_evaluation / rebuild_submission
                 s = A.sample_from_evaluation(w.pk, idx, stage, state, outcome, speedup, record, finished)
                 samples.append(s)
                 next_id += 1
                 n_evals += 1
+                n_ties += outcome == "correct_tie"
+                n_intervals += ci is not None
         ta = time.perf_counter()
         t_insert += ta - tb
         summary = SubmissionSummary(submission=sub, hardware=hw, source=SubmissionSummary.EVALUATED,
@@ -234,6 +246,7 @@ def populate(n_subs, n_workloads, n_samples, seed=1):
             cur.execute("ANALYZE")
     return {"candidates": next_id - 1, "evaluations": n_evals, "seconds_metadata": round(t_meta, 1),
             "seconds_insert": round(t_insert, 1), "seconds_aggregates": round(t_agg, 1),
+            "ties": n_ties, "with_interval": n_intervals,
             "submissions": [s.pk for s in subs], "workloads": [w.slug for w in workloads],
             "public": [s.pk for s in subs if s.published_at]}
 
@@ -256,14 +269,17 @@ def measure_refresh(n_samples, n=60, seed=2):
         sub_id, sampling = subs[rng.randrange(len(subs))]
         wl = wls[rng.randrange(len(wls))]
         idx = used[(sub_id, wl)] = used.get((sub_id, wl), n_samples - 1) + 1     # the next sample
-        outcome, speedup = rng.choice([("correct_faster", round(rng.uniform(1.01, 4), 3)),
-                                       ("correct_slower", 0.8), ("compile_error", None)])
+        outcome, speedup, ci = rng.choice([("correct_faster", 2.0, [1.9, 2.1]), ("correct_tie", 1.02, [0.97, 1.07]),
+                                           ("correct_slower", 0.8, [0.76, 0.84]), ("correct_faster", 1.3, None),
+                                           ("compile_error", None, None)])
         c = Candidate.objects.create(submission_id=sub_id, workload_id=wl, index=idx, code=f"# new {i}\n",
                                      parent_index=idx - 1)
         ev = Evaluation.objects.create(
             candidate=c, hardware=hw, stage="main", state="done", outcome=outcome, speedup=speedup,
+            speedup_lo=ci[0] if ci else None, speedup_hi=ci[1] if ci else None,
             code_sha256=c.code_sha256, finished_at=timezone.now(),
-            record={"jax_version": "0.10.2", "harness_version": "1.0.0", "baseline_median_s": 1e-3,
+            record={"jax_version": "0.10.2", "harness_version": "1.1.0" if ci else "1.0.0",
+                    "baseline_median_s": 1e-3, "speedup_ci": ci,
                     "timing": {"median_s": 1e-3 / (speedup or 1), "spread": 0.02}})
         t, tc = time.perf_counter(), time.process_time()
         refresh_for_evaluation(ev)
@@ -506,7 +522,8 @@ def main():
         for mode, r in info["refresh"].items():
             print(f"{db:9s} refresh_for_evaluation ({mode}): median {r['median_ms']} ms, p95 {r['p95_ms']} ms, "
                   f"max {r['max_ms']} ms (CPU median {r['cpu_median_ms']} ms) over {r['n']}")
-        print(f"{db:9s} load: {info['evaluations']} evaluations, insert {info['seconds_insert']}s, aggregates "
+        print(f"{db:9s} load: {info['evaluations']} evaluations ({info.get('with_interval', 0)} timed side by side "
+              f"with an interval, {info.get('ties', 0)} ties), insert {info['seconds_insert']}s, aggregates "
               f"{info['seconds_aggregates']}s, database {info['db_bytes'] / 1e9:.2f} GB")
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(results, indent=1))
