@@ -16,7 +16,7 @@ counted but not sent, so the figure is the intake's own).
     python bench/trace_upload.py [--workloads 50] [--samples 144] [--repeat 3] [--path api|intake]
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/jaxbench python bench/trace_upload.py
 
-The goal (issue): accepted in under 5 s on a 2-core machine.
+The goal (issue 13): accepted in under 2 s (median) on a 2-core machine.
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ import warnings
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-GOAL_S = 5.0
+GOAL_S = 2.0
 
 
 def kernel_source(rng: random.Random, wid: str, index: int) -> str:
@@ -88,7 +88,8 @@ def kernel_source(rng: random.Random, wid: str, index: int) -> str:
 
 def build_trace(path: pathlib.Path, wids: list[str], samples: int, seed: int = 0) -> int:
     rng = random.Random(seed)
-    outcomes = ["compile_error"] * 5 + ["runtime_error", "incorrect", "correct_slower", "correct_faster", "api_error"]
+    outcomes = ["compile_error"] * 5 + ["runtime_error", "incorrect", "correct_slower", "correct_tie", "correct_faster",
+                                        "api_error"]
     with open(path, "w", encoding="utf-8") as f:
         f.write(json.dumps({"format": "jaxbench-trace/1", "method": "Iterative refinement + TPU context",
                             "model": "Gemini 3 Flash", "framework": "bench-agent 1.0", "hardware": "cpu",
@@ -97,12 +98,25 @@ def build_trace(path: pathlib.Path, wids: list[str], samples: int, seed: int = 0
         for i in range(samples):                   # agents write workloads interleaved, as they run in parallel
             for wid in wids:
                 outcome = rng.choice(outcomes)
-                f.write(json.dumps({
-                    "workload": wid, "index": i, "round": i, "parent": i - 1 if i else None,
-                    "code": "" if outcome == "api_error" else kernel_source(rng, wid, i),
-                    "outcome": outcome, "speedup": round(rng.uniform(0.5, 2.5), 3) if outcome.startswith("correct") else None,
-                    "tokens_in": rng.randint(4000, 30000), "tokens_out": rng.randint(300, 3000),
-                    "cost_usd": round(rng.uniform(0.001, 0.02), 5)}) + "\n")
+                speedup = lo = hi = None
+                if outcome.startswith("correct"):
+                    # the agent's own side-by-side timing: a point and its interval (half of the
+                    # agents report one), the outcome it gives
+                    speedup = round(rng.uniform(0.5, 2.5) if outcome != "correct_tie" else rng.uniform(0.95, 1.05), 3)
+                    if rng.random() < 0.5:
+                        half = rng.uniform(0.02, 0.1)
+                        lo, hi = round(speedup * (1 - half), 3), round(speedup * (1 + half), 3)
+                        outcome = ("correct_faster" if lo > 1 else "correct_slower" if hi < 1 else "correct_tie")
+                    elif outcome == "correct_tie":
+                        outcome = "correct_faster" if speedup > 1 else "correct_slower"
+                line = {"workload": wid, "index": i, "round": i, "parent": i - 1 if i else None,
+                        "code": "" if outcome == "api_error" else kernel_source(rng, wid, i),
+                        "outcome": outcome, "speedup": speedup,
+                        "tokens_in": rng.randint(4000, 30000), "tokens_out": rng.randint(300, 3000),
+                        "cost_usd": round(rng.uniform(0.001, 0.02), 5)}
+                if lo is not None:
+                    line.update(speedup_lo=lo, speedup_hi=hi)
+                f.write(json.dumps(line) + "\n")
     return path.stat().st_size
 
 
