@@ -290,8 +290,9 @@ def sample_from_report(workload_id: int, index: int, reported_outcome: str, repo
     norm = normalize(reported_outcome, reported_speedup, reported_interval)
     if norm is None:
         return None
+    interval = _interval(reported_interval, norm[1]) if norm[2] is not None else None
     return FoldSample(workload_id=workload_id, index=index, outcome=norm[0], speedup=norm[1],
-                      low=norm[2])
+                      low=norm[2], interval=interval, measured=interval is not None)
 
 
 # --------------------------------------------------------------------------------------------
@@ -410,8 +411,14 @@ def workload_curves(agg: WorkloadAggregate, records: Mapping[int, Any], mode: st
     length = curve_length(agg, mode)
     if length == 0:
         return empty_curves()
-    solved = [metrics.solve_probability(agg, n, mode) for n in range(1, length + 1)]
-    fast = [metrics.fast_probability(agg, n, metrics.DEFAULT_P, mode) for n in range(1, length + 1)]
+    if mode == INDEPENDENT:
+        solved = [metrics.solve_probability(agg, n, mode) for n in range(1, length + 1)]
+        fast = [metrics.fast_probability(agg, n, metrics.DEFAULT_P, mode) for n in range(1, length + 1)]
+    else:       # steps: 1.0 from the first N that holds a correct (faster) sample
+        fc = agg.first_correct_index if agg.n_correct else None
+        ff = agg.first_faster_index if agg.n_correct else None
+        solved = [1.0 if fc is not None and fc < n else 0.0 for n in range(1, length + 1)]
+        fast = [1.0 if ff is not None and ff < n else 0.0 for n in range(1, length + 1)]
     if mode == INDEPENDENT:
         logs = _independent_log_curve(agg, length)
         lo, hi = list(logs), list(logs)
@@ -420,21 +427,24 @@ def workload_curves(agg: WorkloadAggregate, records: Mapping[int, Any], mode: st
             if rec:
                 lo[-1], hi[-1] = _floored_log(rec[0]), _floored_log(rec[1])
         return {"log": logs, "lo": lo, "hi": hi, "solved": solved, "fast": fast}
-    logs = [metrics.expected_log_speedup(agg, n, SEQUENTIAL) for n in range(1, length + 1)]
-    lo, hi = [], []
+    # Sequential: every value at N is a step of the progression (the running best of the
+    # samples with index < N), so one walk gives all N (equal to metrics.expected_log_speedup
+    # at every N; tests check it).
+    logs, lo, hi = [], [], []
     prog = agg.progression
     j = 0
+    cur = (0.0, 0.0, 0.0)
     for n in range(1, length + 1):
-        while j < len(prog) and prog[j][0] < n:
-            j += 1
-        if j == 0:
-            lo.append(0.0)
-            hi.append(0.0)
-            continue
-        i, s = prog[j - 1]
-        rec = records.get(i)
-        lo.append(_floored_log(rec[0] if rec else s))
-        hi.append(_floored_log(rec[1] if rec else s))
+        if j < len(prog) and prog[j][0] < n:
+            while j < len(prog) and prog[j][0] < n:
+                j += 1
+            i, s = prog[j - 1]
+            rec = records.get(i)
+            cur = (math.log(s) if s > 1.0 else 0.0, _floored_log(rec[0] if rec else s),
+                   _floored_log(rec[1] if rec else s))
+        logs.append(cur[0])
+        lo.append(cur[1])
+        hi.append(cur[2])
     return {"log": logs, "lo": lo, "hi": hi, "solved": solved, "fast": fast}
 
 
@@ -622,8 +632,11 @@ def refresh_for_evaluation(evaluation) -> WorkloadResult | None:
         return None
     mode = INDEPENDENT if cand["submission__sampling"] == INDEPENDENT else SEQUENTIAL
     names = sets_of(cand["workload__source"], cand["workload__expert"])
-    with transaction.atomic():
+    # savepoint=False: inside the verdict's transaction (evaluator.runner.finish) a savepoint
+    # would cost two more round trips and buy nothing; any error here aborts the verdict too.
+    with transaction.atomic(savepoint=False):
         summary, created = _lock_summary(cand["submission_id"], ev.hardware_id, SubmissionSummary.EVALUATED, mode)
+        before = {f.attname: getattr(summary, f.attname) for f in SubmissionSummary._meta.concrete_fields}
         found = list(WorkloadResult.objects.select_for_update().order_by()
                      .filter(summary=summary, workload_id=cand["workload_id"])[:1])
         row = found[0] if found else None
@@ -639,13 +652,15 @@ def refresh_for_evaluation(evaluation) -> WorkloadResult | None:
         fields = new.to_row_fields(mode)
         new_curves = unpack_curves(fields["curves"])
         old_curves = unpack_curves(row.curves) if row is not None else empty_curves()
+        update = row is not None
         if row is None:
             row = WorkloadResult(summary=summary, submission_id=cand["submission_id"],
                                  workload_id=cand["workload_id"], hardware_id=ev.hardware_id,
                                  source=SubmissionSummary.EVALUATED)
         for k, v in fields.items():
             setattr(row, k, v)
-        row.save()
+        # an UPDATE of the derived columns only (the keys never change)
+        row.save(update_fields=[*fields, "updated_at"] if update else None)
 
         # The summary: add the change of this workload's contribution.
         set_curves = {name: add_curves(unpack_curves(getattr(summary, f"curves_{name}")), new_curves, old_curves)
@@ -669,7 +684,10 @@ def refresh_for_evaluation(evaluation) -> WorkloadResult | None:
             summary.candidates_total = _candidate_totals(cand["submission_id"])["candidates_total"]
         _counts_fields(summary)
         _apply_set_scalars(summary, set_curves, _sizes_of(summary))
-        summary.save()
+        # an UPDATE of the columns this fold changed (the curves of the sets the workload is not
+        # in stay as they are: most of the row's bytes)
+        changed = [a for a, v in before.items() if getattr(summary, a) != v]
+        summary.save(update_fields=None if created else [*changed, "updated_at"])
     if created and cand["submission__kind"] == "trace":
         transaction.on_commit(lambda: ensure_reported(cand["submission_id"]))
     return row
@@ -699,11 +717,12 @@ def _save_summary(submission, hardware_id: int, source: str, samples: list[FoldS
 def reported_samples(submission_id: int) -> list[FoldSample]:
     from portal.models import Candidate
     out = []
-    for wl, index, outcome, speedup in (Candidate.objects.filter(submission_id=submission_id)
-                                        .exclude(reported_outcome="")
-                                        .values_list("workload_id", "index", "reported_outcome",
-                                                     "reported_speedup").order_by()):
-        s = sample_from_report(wl, index, outcome, speedup)
+    for wl, index, outcome, speedup, lo, hi in (Candidate.objects.filter(submission_id=submission_id)
+                                                .exclude(reported_outcome="")
+                                                .values_list("workload_id", "index", "reported_outcome",
+                                                             "reported_speedup", "reported_speedup_lo",
+                                                             "reported_speedup_hi").order_by()):
+        s = sample_from_report(wl, index, outcome, speedup, (lo, hi) if lo is not None else None)
         if s is not None:
             out.append(s)
     return out

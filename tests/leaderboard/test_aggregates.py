@@ -277,3 +277,30 @@ def test_records_stored_before_the_measured_flag_still_load():
     row = WorkloadResult(aggregate=agg.to_dict(), folded=[0], intervals={"0": [1.4, 1.6, 1e-3, 1.5e-3]})
     fields = A.WorkloadState.from_row(row).to_row_fields(m.SEQUENTIAL)
     assert fields["best_low"] == 1.4 and fields["best_before_intervals"] is False and fields["n_tie"] == 0
+
+
+def test_sequential_curves_match_metrics_at_every_n():
+    """The one-walk sequential curves equal metrics' per-N functions (log, solved, fast), and
+    lo/hi follow the interval of the running best."""
+    rng = random.Random(21)
+    for trial in range(60):
+        n = rng.randint(1, 40)
+        seq = (random_interval_sequence if trial % 2 else random_sequence)(rng, n)
+        agg = m.from_sequence([(o, sp, ci[0][0]) if ci else (o, sp) for o, sp, *ci in seq])
+        records = {i: [sp * 0.9, sp * 1.1, None, None, 1] for i, (o, sp, *_) in enumerate(seq)
+                   if sp is not None and rng.random() < 0.7}
+        curves = A.workload_curves(agg, records, m.SEQUENTIAL)
+        assert len(curves["log"]) == A.curve_length(agg, m.SEQUENTIAL)
+        for big_n in range(1, len(curves["log"]) + 1):
+            assert curves["log"][big_n - 1] == pytest.approx(m.expected_log_speedup(agg, big_n, m.SEQUENTIAL),
+                                                             rel=1e-12, abs=1e-15)
+            assert curves["solved"][big_n - 1] == m.solve_probability(agg, big_n, m.SEQUENTIAL)
+            assert curves["fast"][big_n - 1] == m.fast_probability(agg, big_n, 1.0, m.SEQUENTIAL)
+            best = m.best_within(agg, big_n)
+            if best is None:
+                assert curves["lo"][big_n - 1] == curves["hi"][big_n - 1] == 0.0
+            else:
+                i = max(i for i, s in agg.progression if i < big_n)
+                rec = records.get(i)
+                assert curves["lo"][big_n - 1] == A._floored_log(rec[0] if rec else best)
+                assert curves["hi"][big_n - 1] == A._floored_log(rec[1] if rec else best)
