@@ -429,7 +429,8 @@ def existing_upload(team, upload_key: str | None) -> Submission | None:
 
 # The columns of a trace sample's Candidate row, in the order create_trace_submission builds them.
 _TRACE_COLUMNS = ("submission_id", "workload_id", "index", "round", "parent_index", "code", "code_sha256",
-                  "reported_outcome", "reported_speedup", "tokens_in", "tokens_out", "cost_usd")
+                  "reported_outcome", "reported_speedup", "reported_speedup_lo", "reported_speedup_hi",
+                  "tokens_in", "tokens_out", "cost_usd")
 
 
 def _store(submission: Submission, candidates: list[Candidate] = (), rows: list[tuple] | None = None
@@ -529,7 +530,7 @@ def create_trace_submission(team, user, stream, upload_key: str | None = None) -
     sha = hashlib.sha256
     rows = [(pk_of[s["workload_id"]], s["index"], s.get("round"), s.get("parent"), s["code"],
              sha(s["code"].encode()).hexdigest(), s.get("outcome") or "", s.get("speedup"),
-             s.get("tokens_in"), s.get("tokens_out"), s.get("cost_usd"))
+             s.get("speedup_lo"), s.get("speedup_hi"), s.get("tokens_in"), s.get("tokens_out"), s.get("cost_usd"))
             for s in trace.samples]
     return _store(submission, rows=rows)
 

@@ -291,8 +291,8 @@ def trace_view(request, submission):
     from portal.models import Candidate
     w = _find_workload(request.GET["workload"])
     cands = list(Candidate.objects.filter(submission=submission, workload=w).order_by("index").values(
-        "id", "index", "round", "parent_index", "filename", "reported_outcome", "reported_speedup", "tokens_in",
-        "tokens_out", "cost_usd"))
+        "id", "index", "round", "parent_index", "filename", "reported_outcome", "reported_speedup",
+        "reported_speedup_lo", "reported_speedup_hi", "tokens_in", "tokens_out", "cost_usd"))
     if not cands:
         raise Http404("no samples for this workload")
     by_cand: dict[int, dict] = {}
@@ -330,6 +330,9 @@ def trace_view(request, submission):
             "outside_pallas": pallas_share.short(ev["record__pallas_share"]) if ev else "",
             "outside_pallas_where": pallas_share.largest(ev["record__pallas_share"]) if ev else "",
             "reported_outcome": c["reported_outcome"], "reported_speedup": c["reported_speedup"],
+            "reported_speedup_lo": c["reported_speedup_lo"], "reported_speedup_hi": c["reported_speedup_hi"],
+            "reported_text": format_speedup(c["reported_speedup"], c["reported_speedup_lo"], c["reported_speedup_hi"])
+            if c["reported_speedup"] is not None else "",
             "tokens": ((c["tokens_in"] or 0) + (c["tokens_out"] or 0)) if c["tokens_in"] is not None
             or c["tokens_out"] is not None else None,
             "cost_usd": c["cost_usd"],
@@ -349,7 +352,8 @@ def trace_view(request, submission):
                 "jax_versions": ", ".join(evaluated.jax_versions) if evaluated else "",
                 "harness_versions": ", ".join(evaluated.harness_versions) if evaluated else ""}
         cols = ["index", "round", "parent_index", "state", "outcome", "speedup", "speedup_lo",
-                "speedup_hi", "message", "reported_outcome", "reported_speedup", "tokens", "cost_usd"]
+                "speedup_hi", "message", "reported_outcome", "reported_speedup", "reported_speedup_lo",
+                "reported_speedup_hi", "tokens", "cost_usd"]
         return export_response(fmt, f"submission-{submission.pk}-{w.wid}-samples", meta, samples, cols,
                                extra={"lineage_of_best": lineage})
     try:

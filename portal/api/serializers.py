@@ -181,12 +181,15 @@ class EvaluationSerializer(serializers.ModelSerializer):
     hardware = serializers.CharField(source="hardware.slug")
     reported_outcome = serializers.CharField(source="candidate.reported_outcome")
     reported_speedup = serializers.FloatField(source="candidate.reported_speedup", allow_null=True)
+    reported_speedup_lo = serializers.FloatField(source="candidate.reported_speedup_lo", allow_null=True)
+    reported_speedup_hi = serializers.FloatField(source="candidate.reported_speedup_hi", allow_null=True)
 
     class Meta:
         model = Evaluation
         fields = ["id", "workload", "index", "round", "parent", "filename", "hardware", "stage", "state",
                   "outcome", "speedup", "speedup_lo", "speedup_hi", "message", "attempts",
-                  "reported_outcome", "reported_speedup", "record", "enqueued_at", "started_at",
+                  "reported_outcome", "reported_speedup", "reported_speedup_lo", "reported_speedup_hi", "record",
+                  "enqueued_at", "started_at",
                   "finished_at"]
 
 

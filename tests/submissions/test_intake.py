@@ -266,3 +266,33 @@ def test_a_trace_is_stored_whole_or_not_at_all(catalog, people, monkeypatch):
     with pytest.raises(RuntimeError):
         intake.create_trace_submission(people.team_a, people.alice, io.BytesIO(data))
     assert counts() == (0, 0, 0)
+
+
+def test_trace_reported_intervals_are_stored_shown_and_folded(catalog, people, client):
+    """A self-reported interval is stored with its sample, shown on the trace page and in the
+    API, and the self-reported summary trusts it as the portal trusts its own: a 'faster' whose
+    interval holds 1.0 is a tie; a sample without an interval keeps the point rule."""
+    from leaderboard.aggregates import rebuild_reported
+    from leaderboard.models import WorkloadResult
+    data = trace_bytes(HEADER, s("12p", 0, outcome="correct_faster", speedup=1.2, speedup_lo=0.95, speedup_hi=1.3),
+                       s("12p", 1, outcome="correct_faster", speedup=1.5, speedup_lo=1.4, speedup_hi=1.6),
+                       s("8p", 0, outcome="correct_faster", speedup=1.1))
+    sub = intake.create_trace_submission(people.team_a, people.alice, io.BytesIO(data))
+    rows = list(Candidate.objects.filter(submission=sub).order_by("workload__number", "index")
+                .values_list("workload__wid", "index", "reported_speedup", "reported_speedup_lo",
+                             "reported_speedup_hi"))
+    assert rows == [("8p", 0, 1.1, None, None), ("12p", 0, 1.2, 0.95, 1.3), ("12p", 1, 1.5, 1.4, 1.6)]
+    summary = rebuild_reported(sub)
+    assert (summary.counts["correct_tie"], summary.counts["correct_faster"]) == (1, 2)
+    r12 = WorkloadResult.objects.get(summary=summary, workload__wid="12p")
+    r8 = WorkloadResult.objects.get(summary=summary, workload__wid="8p")
+    assert (r12.n_tie, r12.n_faster, r12.best_speedup, r12.best_low, r12.best_high) == (1, 1, 1.5, 1.4, 1.6)
+    assert not r12.best_before_intervals and r8.best_before_intervals
+
+    client.force_login(people.alice)
+    html = client.get(f"/submissions/{sub.pk}/?workload=12p").content.decode()
+    assert "correct_faster 1.20x [0.95, 1.30]" in html and "correct_faster 1.50x [1.40, 1.60]" in html
+    ev = client.get(f"/api/v1/submissions/{sub.pk}/evaluations/").json()
+    ev = ev["results"] if isinstance(ev, dict) else ev
+    got = {(e["workload"], e["index"]): (e["reported_speedup_lo"], e["reported_speedup_hi"]) for e in ev}
+    assert got[("12p", 0)] == (0.95, 1.3) and got[("8p", 0)] == (None, None)
