@@ -183,11 +183,14 @@ class EvaluationSerializer(serializers.ModelSerializer):
     reported_speedup = serializers.FloatField(source="candidate.reported_speedup", allow_null=True)
     reported_speedup_lo = serializers.FloatField(source="candidate.reported_speedup_lo", allow_null=True)
     reported_speedup_hi = serializers.FloatField(source="candidate.reported_speedup_hi", allow_null=True)
+    timed_before_intervals = serializers.BooleanField(
+        read_only=True, help_text="a correct result timed before speedups had 95% intervals (speedup_lo/hi "
+                                  "null): classified by its point; a tie cannot be told")
 
     class Meta:
         model = Evaluation
         fields = ["id", "workload", "index", "round", "parent", "filename", "hardware", "stage", "state",
-                  "outcome", "speedup", "speedup_lo", "speedup_hi", "message", "attempts",
+                  "outcome", "speedup", "speedup_lo", "speedup_hi", "timed_before_intervals", "message", "attempts",
                   "reported_outcome", "reported_speedup", "reported_speedup_lo", "reported_speedup_hi", "record",
                   "enqueued_at", "started_at",
                   "finished_at"]

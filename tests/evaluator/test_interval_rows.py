@@ -74,6 +74,10 @@ def test_backfill_fills_rows_whose_record_has_an_interval_and_leaves_legacy_rows
     got = {e.pk: e for e in Evaluation.objects.filter(pk__in=[legacy.pk, timed.pk, bad.pk, failed.pk])}
     assert (got[legacy.pk].outcome, got[legacy.pk].speedup_lo) == ("correct_faster", None)
     assert got[legacy.pk].timed_before_intervals and got[legacy.pk].speedup_text == "1.30x"
+    from portal.api.serializers import EvaluationSerializer
+    data = {e.pk: EvaluationSerializer(e).data for e in got.values()}
+    assert data[legacy.pk]["timed_before_intervals"] is True and data[legacy.pk]["speedup_lo"] is None
+    assert data[timed.pk]["timed_before_intervals"] is False and data[timed.pk]["speedup_hi"] == 1.1
     assert (got[timed.pk].speedup_lo, got[timed.pk].speedup_hi) == (0.95, 1.1)
     assert got[bad.pk].speedup_lo is None and got[bad.pk].outcome == "correct_faster"
     assert got[failed.pk].speedup_lo is None
