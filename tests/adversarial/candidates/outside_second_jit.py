@@ -1,0 +1,86 @@
+# expect: rejected | incorrect
+"""Work outside the profiled program: a second jit called from a patched Compiled.__call__.
+
+The program the harness compiles and times is a Pallas copy of one (8, 128) tile of ``x`` (no
+FLOPs outside Pallas, so the share rule passes). ``jax.stages.Compiled.__call__`` is patched so
+that every call of that program (checked and timed alike) also runs a second, separately jitted
+RMSNorm under another name and returns ITS result. The trusted side sees right outputs
+everywhere and times only the copy.
+
+What a correct defence gives: ``rejected`` or ``incorrect`` (the program the harness compiled
+returns one tile: ``shape_mismatch``, as when the program runs in a child without candidate
+code). NOT DEFENDED while the candidate's Python runs in the process that executes and reports
+its program (TRUST.md 1).
+"""
+import functools
+
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+
+CONFIG = {"epsilon": 1e-5}
+
+
+def _kernel(x_ref, s_ref, o_ref, *, eps):
+    x = x_ref[...].astype(jnp.float32)
+    inv = jax.lax.rsqrt(jnp.sum(x * x, axis=-1, keepdims=True) * (1.0 / x.shape[-1]) + eps)
+    o_ref[...] = (x * inv).astype(o_ref.dtype) * s_ref[...]
+
+
+def rmsnorm(x, scale):
+    """An honest row-blocked Pallas RMSNorm (as tests/harness/candidates/correct_rmsnorm.py)."""
+    *lead, e = x.shape
+    rows = x.size // e
+    block = 256 if rows % 256 == 0 else rows
+    out = pl.pallas_call(
+        functools.partial(_kernel, eps=float(CONFIG["epsilon"])),
+        out_shape=jax.ShapeDtypeStruct((rows, e), x.dtype), grid=(rows // block,),
+        in_specs=[pl.BlockSpec((block, e), lambda i: (i, 0)),
+                  pl.BlockSpec((1, e), lambda i: (0, 0))],
+        out_specs=pl.BlockSpec((block, e), lambda i: (i, 0)),
+    )(x.reshape(rows, e), scale.reshape(1, e))
+    return out.reshape(x.shape)
+
+
+def _the_job():
+    """The child's Job object (the harness's own code runs as __main__ in this process)."""
+    import gc
+    import sys
+    main = sys.modules["__main__"]
+    for o in gc.get_objects():
+        if type(o).__name__ == "Job" and type(o).__module__ == main.__name__:
+            return o
+    raise RuntimeError("no Job found")
+
+
+_JOB = _the_job()
+_real_call = jax.stages.Compiled.__call__
+
+
+@jax.jit
+def _helper(x, scale):
+    xf = x.astype(jnp.float32)
+    inv = jax.lax.rsqrt(jnp.mean(xf * xf, axis=-1, keepdims=True) + CONFIG["epsilon"])
+    return (xf * inv).astype(x.dtype) * scale
+
+
+def _call(self, *args, **kw):
+    out = _real_call(self, *args, **kw)
+    if self is _JOB.compiled:
+        jax.block_until_ready(out)             # the profiled program ran (and was cheap)
+        return _helper(*args)                  # the work, outside it
+    return out
+
+
+jax.stages.Compiled.__call__ = _call
+
+
+def _copy(x_ref, o_ref):
+    o_ref[...] = x_ref[...]
+
+
+def workload(x, scale):
+    # the program the harness compiles and times: a Pallas copy of one (8, 128) tile, almost
+    # free (its output is never seen: the patched call returns the real answer instead)
+    tile = x.reshape(-1, x.shape[-1])[:8, :128]
+    return pl.pallas_call(_copy, out_shape=jax.ShapeDtypeStruct(tile.shape, x.dtype))(tile)

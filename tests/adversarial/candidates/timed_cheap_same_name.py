@@ -1,0 +1,74 @@
+# expect: rejected timed_output_mismatch
+"""Right answer for the checked calls only, detected by the timing phase itself.
+
+Wraps the child's ``Job.timing`` (the harness's code is ``__main__`` in this process) and, for
+the timed calls only, swaps the candidate's compiled program for a cheaper one compiled under
+the SAME harness-chosen program name (read from the job), so the trace still holds exactly 50
+executions of ``jit_<name>``. The cheap program skips the normalisation (x * scale). Defence:
+timed outputs are checked on the trusted side: ``rejected timed_output_mismatch``.
+"""
+import functools
+
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+
+CONFIG = {"epsilon": 1e-5}
+
+
+def _kernel(x_ref, s_ref, o_ref, *, eps):
+    x = x_ref[...].astype(jnp.float32)
+    inv = jax.lax.rsqrt(jnp.sum(x * x, axis=-1, keepdims=True) * (1.0 / x.shape[-1]) + eps)
+    o_ref[...] = (x * inv).astype(o_ref.dtype) * s_ref[...]
+
+
+def rmsnorm(x, scale):
+    """An honest row-blocked Pallas RMSNorm (as tests/harness/candidates/correct_rmsnorm.py)."""
+    *lead, e = x.shape
+    rows = x.size // e
+    block = 256 if rows % 256 == 0 else rows
+    out = pl.pallas_call(
+        functools.partial(_kernel, eps=float(CONFIG["epsilon"])),
+        out_shape=jax.ShapeDtypeStruct((rows, e), x.dtype), grid=(rows // block,),
+        in_specs=[pl.BlockSpec((block, e), lambda i: (i, 0)),
+                  pl.BlockSpec((1, e), lambda i: (0, 0))],
+        out_specs=pl.BlockSpec((block, e), lambda i: (i, 0)),
+    )(x.reshape(rows, e), scale.reshape(1, e))
+    return out.reshape(x.shape)
+
+
+def _the_job():
+    """The child's Job object (the harness's own code runs as __main__ in this process)."""
+    import gc
+    import sys
+    main = sys.modules["__main__"]
+    for o in gc.get_objects():
+        if type(o).__name__ == "Job" and type(o).__module__ == main.__name__:
+            return o
+    raise RuntimeError("no Job found")
+
+
+_JOB = _the_job()
+_real_timing = type(_JOB).timing
+
+
+def _cheap(x, scale):
+    return x * scale
+
+
+def _timing(self, *args, **kw):
+    import sys
+    main = sys.modules["__main__"]
+    real = self.compiled
+    self.compiled = jax.jit(self.named(_cheap)).lower(*main.input_specs(self.manifest)).compile()
+    try:
+        return _real_timing(self, *args, **kw)
+    finally:
+        self.compiled = real
+
+
+type(_JOB).timing = _timing
+
+
+def workload(x, scale):
+    return rmsnorm(x, scale)

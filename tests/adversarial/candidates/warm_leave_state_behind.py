@@ -1,0 +1,104 @@
+# expect: correct_slower
+"""Leaves state behind for the NEXT candidate, in case its child were reused.
+
+At import it: monkeypatches jax and numpy functions the next candidate (or the harness's own
+child code) would use (``jnp.mean``, ``jax.lax.rsqrt``, ``np.allclose``,
+``jax.numpy.zeros_like``), plants a fake module in
+``sys.modules`` (``numpy.testing``) and an attribute on ``jax``, writes files in /tmp, in
+/dev/shm and in its work directory, sets environment variables (``XLA_FLAGS``,
+``JAX_PLATFORMS``, ``PYTHONPATH``), and starts a non-daemon thread that keeps rewriting the /tmp
+file. Its own kernel avoids everything it breaks, so its own verdict is that of an honest
+kernel: ``correct_slower``. Defence: a child serves ONE candidate and exits; the next one gets
+a fresh process, /tmp and /dev/shm (tests/harness/test_warm_isolation.py proves a canary left
+this way is invisible to the next candidate through the warm pool).
+"""
+import functools
+
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+
+CONFIG = {"epsilon": 1e-5}
+_rsqrt = jax.lax.rsqrt             # bound before it is poisoned below
+
+
+def _kernel(x_ref, s_ref, o_ref, *, eps):
+    x = x_ref[...].astype(jnp.float32)
+    inv = _rsqrt(jnp.sum(x * x, axis=-1, keepdims=True) * (1.0 / x.shape[-1]) + eps)
+    o_ref[...] = (x * inv).astype(o_ref.dtype) * s_ref[...]
+
+
+def rmsnorm(x, scale):
+    """An honest row-blocked Pallas RMSNorm (as tests/harness/candidates/correct_rmsnorm.py)."""
+    *lead, e = x.shape
+    rows = x.size // e
+    block = 256 if rows % 256 == 0 else rows
+    out = pl.pallas_call(
+        functools.partial(_kernel, eps=float(CONFIG["epsilon"])),
+        out_shape=jax.ShapeDtypeStruct((rows, e), x.dtype), grid=(rows // block,),
+        in_specs=[pl.BlockSpec((block, e), lambda i: (i, 0)),
+                  pl.BlockSpec((1, e), lambda i: (0, 0))],
+        out_specs=pl.BlockSpec((block, e), lambda i: (i, 0)),
+    )(x.reshape(rows, e), scale.reshape(1, e))
+    return out.reshape(x.shape)
+
+
+def _the_job():
+    """The child's Job object (the harness's own code runs as __main__ in this process)."""
+    import gc
+    import sys
+    main = sys.modules["__main__"]
+    for o in gc.get_objects():
+        if type(o).__name__ == "Job" and type(o).__module__ == main.__name__:
+            return o
+    raise RuntimeError("no Job found")
+
+
+import os  # noqa: E402
+import sys  # noqa: E402
+import threading  # noqa: E402
+import time  # noqa: E402
+import types  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+_JOB = _the_job()
+_real_bur = jax.block_until_ready
+
+
+def _poison(*a, **k):
+    return jnp.full((), 7.0)
+
+
+jnp.mean = _poison
+jax.numpy.zeros_like = _poison
+np.allclose = lambda *a, **k: True
+jax.lax.rsqrt = lambda v: v * 0 + 7.0       # the kernel uses _rsqrt, bound before
+jax.jxb_left_behind = "JXB-STATE-MARKER"
+sys.modules["numpy.testing"] = types.ModuleType("numpy.testing")
+sys.modules["jxb_left_behind"] = types.ModuleType("jxb_left_behind")
+os.environ.update(XLA_FLAGS="--xla_cpu_use_thunk_runtime=false", JAX_PLATFORMS="cpu,tpu",
+                  PYTHONPATH="/tmp", JXB_LEFT_BEHIND="JXB-STATE-MARKER")
+for d in ("/tmp", "/dev/shm", os.getcwd(), sys.modules["__main__"].OPTS["work"]):
+    try:
+        with open(os.path.join(d, "jxb_left_behind.py"), "w") as f:
+            f.write("MARK = 'JXB-STATE-MARKER'\n")
+    except OSError:
+        pass
+
+
+def _keep_writing():
+    while True:
+        try:
+            with open("/tmp/jxb_left_behind.txt", "w") as f:
+                f.write(f"JXB-STATE-MARKER {time.time()}\n")
+        except OSError:
+            pass
+        time.sleep(0.2)
+
+
+threading.Thread(target=_keep_writing, daemon=False).start()
+
+
+def workload(x, scale):
+    return rmsnorm(x, scale)
