@@ -35,9 +35,19 @@ _TEMPLATE = go.layout.Template(layout=go.Layout(
 ))
 
 
+_TEMPLATE_JSON = _TEMPLATE.to_plotly_json()
+
+
+def _trace(kind: str, **props) -> dict:
+    """A trace as plotly.js reads it. Built as a plain dict: plotly.graph_objects validates and
+    deep-copies every property on construction, which was most of a cold leaderboard page
+    (issue 13: 5 figures, ~75% of the request); the tests validate every figure with
+    ``go.Figure`` instead, so a misspelt property still fails there."""
+    return {"type": kind, **props}
+
+
 def _figure(data: Sequence[Any], layout: Mapping[str, Any]) -> dict:
-    fig = go.Figure(data=list(data), layout=go.Layout(template=_TEMPLATE, **layout))
-    return fig.to_plotly_json()
+    return {"data": list(data), "layout": {"template": _TEMPLATE_JSON, **layout}}
 
 
 def _hline(y: float, color: str, dash: str = "dash") -> dict:
@@ -59,7 +69,7 @@ def geomean_bars(rows: Sequence[Mapping], *, expert_geomean: float | None = None
     plus = [max(0.0, (r.get("high") or r["geomean"]) - r["geomean"]) for r in rows]
     minus = [max(0.0, r["geomean"] - (r.get("low") or r["geomean"])) for r in rows]
     colors = ["#7a9be0" if r.get("tied") else ACCENT for r in rows]
-    data = [go.Bar(x=labels, y=y, name="floored geomean", marker={"color": colors},
+    data = [_trace("bar", x=labels, y=y, name="floored geomean", marker={"color": colors},
                    error_y={"type": "data", "array": plus, "arrayminus": minus, "visible": True,
                             "color": "#1d2330", "thickness": 1},
                    hovertemplate="%{x}<br>%{y:.3f}x<extra></extra>")]
@@ -67,7 +77,7 @@ def geomean_bars(rows: Sequence[Mapping], *, expert_geomean: float | None = None
     if expert_geomean:
         shapes.append(_hline(expert_geomean, EXPERT_COLOR, "dot"))
         notes.append(_note(expert_geomean, f"experts {expert_geomean:.2f}x", EXPERT_COLOR))
-        data.append(go.Scatter(x=[labels[0]] if labels else [""], y=[expert_geomean], mode="markers",
+        data.append(_trace("scatter", x=[labels[0]] if labels else [""], y=[expert_geomean], mode="markers",
                                name="experts", marker={"symbol": "diamond", "size": 10, "color": EXPERT_COLOR},
                                hovertemplate="experts %{y:.3f}x<extra></extra>"))
     top = max(y + [expert_geomean or 1.0, 1.0]) + max(plus + [0.0])
@@ -79,7 +89,7 @@ def geomean_bars(rows: Sequence[Mapping], *, expert_geomean: float | None = None
 
 def fast_curves(curves: Sequence[Mapping], *, p: float = 1.0, title: str | None = None) -> dict:
     """fast_p@N against N, one line per ``{label, n: [...], fast: [...]}``."""
-    data = [go.Scatter(x=list(c["n"]), y=list(c["fast"]), mode="lines", name=c["label"], line={"shape": "hv"},
+    data = [_trace("scatter", x=list(c["n"]), y=list(c["fast"]), mode="lines", name=c["label"], line={"shape": "hv"},
                        hovertemplate=c["label"] + "<br>N=%{x}: %{y:.1%}<extra></extra>") for c in curves]
     return _figure(data, {"title": {"text": title or f"fast@N (p = {p:g}): share of workloads beating XLA"},
                           "xaxis": {"title": {"text": "samples per workload N"}, "rangemode": "tozero"},
@@ -101,7 +111,7 @@ def speedup_heatmap(rows: Sequence[Mapping], workloads: Sequence[str], *,
             tr.append("no correct kernel" if s is None else f"{s:.2f}x")
         z.append(zr)
         text.append(tr)
-    data = [go.Heatmap(z=z, x=list(workloads), y=[r["label"] for r in rows], text=text,
+    data = [_trace("heatmap", z=z, x=list(workloads), y=[r["label"] for r in rows], text=text,
                        colorscale="RdBu", zmid=0, zmin=-2, zmax=2, hoverongaps=False,
                        colorbar={"title": {"text": "speedup"}, "tickvals": [-2, -1, 0, 1, 2],
                                  "ticktext": ["0.25x", "0.5x", "1x", "2x", "4x"]},
@@ -119,7 +129,7 @@ def expert_gap_bars(items: Sequence[Mapping], *, title: str = "Share of the expe
     labels = [i["label"] for i in items]
     values = [i["value"] for i in items]
     colors = [("#1a7f37" if v >= 1 else "#c0362c") if v is not None else "#dfe3ea" for v in values]
-    data = [go.Bar(x=labels, y=values, marker={"color": colors},
+    data = [_trace("bar", x=labels, y=values, marker={"color": colors},
                    hovertemplate="%{x}<br>%{y:.0%} of expert<extra></extra>")]
     return _figure(data, {"title": {"text": title}, "shapes": [_hline(1.0, EXPERT_COLOR)],
                           "annotations": [_note(1.0, "expert", EXPERT_COLOR)],
@@ -136,7 +146,7 @@ def outcome_shares(rows: Sequence[Mapping], *, title: str = "Outcome shares of a
     data = []
     for outcome in OUTCOMES:
         vals = [(r.get("counts") or {}).get(outcome, 0) / t for r, t in zip(rows, totals)]
-        data.append(go.Bar(y=labels, x=vals, name=outcome.replace("_", " "), orientation="h",
+        data.append(_trace("bar", y=labels, x=vals, name=outcome.replace("_", " "), orientation="h",
                            marker={"color": OUTCOME_COLORS[outcome]},
                            hovertemplate="%{y}<br>" + outcome + ": %{x:.1%}<extra></extra>"))
     return _figure(data, {"title": {"text": title}, "barmode": "stack",
@@ -156,7 +166,7 @@ def roofline(points: Sequence[Mapping], *, peak_flops: float, peak_bandwidth: fl
     ridge = peak_flops / peak_bandwidth if peak_bandwidth else None
     line_x = [lo] + ([ridge] if ridge and lo < ridge < hi else []) + [hi]
     line_y = [min(peak_flops, x * peak_bandwidth) for x in line_x]
-    data = [go.Scatter(x=line_x, y=line_y, mode="lines", name="roofline", line={"color": "#1d2330"},
+    data = [_trace("scatter", x=line_x, y=line_y, mode="lines", name="roofline", line={"color": "#1d2330"},
                        hovertemplate="%{x:.3g} FLOP/B: %{y:.3g} FLOP/s<extra>roofline</extra>")]
     styles = {"xla": ("XLA", XLA_COLOR, "square"), "expert": ("expert", EXPERT_COLOR, "diamond"),
               "submission": ("submissions", ACCENT, "circle")}
@@ -164,7 +174,7 @@ def roofline(points: Sequence[Mapping], *, peak_flops: float, peak_bandwidth: fl
         pts = [p for p in points if p.get("kind") == kind and p.get("intensity") and p.get("flops_per_s")]
         if not pts:
             continue
-        data.append(go.Scatter(x=[p["intensity"] for p in pts], y=[p["flops_per_s"] for p in pts],
+        data.append(_trace("scatter", x=[p["intensity"] for p in pts], y=[p["flops_per_s"] for p in pts],
                                mode="markers", name=name, text=[p["label"] for p in pts],
                                marker={"color": color, "symbol": symbol, "size": 10, "opacity": 0.85},
                                hovertemplate="%{text}<br>%{y:.3g} FLOP/s<extra></extra>"))
@@ -181,7 +191,7 @@ def speedup_scatter(series: Sequence[Mapping], workloads: Sequence[str], *,
     for s in series:
         best = s.get("best") or {}
         xs = [w for w in workloads if best.get(w) is not None]
-        data.append(go.Scatter(x=xs, y=[best[w] for w in xs], mode="markers", name=s["label"],
+        data.append(_trace("scatter", x=xs, y=[best[w] for w in xs], mode="markers", name=s["label"],
                                marker={"size": 9, "opacity": 0.8},
                                hovertemplate=s["label"] + "<br>%{x}: %{y:.2f}x<extra></extra>"))
     return _figure(data, {"title": {"text": title}, "shapes": [_hline(1.0, XLA_COLOR)],
@@ -192,7 +202,7 @@ def speedup_scatter(series: Sequence[Mapping], workloads: Sequence[str], *,
 
 def outcome_breakdown(counts: Mapping[str, int], *, title: str = "Outcomes") -> dict:
     """One submission's samples by outcome (bars)."""
-    data = [go.Bar(x=[o.replace("_", " ") for o in OUTCOMES], y=[counts.get(o, 0) for o in OUTCOMES],
+    data = [_trace("bar", x=[o.replace("_", " ") for o in OUTCOMES], y=[counts.get(o, 0) for o in OUTCOMES],
                    marker={"color": [OUTCOME_COLORS[o] for o in OUTCOMES]},
                    hovertemplate="%{x}: %{y}<extra></extra>")]
     return _figure(data, {"title": {"text": title}, "showlegend": False, "height": 320,

@@ -1,3 +1,5 @@
+import functools
+
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, render
 from pygments import highlight
@@ -15,7 +17,12 @@ SETS = {
 }
 
 
+_STYLE_DEFS = HtmlFormatter().get_style_defs(".highlight")
+
+
+@functools.lru_cache(maxsize=128)
 def highlighted(code: str) -> str:
+    """Keyed by the source itself: a changed reference is highlighted afresh."""
     return highlight(code, PythonLexer(), HtmlFormatter(cssclass="highlight", nowrap=False))
 
 
@@ -40,7 +47,7 @@ def workload_detail(request, slug):
     costs = {p: dict(c, intensity=_intensity(c)) for p, c in w.costs.items()}
     ctx = {
         "w": w, "costs": costs, "reference_html": highlighted(w.reference_source),
-        "pygments_css": HtmlFormatter().get_style_defs(".highlight"),
+        "pygments_css": _STYLE_DEFS,
     }
     # Results section (leaderboard app): baselines, experts, published results, roofline.
     from leaderboard.views.workload import workload_results_context

@@ -43,11 +43,18 @@ def can_view_code(user, submission) -> bool:
     return submission.is_public or can_manage(user, submission)
 
 
+# One lexer and one formatter for every call: building them costs more than highlighting a
+# short kernel (both are stateless between calls).
+_LEXER = PythonLexer()
+_FORMATTER = HtmlFormatter(cssclass="highlight")
+_STYLE_DEFS = HtmlFormatter().get_style_defs(".highlight")
+
+
 def highlighted(code: str) -> str:
     key = "lb:hl:" + hashlib.sha256(code.encode()).hexdigest()
     html = cache.get(key)
     if html is None:
-        html = highlight(code, PythonLexer(), HtmlFormatter(cssclass="highlight"))
+        html = highlight(code, _LEXER, _FORMATTER)
         cache.set(key, html, 24 * 3600)
     return html
 
@@ -124,7 +131,8 @@ def workload_rows(submission, summary: SubmissionSummary | None, n: int | None =
         else:
             outcome = max(agg.outcome_counts.items(), key=lambda kv: kv[1])[0]
         rows.append({
-            "wid": w.wid, "slug": w.slug, "title": w.title, "number": w.number, "expert_workload": w.expert,
+            "wid": w.wid, "workload_id": w.pk, "slug": w.slug, "title": w.title, "number": w.number,
+            "expert_workload": w.expert,
             "outcome": outcome, "n_samples": agg.n_samples if agg else 0,
             "n_correct": agg.n_correct if agg else 0, "counts": agg.outcome_counts if agg else {},
             "best_speedup": metrics.best_within(agg, n) if agg else None,
@@ -147,34 +155,48 @@ def _outside_pallas(submission, rows) -> None:
     """Each row's best sample's share of FLOPs outside Pallas (its main evaluation's record),
     as ``outside_pallas`` ("3.0%") and ``outside_pallas_where`` (the largest outside op)."""
     from evaluator.models import Evaluation
-    picks = [(r["wid"], r["best_index"]) for r in rows if r["best_index"] is not None]
     for r in rows:
         r["outside_pallas"], r["outside_pallas_where"] = "", ""
-    if not picks:
+    best = _best_candidates(submission, rows)
+    if not best:
         return
-    cond = Q()
-    for wid, idx in picks:
-        cond |= Q(candidate__workload__wid=wid, candidate__index=idx)
-    by_wid = {r["wid"]: r for r in rows}
-    for ev in Evaluation.objects.filter(cond, candidate__submission=submission, hardware=submission.hardware,
-                                        stage=Evaluation.MAIN).values("candidate__workload__wid",
-                                                                      "record__pallas_share"):
-        row = by_wid.get(ev["candidate__workload__wid"])
+    by_workload = {r["workload_id"]: r for r in rows}
+    # by candidate id: the (candidate, hardware, stage) unique index answers it row by row
+    for ev in Evaluation.objects.filter(candidate_id__in=list(best), hardware=submission.hardware,
+                                        stage=Evaluation.MAIN).values("candidate_id", "record__pallas_share"):
+        row = by_workload.get(best[ev["candidate_id"]])
         if row is not None:
             row["outside_pallas"] = pallas_share.short(ev["record__pallas_share"])
             row["outside_pallas_where"] = pallas_share.largest(ev["record__pallas_share"])
+
+
+def _picks(rows) -> Q | None:
+    """The best sample of every row, as (workload pk, index) conditions the candidates'
+    (submission, workload, index) unique index answers one by one."""
+    cond = None
+    for r in rows:
+        if r["best_index"] is not None:
+            q = Q(workload_id=r["workload_id"], index=r["best_index"])
+            cond = q if cond is None else cond | q
+    return cond
+
+
+def _best_candidates(submission, rows) -> dict[int, int]:
+    """candidate pk -> workload pk of every row's best sample."""
+    from portal.models import Candidate
+    cond = _picks(rows)
+    if cond is None:
+        return {}
+    return dict(Candidate.objects.filter(cond, submission=submission).values_list("id", "workload_id"))
 
 
 def _sources(submission, rows) -> list[dict]:
     from portal.models import Candidate
     qs = Candidate.objects.filter(submission=submission)
     if submission.kind == submission.TRACE:
-        picks = [(r["wid"], r["best_index"]) for r in rows if r["best_index"] is not None]
-        if not picks:
+        cond = _picks(rows)
+        if cond is None:
             return []
-        cond = Q()
-        for wid, idx in picks:
-            cond |= Q(workload__wid=wid, index=idx)
         qs = qs.filter(cond)
     out = []
     for c in qs.select_related("workload").order_by("workload__number", "index")[:MAX_SOURCES]:
@@ -225,7 +247,7 @@ def submission_detail(request, pk):
         "progress": progress, "meta": meta, "rows": rows, "body": mark_safe(body["html"]),
         "has_figures": body["has_figures"], "sources": body["has_sources"] or None,
         "can_manage": can_manage(request.user, submission),
-        "pygments_css": HtmlFormatter().get_style_defs(".highlight"),
+        "pygments_css": _STYLE_DEFS,
     }
     return render(request, "leaderboard/submission_detail.html", ctx)
 
@@ -368,7 +390,7 @@ def trace_view(request, submission):
     return render(request, "leaderboard/trace.html", {
         "s": submission, "w": w, "samples": samples, "lineage": lineage, "best_index": best_index,
         "chosen": chosen, "chosen_share": chosen_share, "code_html": code_html, "result": result,
-        "pygments_css": HtmlFormatter().get_style_defs(".highlight"),
+        "pygments_css": _STYLE_DEFS,
     })
 
 

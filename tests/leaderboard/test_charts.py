@@ -13,7 +13,16 @@ from leaderboard import charts
 def _json_ready(fig):
     json.dumps(fig)            # plain JSON, no numpy or custom types
     assert set(fig) >= {"data", "layout"}
+    # The charts build plain dicts (fast); plotly's own validation still checks every
+    # property name and value here.
+    import plotly.graph_objects as go
+    go.Figure(fig)
     return fig
+
+
+def test_plotly_validation_catches_a_misspelt_property():
+    with pytest.raises(ValueError):
+        _json_ready({"data": [charts._trace("bar", x=[1], colour="red")], "layout": {}})
 
 
 def test_geomean_bars_with_xla_line_and_expert_mark():
