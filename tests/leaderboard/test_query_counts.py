@@ -1,0 +1,68 @@
+"""Query counts of the pages the leaderboard benchmark visits, with a cold cache: bounded, and
+independent of how many submissions, samples and workloads there are (no query per row), so
+that a page's cost at full size (1.44 M evaluations) cannot creep up unnoticed (issue 13)."""
+from __future__ import annotations
+
+import random
+
+import pytest
+from django.core.cache import cache
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from tests.leaderboard.conftest import make_submission, make_team, random_sequence
+
+pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.leaderboard.urls")]
+
+# The most queries each page may run with an empty cache (anonymous visitor). Raise a bound
+# only with a reason: every query here runs on every cold request.
+MAX_QUERIES = {
+    "leaderboard": 12,
+    "submission": 10,
+    "workload": 9,
+    "compare": 4,
+    "api": 10,
+}
+
+
+def _pages(populated, workloads) -> dict[str, str]:
+    a, b = populated["a"].pk, populated["b"].pk
+    return {
+        "leaderboard": "/leaderboard/?hardware=cpu",
+        "submission": f"/submissions/{a}/",
+        "workload": f"/workloads/{workloads[0].slug}/",
+        "compare": f"/compare/?s={a}&s={b}",
+        "api": "/api/v1/leaderboard/?hardware=cpu&n=20",
+    }
+
+
+def _count(client, url) -> int:
+    cache.clear()
+    with CaptureQueriesContext(connection) as ctx:
+        r = client.get(url)
+    assert r.status_code == 200, (url, r.status_code)
+    return len(ctx.captured_queries)
+
+
+def _more_submissions(populated, workloads, users, k: int):
+    from leaderboard.aggregates import rebuild_submission
+    rng = random.Random(7)
+    team = make_team("Charlie Co", users["alice"])
+    for i in range(k):
+        s = make_submission(team, populated["cpu"], {w: random_sequence(rng, 5, 0.6) for w in workloads[:30]},
+                            method=f"method-{i}", model_name=f"model-{i}", tokens=50)
+        rebuild_submission(s)
+
+
+def test_cold_pages_stay_within_their_query_budget(client, populated, workloads):
+    for name, url in _pages(populated, workloads).items():
+        n = _count(client, url)
+        assert n <= MAX_QUERIES[name], f"{name} ({url}): {n} queries, budget {MAX_QUERIES[name]}"
+
+
+def test_query_counts_do_not_grow_with_the_data(client, populated, workloads, users):
+    pages = _pages(populated, workloads)
+    before = {name: _count(client, url) for name, url in pages.items()}
+    _more_submissions(populated, workloads, users, 4)
+    after = {name: _count(client, url) for name, url in pages.items()}
+    assert after == before
