@@ -173,12 +173,9 @@ def _outside_pallas(submission, rows) -> None:
 def _picks(rows) -> Q | None:
     """The best sample of every row, as (workload pk, index) conditions the candidates'
     (submission, workload, index) unique index answers one by one."""
-    cond = None
-    for r in rows:
-        if r["best_index"] is not None:
-            q = Q(workload_id=r["workload_id"], index=r["best_index"])
-            cond = q if cond is None else cond | q
-    return cond
+    picks = [Q(workload_id=r["workload_id"], index=r["best_index"]) for r in rows if r["best_index"] is not None]
+    # one OR node (chaining ``|`` copies the growing tree at every step)
+    return Q(*picks, _connector=Q.OR) if picks else None
 
 
 def _best_candidates(submission, rows) -> dict[int, int]:
