@@ -310,8 +310,14 @@ class Job:
         self.timed = None
 
     def ctx(self):
+        """Interpret mode emulates one TPU chip: the target device is in context too, as when
+        lowering, so kernels that ask for the TPU generation while tracing (Tokamax's GMM
+        pipeline) run on a CPU host as they would on the target."""
         if self.interpret and _pltpu is not None:
-            return _pltpu.force_tpu_interpret_mode()
+            stack = contextlib.ExitStack()
+            stack.enter_context(_pltpu.force_tpu_interpret_mode())
+            stack.enter_context(_target_device("tpu", self.spec.get("device_kind")))
+            return stack
         return contextlib.nullcontext()
 
     # -- compile: import, CONFIG, trace, lower, compile

@@ -212,7 +212,8 @@ def _without_target(reason):
 @pytest.mark.parametrize("wid", [pytest.param(w, marks=_without_target(r))
                                  for w, r in NEEDS_TARGET_INTERPRET.items()])
 def test_interpret_without_a_tpu_target(wid):
-    """What the harness's plain CPU context does today with these experts."""
+    """What these experts do in a plain CPU context, without a TPU target (the harness puts one
+    in context in interpret mode, as the tests above do)."""
     import jax
 
     wl, mod = _load(wid, "small")
