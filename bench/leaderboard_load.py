@@ -286,6 +286,8 @@ def measure_refresh(n_samples, n=60, seed=2):
         times[sampling].append(1000 * (time.perf_counter() - t))
         cpu[sampling].append(1000 * (time.process_time() - tc))
     out = {}
+    times["all"] = times["sequential"] + times["independent"]
+    cpu["all"] = cpu["sequential"] + cpu["independent"]
     for mode, ts in times.items():
         if ts:
             ts.sort()
@@ -306,6 +308,12 @@ def child(args):
     info = populate(args.submissions, args.workloads, args.samples)
     print(f"  [{connection.vendor}] refresh_for_evaluation timing", flush=True)
     info["refresh"] = measure_refresh(args.samples)
+    if not args.no_upload:
+        # into the filled database (its indexes are full size), after the refresh timing
+        print(f"  [{connection.vendor}] trace upload (bench/trace_upload.py, 7,200 samples, 3 runs)", flush=True)
+        sys.path.insert(0, str(ROOT / "bench"))
+        import trace_upload
+        info["upload"] = trace_upload.upload_figure(repeat=3)
     pathlib.Path(args.out).write_text(json.dumps(info))
 
 
@@ -414,6 +422,8 @@ def http_bench(env, info, n, seconds, clients, nocache_settings):
                         "/leaderboard/?hardware=tpu-v6e&set=production&n=10&sort=-fast"],
         "submission": [f"/submissions/{s}/" for s in rng.sample(subs, min(4, len(subs)))],
         "workload": [f"/workloads/{w}/" for w in info["workloads"][:3]],
+        "compare": [f"/compare/?s={a}&s={b}" for a, b in zip(subs[:4], subs[4:8])] or
+                   [f"/compare/?s={subs[0]}&s={subs[-1]}"],
         "api": ["/api/v1/leaderboard/?hardware=tpu-v6e&n=20", "/api/v1/leaderboard/?hardware=tpu-v6e&set=expert"],
     }
     out = {}
@@ -450,7 +460,8 @@ def run_backend(name, args, workdir):
         out = var / "populate.json"
         t = time.perf_counter()
         subprocess.run([PY, __file__, "--child", "--out", str(out), "--submissions", str(args.submissions),
-                        "--workloads", str(args.workloads), "--samples", str(args.samples)],
+                        "--workloads", str(args.workloads), "--samples", str(args.samples)]
+                       + (["--no-upload"] if args.no_upload else []),
                        cwd=ROOT, env=env, check=True)
         info = json.loads(out.read_text())
         info["seconds_total_load"] = round(time.perf_counter() - t, 1)
@@ -485,6 +496,10 @@ def main():
     ap.add_argument("--submissions", type=int, default=200)
     ap.add_argument("--workloads", type=int, default=50)
     ap.add_argument("--samples", type=int, default=144)
+    ap.add_argument("--scale", type=float, default=1.0,
+                    help="multiply the number of submissions (0.1: a 144,000-evaluation run to iterate with; the "
+                         "targets are for the full size)")
+    ap.add_argument("--no-upload", action="store_true", help="skip the trace upload figure (bench/trace_upload.py)")
     ap.add_argument("--requests", type=int, default=100, help="sequential requests per page type")
     ap.add_argument("--seconds", type=float, default=10.0, help="throughput window per page type")
     ap.add_argument("--clients", type=int, default=4, help="concurrent clients for the throughput window")
@@ -496,6 +511,7 @@ def main():
     if args.child:
         child(args)
         return
+    args.submissions = max(8, round(args.submissions * args.scale))
     workdir = pathlib.Path(tempfile.mkdtemp(prefix="lb-bench-"))
     (workdir / "lb_nocache_settings.py").write_text(
         "from portal.settings import *  # noqa: F401,F403\n"
@@ -525,8 +541,45 @@ def main():
         print(f"{db:9s} load: {info['evaluations']} evaluations ({info.get('with_interval', 0)} timed side by side "
               f"with an interval, {info.get('ties', 0)} ties), insert {info['seconds_insert']}s, aggregates "
               f"{info['seconds_aggregates']}s, database {info['db_bytes'] / 1e9:.2f} GB")
+    print_targets(results, args)
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(results, indent=1))
+
+
+def print_targets(results: dict, args) -> None:
+    """ONE table: every figure of issue 13 beside its target, for each database."""
+    dbs = list(results)
+    rows = []   # (figure, target, {db: (value, ok)})
+    first = next(iter(results.values()), {})
+    up = {db: info.get("upload") or {} for db, info in results.items()}
+    if any(up.values()):
+        rows.append(("trace upload, 7,200 samples (~28 MB), median", "< 2.0 s",
+                     {db: (f"{u['median_s']:.2f} s", u["median_s"] < 2.0) if u else ("-", None)
+                      for db, u in up.items()}))
+    for page in first.get("http", {}).get("uncached", {}):
+        rows.append((f"{page} page, cold (no cache), p95", "< 100 ms",
+                     {db: (f"{info['http']['uncached'][page]['p95_ms']:.1f} ms",
+                           info["http"]["uncached"][page]["p95_ms"] < 100) for db, info in results.items()}))
+    for page in first.get("http", {}).get("cached", {}):
+        rows.append((f"{page} page, cached, p95", "< 100 ms",
+                     {db: (f"{info['http']['cached'][page]['p95_ms']:.1f} ms",
+                           info["http"]["cached"][page]["p95_ms"] < 100) for db, info in results.items()}))
+    rows.append(("aggregate refresh after one evaluation, p95", "< 20 ms (PostgreSQL)",
+                 {db: (f"{info['refresh']['all']['p95_ms']:.1f} ms", info["refresh"]["all"]["p95_ms"] < 20)
+                  for db, info in results.items()}))
+    n_ev = {db: info["evaluations"] for db, info in results.items()}
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"\n== issue 13 targets: {args.submissions} submissions x {args.workloads} workloads x {args.samples} "
+          f"samples ({', '.join(f'{db} {n:,}' for db, n in n_ev.items())} evaluations); "
+          f"{os.cpu_count()} CPUs, load now {load:.1f} ==")
+    w = max(len(r[0]) for r in rows)
+    print(f"{'figure':{w}s}  {'target':>21s}" + "".join(f"  {db:>16s}" for db in dbs))
+    for figure, target, vals in rows:
+        cells = ""
+        for db in dbs:
+            v, ok = vals.get(db, ("-", None))
+            cells += f"  {v + ('' if ok is None else ' ok' if ok else ' MISS'):>16s}"
+        print(f"{figure:{w}s}  {target:>21s}{cells}")
 
 
 if __name__ == "__main__":

@@ -304,3 +304,34 @@ def test_sequential_curves_match_metrics_at_every_n():
                 rec = records.get(i)
                 assert curves["lo"][big_n - 1] == A._floored_log(rec[0] if rec else best)
                 assert curves["hi"][big_n - 1] == A._floored_log(rec[1] if rec else best)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_large_traces_reported_summary_is_built_off_the_request(workloads, hardware, users, monkeypatch):
+    """Above BACKGROUND_OVER candidates the self-reported summary is built on a thread after the
+    commit (the upload's response does not wait); it is the same summary."""
+    import threading
+
+    from leaderboard import signals
+    monkeypatch.setattr(signals, "BACKGROUND_OVER", 3)
+    started = []
+    real_thread = threading.Thread
+
+    def spy(*a, **kw):
+        t = real_thread(*a, **kw)
+        started.append(t)
+        return t
+    monkeypatch.setattr(signals.threading, "Thread", spy)
+    rng = random.Random(12)
+    team = make_team("big", users["alice"])
+    from django.db import transaction
+    with transaction.atomic():                 # as the intake: one transaction, built after it
+        sub = make_submission(team, hardware["cpu"], {w: random_sequence(rng, 3) for w in workloads[:2]},
+                              reported=True, evaluate=False)
+        assert started == []
+    assert len(started) == 1
+    started[0].join(30)
+    built = SubmissionSummary.objects.get(submission=sub, source="reported")
+    assert built.candidates_total == 6 and built.n_samples == sum(built.counts.values())
+    again = A.rebuild_reported(sub)
+    assert _snapshot(sub)[(hardware["cpu"].pk, "reported")]["scalars"]["counts"] == again.counts
