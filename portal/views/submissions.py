@@ -1,5 +1,6 @@
 """Submit pages (kernel form, trace upload), the own teams' submissions, publish/withdraw, and
 the trace format's docs page and JSON Schema."""
+import functools
 import json
 
 from django.contrib import messages
@@ -12,6 +13,7 @@ from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, reverse
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_POST
 
 from evaluator.models import Evaluation, Workload
@@ -38,7 +40,7 @@ def _known(field: str, defaults: list[str], user) -> list[str]:
     return sorted(seen.values(), key=str.lower)
 
 
-def _render_submit(request, kernel_form=None, trace_form=None, active="kernels", status=200):
+def _render_submit(request, kernel_form=None, trace_form=None, active="kernels", status=200, refused=None):
     workloads = Workload.objects.all()
     teams = intake.teams_for(request.user)
     ctx = {
@@ -51,8 +53,71 @@ def _render_submit(request, kernel_form=None, trace_form=None, active="kernels",
         "limits": {"kernel_kb": intake.MAX_KERNEL_BYTES // 1024, "zip_mb": intake.MAX_ZIP_BYTES // (1024 * 1024),
                    "trace_mb": trace_format.MAX_TRACE_BYTES // (1024 * 1024)},
         "has_workloads": workloads.exists(),
+        "refused": refused or {},
     }
     return render(request, "portal/submit.html", ctx, status=status)
+
+
+# --- Early size check -----------------------------------------------------------------------
+# Django parses a multipart body (spooling files to memory, then disk) the first time anything
+# reads request.POST or request.FILES, and CsrfViewMiddleware does so for every POST before the
+# view runs. The two upload views are therefore exempt from the middleware and refuse a body
+# whose declared length is over what the form can hold before anything reads it; only then is
+# the CSRF check run (csrf_protect) and the form parsed. A body cannot be longer than its
+# Content-Length: Django's request stream stops there.
+
+_MB = 1024 * 1024
+
+
+def _declared_length(request) -> int:
+    try:
+        return max(int(request.META.get("CONTENT_LENGTH") or 0), 0)
+    except ValueError:
+        return 0
+
+
+def max_kernel_form_bytes() -> int:
+    """What the kernel form can legitimately hold: one file per workload row at the kernel size
+    limit, one zip at its limit, and 1 MB for the other fields and the multipart framing."""
+    return intake.MAX_ZIP_BYTES + Workload.objects.count() * intake.MAX_KERNEL_BYTES + _MB
+
+
+def max_trace_form_bytes() -> int:
+    return trace_format.MAX_TRACE_BYTES + _MB
+
+
+def _size(n: int) -> str:
+    return f"{n / _MB:.1f} MB" if n >= _MB else f"{n // 1024} KB"
+
+
+def _kernel_limit_message(size: int, limit: int) -> str:
+    return (f"This upload is {_size(size)}; a kernel submission is at most {_size(limit)} (one .zip of at "
+            f"most {intake.MAX_ZIP_BYTES // _MB} MB and files of at most {intake.MAX_KERNEL_BYTES // 1024} KB "
+            f"each). It was refused before being read; nothing was stored.")
+
+
+def _trace_limit_message(size: int, limit: int) -> str:
+    return (f"This upload is {_size(size)}; a trace is at most {trace_format.MAX_TRACE_BYTES // _MB} MB. "
+            f"It was refused before being read; nothing was stored. Split the run into several traces.")
+
+
+def refuse_oversized(limit_fn, message_fn, active):
+    """Decorator for an upload view: a POST declaring more than ``limit_fn()`` bytes gets the
+    submit page (status 413) with ``message_fn(size, limit)`` above the ``active`` form, before
+    its body is read; anything else goes through the CSRF check, then the view."""
+    def decorate(view):
+        protected = csrf_protect(view)
+
+        @functools.wraps(view)
+        def wrapped(request, *args, **kwargs):
+            if request.method == "POST":
+                size, limit = _declared_length(request), limit_fn()
+                if size > limit:
+                    return _render_submit(request, active=active, status=413,
+                                          refused={active: message_fn(size, limit)})
+            return protected(request, *args, **kwargs)
+        return csrf_exempt(wrapped)
+    return decorate
 
 
 def _created(request, submission):
@@ -68,6 +133,7 @@ def _created(request, submission):
 
 
 @login_required
+@refuse_oversized(max_kernel_form_bytes, _kernel_limit_message, "kernels")
 def submit(request):
     """GET: both forms. POST: a kernel submission (a file per workload row, or a zip)."""
     if request.method != "POST":
@@ -86,6 +152,7 @@ def submit(request):
 
 @login_required
 @require_POST
+@refuse_oversized(max_trace_form_bytes, _trace_limit_message, "trace")
 def submit_trace(request):
     form = TraceUploadForm(request.POST, request.FILES, user=request.user)
     if form.is_valid():

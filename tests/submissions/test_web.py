@@ -1,11 +1,13 @@
 """The web channel: /submit/ (kernel rows, zip, trace), /submissions/, publish/withdraw, and the
 trace format's docs page and JSON Schema — through Django's test client with real uploads."""
+import io
 import json
 import re
 
 import jsonschema
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
 
 from portal.models import Membership, Submission, Team
 from portal.trace_format import FORMAT, dumps_lines, example_trace
@@ -255,3 +257,140 @@ def test_malformed_posts_are_4xx(client, catalog, people, body, ctype):
         r = client.post(path, body, content_type=ctype)
         assert r.status_code in (200, 400), r.status_code
     assert counts() == (0, 0, 0)
+
+
+# --- Oversized uploads are refused before their body is read --------------------------------
+
+class LazyMultipart(io.RawIOBase):
+    """A multipart/form-data body produced on demand: the form ``fields``, then one file part
+    ``name`` of ``size`` bytes of '#'. Counts the bytes anything reads from it, so a test can
+    prove that a refused body was never read (and never held in memory)."""
+
+    BOUNDARY = "lazyboundary"
+
+    def __init__(self, fields: dict, name: str, filename: str, size: int, content: bytes = b""):
+        super().__init__()
+        b = self.BOUNDARY
+        head = b"".join(f'--{b}\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n'.encode()
+                        for k, v in fields.items())
+        head += (f'--{b}\r\nContent-Disposition: form-data; name="{name}"; filename="{filename}"\r\n'
+                 f"Content-Type: application/octet-stream\r\n\r\n").encode()
+        self.content = content or b""
+        self.parts = [head, None, f"\r\n--{b}--\r\n".encode()]
+        self.fill = size - len(self.content)
+        self.length = len(head) + size + len(self.parts[2])
+        self.pos = 0
+        self.read_bytes = 0
+
+    def readable(self):
+        return True
+
+    def _byte_at(self, start: int, n: int) -> bytes:
+        head, _, tail = self.parts
+        out = bytearray()
+        pos = start
+        body = len(self.content) + self.fill
+        while len(out) < n and pos < self.length:
+            if pos < len(head):
+                chunk = head[pos:pos + n - len(out)]
+            elif pos < len(head) + body:
+                off = pos - len(head)
+                if off < len(self.content):
+                    chunk = self.content[off:off + n - len(out)]
+                else:
+                    chunk = b"#" * min(n - len(out), body - off)
+            else:
+                off = pos - len(head) - body
+                chunk = tail[off:off + n - len(out)]
+            out += chunk
+            pos += len(chunk)
+        return bytes(out)
+
+    def readinto(self, buf):
+        data = self._byte_at(self.pos, len(buf))
+        buf[:len(data)] = data
+        self.pos += len(data)
+        self.read_bytes += len(data)
+        return len(data)
+
+    def post(self, client, path):
+        stream = io.BufferedReader(self)
+        return client.post(path, **{"wsgi.input": stream, "CONTENT_LENGTH": str(self.length),
+                                    "CONTENT_TYPE": f"multipart/form-data; boundary={self.BOUNDARY}"})
+
+
+def _csrf_client(user):
+    """A client that enforces CSRF like a browser, with its cookie and the form's token."""
+    c = Client(enforce_csrf_checks=True)
+    c.force_login(user)
+    html = c.get("/submit/").content.decode()
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', html).group(1)
+    return c, token
+
+
+@pytest.mark.parametrize("enforce_csrf", [False, True])
+def test_a_50_mb_kernel_form_upload_is_refused_before_it_is_read(client, catalog, people, enforce_csrf):
+    """The kernel form holds at most a 32 MB zip and a 256 KB file per workload row: a 50 MB
+    upload gets the form back (413) with the limit explained above it, nothing is stored, and
+    not one byte of the body is read (not by the CSRF middleware either)."""
+    from portal.views.submissions import max_kernel_form_bytes
+    if enforce_csrf:
+        client, token = _csrf_client(people.alice)
+    else:
+        client.force_login(people.alice)
+        token = ""
+    fields = {**form(), "csrfmiddlewaretoken": token}
+    body = LazyMultipart(fields, "zip", "huge.zip", 50 * 1024 * 1024)
+    assert body.length > max_kernel_form_bytes()
+    r = body.post(client, "/submit/")
+    assert r.status_code == 413
+    assert body.read_bytes == 0
+    html = r.content.decode()
+    msg = re.search(r'id="kernel-too-large"><li>(.*?)</li>', html, re.S).group(1)
+    assert "50.0 MB" in msg and "at most" in msg and "32 MB" in msg and "nothing was stored" in msg
+    assert 'id="kernel-form"' in html                        # the form is there to try again
+    assert counts() == (0, 0, 0)
+
+
+@pytest.mark.parametrize("enforce_csrf", [False, True])
+def test_an_upload_under_the_limit_is_read_and_accepted(client, catalog, people, enforce_csrf):
+    """The control for the test above: the same lazily produced body, with a real kernel file
+    under the limit, is read (the counter works) and becomes a submission; with CSRF enforced
+    and a wrong token it is still refused (403) by the CSRF check that now runs after the size
+    check."""
+    if enforce_csrf:
+        client, token = _csrf_client(people.alice)
+        bad = LazyMultipart({**form(), "csrfmiddlewaretoken": "x" * 64}, "file_12p", "12p.py", 0,
+                            kernel().encode())
+        assert bad.post(client, "/submit/").status_code == 403
+        assert counts() == (0, 0, 0)
+    else:
+        client.force_login(people.alice)
+        token = ""
+    code = kernel().encode()
+    body = LazyMultipart({**form(), "csrfmiddlewaretoken": token}, "file_12p", "12p.py", len(code), code)
+    r = body.post(client, "/submit/")
+    assert r.status_code == 302, r.content.decode()[:2000]
+    assert body.read_bytes >= body.length
+    assert Submission.objects.count() == 1
+
+
+def test_an_oversized_trace_upload_is_refused_before_it_is_read(client, catalog, people, monkeypatch):
+    """The trace form: a body over the trace limit (lowered here to 1 MB, so the test does not
+    depend on 128 MB) is refused unread with the limit named next to the trace form."""
+    from portal import trace_format
+    monkeypatch.setattr(trace_format, "MAX_TRACE_BYTES", 1024 * 1024)
+    client.force_login(people.alice)
+    body = LazyMultipart({"team": "team-a", "upload_key": ""}, "trace", "t.jsonl", 3 * 1024 * 1024)
+    r = body.post(client, "/submit/trace/")
+    assert r.status_code == 413 and body.read_bytes == 0
+    msg = re.search(r'id="trace-too-large"><li>(.*?)</li>', r.content.decode(), re.S).group(1)
+    assert "a trace is at most 1 MB" in msg and "nothing was stored" in msg
+    assert counts() == (0, 0, 0)
+
+
+def test_anonymous_oversized_post_is_sent_to_log_in_unread(client, catalog):
+    body = LazyMultipart(form(), "zip", "huge.zip", 50 * 1024 * 1024)
+    r = body.post(client, "/submit/")
+    assert r.status_code == 302 and "/accounts/login/" in r["Location"]
+    assert body.read_bytes == 0
