@@ -288,6 +288,14 @@ def test_cost_matches_xla(wid):
     if xla <= 0:
         pytest.skip("XLA reports no flop count on this backend")
     ours = flops * xla_counting_factor(wid, cfg)
+    if wid == "7p":
+        # XLA's cost analysis charges each active slot's page gather one flop per element of
+        # the whole KV cache (measured: one decode slot costs 10.9 M with 16 slots of 16 pages
+        # and 23.4 M with 64, the difference exactly the 12.6 M added cache elements); that
+        # is not work, so it is taken out of XLA's count.
+        cache = (cfg["max_num_seqs"] * cfg["pages_per_seq"] * cfg["page_size"]
+                 * 2 * cfg["num_kv_heads"] * cfg["head_dim"])
+        xla -= len(cfg["active_q_lens"]) * cache
     if wid == "3p":
         # Only the attention part of MLA is causal; the projections are dense in both counts.
         b, s, h = cfg["batch"], cfg["seq_len"], cfg["num_heads"]
@@ -408,7 +416,8 @@ def test_7p_scenario():
         decodes = [kv for q, kv in zip(q_lens, kv_lens) if q == 1]
         assert len(decodes) * 4 == cfg["max_num_seqs"] * 3
         assert all(kv % cfg["page_size"] == 1 for kv in decodes)
-        assert len(set(decodes)) == len(decodes)
+        # distinct contexts, as many as the cache has such values (15 at the small profile)
+        assert len(set(decodes)) == min(len(decodes), cfg["pages_per_seq"] - 1)
     cfg = get("7p").config("small")
     _, _, kv_lens, page_indices, cu_q_lens, num_seqs = (np.asarray(x) for x in small_inputs("7p"))
     active = len(cfg["active_q_lens"])
@@ -453,10 +462,14 @@ def _public_module(wid):
     cfg = wl.config("small")
     mod = load_public_baseline(wl, cfg)
     if wid == "7p":
-        # The public file keeps the scenario in module constants, not in CONFIG.
-        mod.ACTIVE_Q_LENS = tuple(cfg["active_q_lens"])
-        mod.ACTIVE_KV_LENS = tuple(cfg["active_kv_lens"])
-        mod.NUM_ACTIVE_SEQS = len(cfg["active_q_lens"])
+        # The public file keeps its scenario in module constants, not in CONFIG, and uses
+        # ACTIVE_Q_LENS as static per-slot query capacities: the small scenario fits in them
+        # (enough slots, every query length within its slot's capacity), so the unchanged
+        # file runs on our inputs.
+        caps = mod.ACTIVE_Q_LENS
+        assert cfg["max_num_seqs"] >= len(caps)
+        assert len(cfg["active_q_lens"]) <= len(caps)
+        assert all(q <= c for q, c in zip(cfg["active_q_lens"], caps))
     return mod
 
 

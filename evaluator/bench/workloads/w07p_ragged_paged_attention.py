@@ -16,11 +16,15 @@ MASK_VALUE = -0.7 * float(jnp.finfo(jnp.float32).max)
 _FULL_Q_LENS = (1,) * 48 + (512,) * 7 + (464,)
 _FULL_KV_LENS = tuple(257 + ((73 * i) % 240) * 16 for i in range(48)) + (
     1023, 1535, 2047, 2559, 3071, 3583, 4095, 4095)
-# The same scenario at a quarter of the slots: 12 decodes (contexts 17..241, all = 1 mod 16),
-# one 64-token chunk and a 52-token remainder (128 tokens), 2 of 16 slots inactive, 16 pages
-# (256 tokens) per sequence.
-_SMALL_Q_LENS = (1,) * 12 + (64, 52)
-_SMALL_KV_LENS = tuple(17 + ((7 * i) % 15) * 16 for i in range(12)) + (127, 255)
+# The same scenario in the same 64 slots, with 128 tokens and 16 pages (256 tokens) per
+# sequence: 48 one-token decodes (contexts 17..241, all = 1 mod 16, each of the 15 such values
+# taken), seven 11-token prefill chunks and a 3-token remainder, 8 slots inactive. The public
+# file loops over its module constant ACTIVE_Q_LENS (56 slots; capacities 1, 512 and 464) as
+# static per-slot query capacities, so its baseline runs unchanged on these inputs only while
+# there are at least 56 slots and every slot's query length is within the public capacity.
+_SMALL_Q_LENS = (1,) * 48 + (11,) * 7 + (3,)
+_SMALL_KV_LENS = tuple(17 + ((7 * i) % 15) * 16 for i in range(48)) + tuple(
+    32 * (i + 1) - 1 for i in range(7)) + (255,)
 
 
 def create_inputs(cfg, key):
@@ -118,7 +122,7 @@ WORKLOAD = Workload(
         "full": {"max_num_batched_tokens": 4096, "max_num_seqs": 64, "num_q_heads": 64,
                  "num_kv_heads": 8, "head_dim": 128, "page_size": 16, "pages_per_seq": 256,
                  "active_q_lens": _FULL_Q_LENS, "active_kv_lens": _FULL_KV_LENS},
-        "small": {"max_num_batched_tokens": 128, "max_num_seqs": 16, "num_q_heads": 32,
+        "small": {"max_num_batched_tokens": 128, "max_num_seqs": 64, "num_q_heads": 32,
                   "num_kv_heads": 4, "head_dim": 128, "page_size": 16, "pages_per_seq": 16,
                   "active_q_lens": _SMALL_Q_LENS, "active_kv_lens": _SMALL_KV_LENS},
     },

@@ -57,7 +57,9 @@ WORKLOAD = Workload(
     profiles={
         "full": {"batch_size": 8192, "in_features": 4096, "out_features": 4096,
                  "num_groups": 64, "eps": 1e-5},
-        "small": {"batch_size": 128, "in_features": 4096, "out_features": 1024,
+        # The public baseline hard-codes 4096 features and 64 groups: the small profile keeps
+        # both and shortens the contraction instead (same FLOPs as 128 x 4096 -> 1024).
+        "small": {"batch_size": 128, "in_features": 1024, "out_features": 4096,
                   "num_groups": 64, "eps": 1e-5},
     },
     create_inputs_fn=create_inputs,
@@ -68,5 +70,6 @@ WORKLOAD = Workload(
           "Linear's own bias is dropped and only the separate bias is added after the Swish. "
           "GroupNorm has no running statistics; gn_weight 1 + 0.1 N and gn_bias 0.1 N are "
           "random (public: ones and zeros). The public baseline hard-codes 4096 features "
-          "and 64 groups.",
+          "and 64 groups, so the small profile keeps both (and a 1024-long contraction): "
+          "the public file runs unchanged at either profile.",
 )
