@@ -48,6 +48,8 @@ class Workload(models.Model):
     atol = models.FloatField()
     rtol = models.FloatField()
     tolerance_reason = models.TextField(blank=True)
+    public_file_note = models.TextField(
+        blank=True, help_text="why the public suite's baseline.py cannot be uploaded unchanged, and what to change")
     input_names = models.JSONField(default=list)
     profiles = models.JSONField(default=dict)
     shapes = models.JSONField(default=dict, help_text="per profile: inputs and output shapes/dtypes")

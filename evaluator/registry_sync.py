@@ -30,6 +30,7 @@ def workload_fields(wl) -> dict:
         "description": wl.description, "notes": meta.get("notes") or "", "expert": wl.expert,
         "kernelbench_id": wl.kernelbench_id, "degenerate": wl.degenerate or "",
         "atol": wl.atol, "rtol": wl.rtol, "tolerance_reason": wl.tolerance_reason or "",
+        "public_file_note": wl.public_file_note or "",
         "input_names": list(wl.input_names), "profiles": meta["profiles"],
         "shapes": shapes, "costs": costs,
         "reference_source": inspect.getsource(inspect.getmodule(wl.reference)),

@@ -33,8 +33,8 @@ class WorkloadDetailSerializer(WorkloadSerializer):
 
     class Meta(WorkloadSerializer.Meta):
         fields = WorkloadSerializer.Meta.fields + [
-            "notes", "degenerate", "atol", "rtol", "tolerance_reason", "input_names", "params", "shapes",
-            "costs", "reference_source"]
+            "notes", "degenerate", "atol", "rtol", "tolerance_reason", "public_file_note", "input_names",
+            "params", "shapes", "costs", "reference_source"]
 
 
 class HardwareSerializer(serializers.ModelSerializer):

@@ -104,4 +104,15 @@ WORKLOAD = Workload(
           "workload(lhs, rhs, group_sizes), that of the public Megablox kernel. The XLA "
           "baseline multiplies max_expert_size rows per group, 1.5x the public baseline's "
           "work; the cost counts the useful 2*M*K*N.",
+    public_file_note="The public baseline.py is broken in the public harness itself: its "
+                     "workload(lhs, rhs, group_sizes, max_expert_size) takes the window size "
+                     "as a fourth argument, which a plain jax.jit traces, and dynamic_slice "
+                     "needs a static size (\"Shapes must be 1D sequences of concrete values of "
+                     "integer type\"); only the file's own benchmark() passes "
+                     "static_argnums=(3,). Uploaded unchanged here it ends in compile_error "
+                     "(the harness calls workload(lhs, rhs, group_sizes)). To submit it, make "
+                     "the bound a CONFIG value: replace the signature with "
+                     "`def workload(lhs, rhs, group_sizes):` and add "
+                     "`max_expert_size = CONFIG['max_expert_size']` as its first line; the "
+                     "rest runs unchanged and is correct on these ragged groups.",
 )
