@@ -91,6 +91,18 @@ class SubmissionViewSet(ClearErrorsMixin, mixins.ListModelMixin, mixins.Retrieve
             return [permissions.AllowAny()]
         return [permissions.IsAuthenticated()]
 
+    def initial(self, request, *args, **kwargs):
+        # The upload size caps are checked from the declared Content-Length before anything else,
+        # authentication included: SessionAuthentication's CSRF check reads request.POST, which
+        # parses (and spools) the whole multipart body of a browser-session request.
+        if self.action == "create" and content_length(request) > MAX_KERNEL_REQUEST_BYTES:
+            raise PayloadTooLarge(f"A kernel upload is at most {MAX_KERNEL_REQUEST_BYTES // (1024 * 1024)} MB: "
+                                  f"a .zip of at most {intake.MAX_ZIP_BYTES // (1024 * 1024)} MB and files of at "
+                                  f"most {intake.MAX_KERNEL_BYTES // 1024} KB each.")
+        if self.action == "trace" and content_length(request) > MAX_TRACE_BYTES + 1024 * 1024:
+            raise PayloadTooLarge(f"A trace is at most {MAX_TRACE_BYTES // (1024 * 1024)} MB.")
+        super().initial(request, *args, **kwargs)
+
     def get_throttles(self):
         throttles = super().get_throttles()
         if self.action in ("create", "trace"):
@@ -129,11 +141,7 @@ class SubmissionViewSet(ClearErrorsMixin, mixins.ListModelMixin, mixins.Retrieve
             "kernels": {"12p": "def workload(x, scale):\n    ...\n"}})],
     )
     def create(self, request):
-        # Refused before the body is parsed: multipart files would first be spooled to disk.
-        if content_length(request) > MAX_KERNEL_REQUEST_BYTES:
-            raise PayloadTooLarge(f"A kernel upload is at most {MAX_KERNEL_REQUEST_BYTES // (1024 * 1024)} MB: "
-                                  f"a .zip of at most {intake.MAX_ZIP_BYTES // (1024 * 1024)} MB and files of at "
-                                  f"most {intake.MAX_KERNEL_BYTES // 1024} KB each.")
+        # An oversized body was refused in initial(), before anything parsed it.
         data = validated(KernelSubmissionRequestSerializer, request.data)
         team = intake.resolve_team(request.user, data.get("team"))
         uploads = [intake.Upload(name, code, input="kernels") for name, code in (data.get("kernels") or {}).items()]
@@ -162,8 +170,6 @@ class SubmissionViewSet(ClearErrorsMixin, mixins.ListModelMixin, mixins.Retrieve
     @action(detail=False, methods=["post"], url_path="trace", url_name="trace",
             parser_classes=[parsers.MultiPartParser, JSONLinesParser, JSONLParser])
     def trace(self, request):
-        if content_length(request) > MAX_TRACE_BYTES + 1024 * 1024:
-            raise PayloadTooLarge(f"A trace is at most {MAX_TRACE_BYTES // (1024 * 1024)} MB.")
         raw_body = (request.content_type or "").split(";")[0].strip().lower() in NDJSON_TYPES
         data = request.data
         params = request.query_params

@@ -394,3 +394,15 @@ def test_anonymous_oversized_post_is_sent_to_log_in_unread(client, catalog):
     r = body.post(client, "/submit/")
     assert r.status_code == 302 and "/accounts/login/" in r["Location"]
     assert body.read_bytes == 0
+
+
+@pytest.mark.parametrize("path, limit_mb", [("/api/v1/submissions/", 100), ("/api/v1/submissions/trace/", 200)])
+def test_the_api_refuses_an_oversized_browser_session_upload_unread(catalog, people, path, limit_mb):
+    """The API's own size check comes before authentication: with a browser session (CSRF
+    cookie set), SessionAuthentication's CSRF check would otherwise parse the whole body."""
+    client, token = _csrf_client(people.alice)
+    body = LazyMultipart({**form(), "csrfmiddlewaretoken": token}, "zip", "huge.zip", limit_mb * 1024 * 1024)
+    r = body.post(client, path)
+    assert r.status_code == 413 and "at most" in r.json()["detail"]
+    assert body.read_bytes == 0
+    assert counts() == (0, 0, 0)
