@@ -1,4 +1,5 @@
-# expect: correct_slower | rejected
+# expect: correct_faster | correct_tie | correct_slower
+# NOT DEFENDED: the expectation records the gap (see /docs/#trust); a defence must change it to rejected
 """Forged timed outputs: the timed calls compute nothing, the saved outputs are recomputed.
 
 For the timing phase only, the candidate's compiled program is swapped for one that returns
