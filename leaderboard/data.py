@@ -316,10 +316,6 @@ def _compute(q: Query) -> dict:
     expert_gm = expert_geomean(members["expert"], experts)
 
     base = SubmissionSummary.objects.filter(hardware=q.hardware, submission__in=Submission.objects.public())
-    choices = {
-        "methods": sorted(set(base.values_list("submission__method", flat=True))),
-        "models": sorted(set(m for m in base.values_list("submission__model_name", flat=True) if m)),
-    }
     fs = LeaderboardFilter({"method": q.method, "model": q.model}, base)
     qs = fs.qs if fs.is_valid() else base.none()
     fields = list(_SUMMARY_FIELDS) + [f"curves_{q.wset}"] + ([] if q.wset == "expert" else ["curves_expert"])
@@ -327,6 +323,11 @@ def _compute(q: Query) -> dict:
     ids = {"ranked": [], "reported": [], "partial": []}
     verified_subs = set()
     raw = list(qs.values(*fields).order_by())
+    # The filter menus list every method and model of the board: without a filter they are
+    # the rows' own (two queries fewer on every cold request).
+    pairs = ([(s["submission__method"], s["submission__model_name"]) for s in raw] if not (q.method or q.model)
+             else list(base.values_list("submission__method", "submission__model_name")))
+    choices = {"methods": sorted({m for m, _ in pairs}), "models": sorted({m for _, m in pairs if m})}
     for s in raw:
         curves = unpack_curves(s[f"curves_{q.wset}"])
         expert_curves = unpack_curves(s["curves_expert"]) if q.wset != "expert" else curves

@@ -17,11 +17,11 @@ pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.leaderboard.urls")]
 # The most queries each page may run with an empty cache (anonymous visitor). Raise a bound
 # only with a reason: every query here runs on every cold request.
 MAX_QUERIES = {
-    "leaderboard": 12,
+    "leaderboard": 10,
     "submission": 10,
     "workload": 9,
     "compare": 4,
-    "api": 10,
+    "api": 8,
 }
 
 
