@@ -183,9 +183,11 @@ def run(args, tmp, setup_s, connection) -> int:
             number=int(wid[:-1]), slug=f"{wid}-bench", public_name=f"{wid}_Bench", title=f"Bench {wid}",
             source="maxtext" if wid.endswith("p") else "kernelbench-l2", model="bench", category="matmul",
             atol=1e-2, rtol=1e-2))
-    user = get_user_model().objects.create_user("bench", "bench@example.org", "unused-pw-123")
-    team = Team.objects.create(name="Bench")
-    Membership.objects.create(team=team, user=user, role=Membership.OWNER)
+    # (a database filled by an earlier run may hold the bench user and team already)
+    user = (get_user_model().objects.filter(username="bench").first()
+            or get_user_model().objects.create_user("bench", "bench@example.org", "unused-pw-123"))
+    team = Team.objects.filter(name="Bench").first() or Team.objects.create(name="Bench")
+    Membership.objects.get_or_create(team=team, user=user, defaults={"role": Membership.OWNER})
     _, token = ApiToken.issue(user, "bench")
 
     path = tmp / "trace.jsonl"
@@ -240,7 +242,7 @@ def _uploads(args, path, wids, size, n, token, team, user, redis_proc) -> int:
     times = []
     for rep in range(args.repeat):
         sent.update(n=0, s=0.0, cpu=0.0)
-        key = f"bench-{rep}"
+        key = f"bench-{rep}-{time.time_ns()}"
         t0 = time.perf_counter()
         c0 = time.process_time()
         if args.path == "api":

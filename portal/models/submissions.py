@@ -80,14 +80,16 @@ class Submission(models.Model):
 class Candidate(models.Model):
     """One kernel source for one workload: a file of a kernel submission or a trace sample."""
 
-    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="candidates")
+    # (the submission leads the unique (submission, workload, index) index: no index of its own)
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="candidates",
+                                   db_index=False)
     workload = models.ForeignKey("evaluator.Workload", on_delete=models.PROTECT, related_name="candidates")
     index = models.PositiveIntegerField(default=0)
     round = models.PositiveIntegerField(null=True, blank=True)
     parent_index = models.PositiveIntegerField(null=True, blank=True)
     filename = models.CharField(max_length=200, blank=True)
     code = models.TextField()
-    code_sha256 = models.CharField(max_length=64, db_index=True)
+    code_sha256 = models.CharField(max_length=64)
     reported_outcome = models.CharField(max_length=20, blank=True)
     reported_speedup = models.FloatField(null=True, blank=True)
     # the agent's own 95% interval of its speedup (optional in the trace format)
@@ -101,6 +103,7 @@ class Candidate(models.Model):
         ordering = ["submission", "workload__number", "index"]
         constraints = [models.UniqueConstraint(fields=["submission", "workload", "index"],
                                                name="one_candidate_per_index")]
+        indexes = [models.Index(fields=["code_sha256"], name="candidate_code_sha256_idx")]
 
     def __str__(self):
         return f"{self.workload_id}#{self.index} of submission {self.submission_id}"
