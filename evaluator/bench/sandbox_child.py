@@ -195,7 +195,9 @@ def write_outputs(tag, out):
         info["shape"] = list(arr.shape)
         if arr.dtype == _BF16:
             arr = arr.view(np.uint16)
-        np.save(os.path.join(d, f"{k}.npy"), np.ascontiguousarray(arr), allow_pickle=False)
+        # ascontiguousarray returns at least 1-d: reshape keeps a scalar output (13p's loss) 0-d
+        np.save(os.path.join(d, f"{k}.npy"), np.ascontiguousarray(arr).reshape(arr.shape),
+                allow_pickle=False)
         meta.append(info)
     return {"treedef": str(treedef), "leaves": meta}
 
