@@ -76,7 +76,8 @@ import numpy as np
 
 from . import HARNESS_VERSION, arrays, hardware as hw, sandbox, verdict, verdict_math, xplane
 from . import jaxpr_cost, pallas_share
-from .record import CONFIDENCE, REVIEW_SPEEDUP, format_speedup, new_record, speed_outcome, trim
+from .record import (CONFIDENCE, REVIEW_SPEEDUP, format_speedup, json_safe, new_record,
+                     speed_outcome, trim)
 
 DEFAULT_TIMEOUTS = {"startup": 120.0, "compile": 180.0, "check": 180.0, "timing": 300.0,
                     "export": 120.0}
@@ -795,7 +796,7 @@ def _evaluate(workload, source, *, profile, hardware, require_pallas, baseline, 
             closer(child)                  # the warm pool closes it in its own thread
         phases["close_s"] = round(time.monotonic() - t, 6)
         phases["total_s"] = round(time.monotonic() - t0, 6)
-    return rec
+    return json_safe(rec)
 
 
 # How much slower the baseline may run beside the candidate than alone before the side-by-side

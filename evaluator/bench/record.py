@@ -246,6 +246,18 @@ def trim(text: str, cap: int = MESSAGE_CAP) -> str:
     return text if len(text) <= cap else text[:cap - 15] + " ... [trimmed]"
 
 
+def json_safe(obj):
+    """``obj`` with every non-finite float replaced by None: records are stored as JSON, and
+    PostgreSQL's jsonb and SQLite's JSON1 refuse NaN/Infinity."""
+    if isinstance(obj, float):
+        return obj if obj == obj and obj not in (float("inf"), float("-inf")) else None
+    if isinstance(obj, dict):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    return obj
+
+
 def is_correct(record: dict) -> bool:
     return record.get("outcome") in CORRECT_OUTCOMES
 

@@ -77,8 +77,8 @@ def exact_rule_report(exact, xla, cand, atol: float, rtol: float) -> dict:
 
     Returns ``passed``; ``n_fail`` (elements outside the allowance, non-finite ones included);
     ``n_nonfinite`` (candidate elements that are NaN/Inf); ``worst_excess`` (the largest
-    |cand - exact| / allowance: below 1 passes, 10 means ten times the allowance; inf for a
-    non-finite element); ``candidate`` and ``xla``: ``max_abs``, ``max_rel`` (against the exact
+    |cand - exact| / allowance over the finite elements: below 1 passes, 10 means ten times
+    the allowance); ``candidate`` and ``xla``: ``max_abs``, ``max_rel`` (against the exact
     answer) and ``n_beyond_tol`` (elements beyond ``atol + rtol*|exact|`` alone). Shapes must be
     identical (``ValueError`` otherwise). Where XLA itself is not finite it earns no allowance.
     """
@@ -98,8 +98,10 @@ def exact_rule_report(exact, xla, cand, atol: float, rtol: float) -> dict:
         c_err = np.where(c_fin, np.abs(c - e), np.float32(np.inf))
         allowed = tol + x_err
         ok = c_fin & (c_err <= allowed)
-        excess = np.where(allowed > 0, c_err / np.where(allowed > 0, allowed, np.float32(1)),
-                          np.where(c_err > 0, np.float32(np.inf), np.float32(0)))
+        # over the finite candidate elements only: the record is JSON (no Infinity in it);
+        # non-finite ones are counted in n_nonfinite and always fail
+        excess = np.where(c_fin & (allowed > 0),
+                          c_err / np.where(allowed > 0, allowed, np.float32(1)), np.float32(0))
     n_fail = int(c.size - np.count_nonzero(ok))
     return {
         "passed": n_fail == 0,

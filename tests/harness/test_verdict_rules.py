@@ -1,5 +1,7 @@
 """The exact-answer correctness rule, the paired-speedup interval and the outcome rules, on
 hand-made arrays and samples (pure functions: no sandbox, no JAX)."""
+import json
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -69,7 +71,8 @@ def test_nan_and_inf_never_pass_and_earn_no_allowance():
         cand = exact.copy()
         cand[2] = bad
         rep = exact_rule_report(exact, exact, cand, **TOL)
-        assert not rep["passed"] and rep["n_nonfinite"] == 1 and rep["worst_excess"] == np.inf
+        assert not rep["passed"] and rep["n_nonfinite"] == 1 and rep["n_fail"] == 1
+        json.dumps(rep, allow_nan=False)          # the record stays valid JSON
     # XLA overflowing to inf gives the candidate no unbounded allowance there
     xla = exact.copy()
     xla[1] = np.inf
@@ -225,3 +228,10 @@ def test_systematic_widening_and_hull():
     h = hull(forged, clean)
     assert h["speedup"] == 1.0 and (h["lo"], h["hi"]) == (0.9, 2.1)
     assert record.speed_outcome(h["lo"], h["hi"]) == "correct_tie"   # an inflated baseline gains nothing
+
+
+def test_records_are_json_safe():
+    rec = record.json_safe({"a": float("inf"), "b": [1.0, float("nan")], "c": {"d": -float("inf")},
+                            "e": "x", "f": 2})
+    assert rec == {"a": None, "b": [1.0, None], "c": {"d": None}, "e": "x", "f": 2}
+    json.dumps(rec, allow_nan=False)
