@@ -32,7 +32,7 @@ def dtype_name(dtype) -> str:
 
 def to_numpy_dtype(name: str):
     if name == "bfloat16":
-        import ml_dtypes
+        import ml_dtypes  # deferred: ml_dtypes comes with JAX; only bf16 arrays need it
         return np.dtype(ml_dtypes.bfloat16)
     return np.dtype(name)
 

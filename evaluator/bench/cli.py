@@ -20,6 +20,7 @@ import os
 import sys
 
 from .record import OUTCOME_LABELS, format_speedup, is_correct
+import traceback
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INFRA = 0, 1, 2, 3
 
@@ -29,7 +30,7 @@ class UsageError(Exception):
 
 
 def _workload(name):
-    from . import workloads
+    from . import workloads  # deferred: each subcommand imports what it uses (list/check start without JAX)
     try:
         return workloads.get(name)
     except KeyError as exc:
@@ -44,7 +45,7 @@ def _read_kernel(path):
 
 
 def _check_hardware(hardware):
-    from . import hardware as hw
+    from . import hardware as hw  # deferred: each subcommand imports what it uses (list/check start without JAX)
     if hardware:
         try:
             hw.get_target(hardware)
@@ -53,7 +54,7 @@ def _check_hardware(hardware):
 
 
 def _default_profile(hardware):
-    from . import harness, hardware as hw
+    from . import harness, hardware as hw  # deferred: each subcommand imports what it uses (list/check start without JAX)
     _check_hardware(hardware)
     if hardware:
         return hw.get_target(hardware).profile
@@ -65,7 +66,7 @@ def _shape_text(specs):
 
 
 def cmd_list(args):
-    from . import workloads
+    from . import workloads  # deferred: each subcommand imports what it uses (list/check start without JAX)
     rows = []
     for wl in workloads.all_workloads():
         row = {"id": wl.id, "slug": wl.slug, "source": wl.source, "model": wl.model,
@@ -144,7 +145,7 @@ def print_record(rec, out=sys.stdout):
 
 
 def cmd_evaluate(args):
-    from . import harness
+    from . import harness  # deferred: each subcommand imports what it uses (list/check start without JAX)
     source = _read_kernel(args.kernel)
     wl = _workload(args.workload)
     profile = args.profile or _default_profile(args.hardware)
@@ -163,7 +164,7 @@ def cmd_evaluate(args):
 
 
 def cmd_baseline(args):
-    from . import harness
+    from . import harness  # deferred: each subcommand imports what it uses (list/check start without JAX)
     wl = _workload(args.workload)
     profile = args.profile or _default_profile(args.hardware)
     _check_hardware(args.hardware)
@@ -182,7 +183,7 @@ def cmd_baseline(args):
 
 
 def cmd_lower(args):
-    from . import harness
+    from . import harness  # deferred: each subcommand imports what it uses (list/check start without JAX)
     source = _read_kernel(args.kernel)
     wl = _workload(args.workload)
     if args.profile not in wl.profiles:
@@ -202,13 +203,13 @@ def cmd_lower(args):
 
 
 def _share_line(share: dict) -> str:
-    from .pallas_share import largest, summary
+    from .pallas_share import largest, summary  # deferred: each subcommand imports what it uses (list/check start without JAX)
     where = largest(share)
     return summary(share) + (f" (largest outside: {where})" if where else "")
 
 
 def cmd_check_env(args):
-    from . import harness
+    from . import harness  # deferred: each subcommand imports what it uses (list/check start without JAX)
     env = harness.probe_environment()
     if args.json:
         print(json.dumps(env, indent=1))
@@ -272,8 +273,8 @@ def build_parser():
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    from .harness import InfrastructureError
-    from .sandbox import SandboxError
+    from .harness import InfrastructureError  # deferred: each subcommand imports what it uses (list/check start without JAX)
+    from .sandbox.options import SandboxError  # deferred: each subcommand imports what it uses (list/check start without JAX)
     try:
         return args.fn(args)
     except UsageError as exc:
@@ -289,7 +290,6 @@ def main(argv=None) -> int:
         print(f"infrastructure error: {exc}", file=sys.stderr)
         return EXIT_INFRA
     except Exception as exc:  # noqa: BLE001 - a harness bug is an infrastructure failure
-        import traceback
         traceback.print_exc(limit=5)
         print(f"infrastructure error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_INFRA

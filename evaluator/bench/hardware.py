@@ -67,7 +67,7 @@ def slug_for_device_kind(platform: str, device_kind: str) -> str:
 def detect() -> Target:
     """The target this process runs on, from ``jax.devices()``; unknown accelerators get a
     target with zero peaks (their roofline is then unknown, not invented)."""
-    import jax
+    import jax  # deferred: JAX loads only when this runs, not when the module is imported
     dev = jax.devices()[0]
     slug = slug_for_device_kind(dev.platform, getattr(dev, "device_kind", ""))
     if slug in TARGETS:

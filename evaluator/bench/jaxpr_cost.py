@@ -3,7 +3,7 @@
 One walk over a traced jaxpr (``jax.jit(f).trace(*specs).jaxpr``), shared by both sides:
 
 * the sandboxed child applies it to the candidate's program during the compile phase and
-  reports the result as a claim (``sandbox_child.py`` loads this file from its input directory,
+  reports the result as a claim (``sandbox/child_main.py`` loads this file from its input directory,
   where the trusted side wrote it before any candidate code exists there);
 * the trusted side applies it to the workload's XLA reference (``reference_cost``), the
   denominator of the share, and judges the claim with :mod:`evaluator.bench.pallas_share`.
@@ -82,7 +82,7 @@ def _is_float(v) -> bool:
     if dt is None:
         return False
     try:
-        import jax.numpy as jnp
+        import jax.numpy as jnp  # deferred: this file also runs in the child, before JAX is set up
         return bool(jnp.issubdtype(dt, jnp.inexact))      # bfloat16 and float8 included
     except TypeError:
         return "float" in str(dt) or "complex" in str(dt)
@@ -141,7 +141,7 @@ def _literal_value(v):
     if val is None:
         return None
     try:
-        import numpy as np
+        import numpy as np  # deferred: as above
         a = np.asarray(val)
         return int(a) if a.shape == () and np.issubdtype(a.dtype, np.integer) else None
     except Exception:  # noqa: BLE001
@@ -172,7 +172,7 @@ def _while_trips(eqn):
 
 def _sub_jaxprs(v):
     """The jaxprs held by one parameter value (a Jaxpr, a ClosedJaxpr, or tuples of them)."""
-    from jax.extend import core as jcore
+    from jax.extend import core as jcore  # deferred: as above
     if isinstance(v, jcore.ClosedJaxpr):
         yield v.jaxpr
     elif isinstance(v, jcore.Jaxpr):
@@ -190,7 +190,7 @@ def _grid_size(eqn) -> int:
 
 def _where(eqn) -> str:
     try:
-        from jax._src import source_info_util as siu
+        from jax._src import source_info_util as siu  # deferred: as above
         frames = list(siu.user_frames(eqn.source_info.traceback))
     except Exception:  # noqa: BLE001
         return "?"

@@ -24,7 +24,7 @@ import math
 #   0.10%  expert 1p, expert 4p, JAX 2p (small; 0.01% full): the softmax scale on q in XLA
 #   0.19%  expert 2p, expert 6p (small; 0.01% full): the same kind of q pre-scaling
 #   69-71% expert 3p and JAX 3p (MLA): the projections, see OUTSIDE_ALLOWANCE
-# and the trivial-copy costume around XLA (tests/adversarial) 100% at both profiles. Outside
+# and the trivial-copy costume around XLA (tests/bench/adversarial) 100% at both profiles. Outside
 # 3p the largest honest share is 0.19%: 10% leaves ample room for an honest prologue or
 # epilogue (a scale, a residual add, a final reduction) while an entry whose main computation
 # is XLA is far above it.

@@ -96,6 +96,8 @@ from __future__ import annotations
 
 from typing import Any, Optional, TypedDict
 
+from . import HARNESS_VERSION
+
 OUTCOMES = ("compile_error", "runtime_error", "timeout", "incorrect", "correct_slower",
             "correct_tie", "correct_faster", "rejected")
 CORRECT_OUTCOMES = ("correct_slower", "correct_tie", "correct_faster")
@@ -220,7 +222,6 @@ class LowerRecord(TypedDict):
 
 def new_record(**fields: Any) -> dict:
     """An EvalRecord with every key present (defaults), updated with ``fields``."""
-    from . import HARNESS_VERSION
     rec: dict = {
         "kind": "evaluation", "outcome": "runtime_error", "error_category": None, "message": "",
         "phase": "startup", "workload": "", "workload_slug": "", "profile": "", "hardware": None,

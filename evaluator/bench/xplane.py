@@ -39,6 +39,8 @@ import dataclasses
 import os
 import re
 import struct
+import bisect
+import stat as _st
 
 MAX_FILE_BYTES = 512 << 20        # an xplane.pb larger than this is rejected
 # events scanned over all planes: interpret-mode Pallas kernels on CPU trace every op of every
@@ -74,34 +76,45 @@ def _varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
             raise TraceError("varint too long")
 
 
-def _fields(buf: bytes, start: int, end: int):
-    """Yield (field_number, wire_type, value, value_start, value_end) over one message.
+def _fields(buf: bytes, pos: int, end: int, overrun: str | None = "truncated fixed{bits}"):
+    """Yield (field_number, wire_type, a, b) over the fields of one message, ``buf[pos:end]``:
+    the one loop over the wire format in this module.
 
-    For wire type 2 the value is None and (value_start, value_end) delimit the payload; for
-    the others value is the integer (or raw 8/4 bytes as int)."""
-    pos = start
+    For a varint (wire type 0) ``a`` is its value (unsigned; ``b`` is 0); for a
+    length-delimited (2) or fixed-width (1: 8 bytes, 5: 4 bytes) field, ``buf[a:b]`` is the
+    payload, decoded by the caller. A fixed-width field that runs past ``end`` raises
+    ``overrun`` (``{bits}``: its width), or with ``overrun=None`` is yielded as it stands and
+    ends the message. Single-byte keys, values and lengths are decoded inline: this runs once
+    per field of every event of the trace."""
     while pos < end:
-        key, pos = _varint(buf, pos, end)
-        field, wtype = key >> 3, key & 7
-        if wtype == 0:
-            val, pos = _varint(buf, pos, end)
-            yield field, 0, val, 0, 0
-        elif wtype == 2:
-            n, pos = _varint(buf, pos, end)
+        key = buf[pos]
+        pos += 1
+        if key >= 0x80:
+            key, pos = _varint(buf, pos - 1, end)
+        wtype = key & 7
+        if wtype == 2:
+            n = buf[pos] if pos < end else 0x80
+            if n < 0x80:
+                pos += 1
+            else:
+                n, pos = _varint(buf, pos, end)
             if n > end - pos:
                 raise TraceError("length-delimited field past the end")
-            yield field, 2, None, pos, pos + n
+            yield key >> 3, 2, pos, pos + n
             pos += n
-        elif wtype == 1:
-            if pos + 8 > end:
-                raise TraceError("truncated fixed64")
-            yield field, 1, int.from_bytes(buf[pos:pos + 8], "little"), 0, 0
-            pos += 8
-        elif wtype == 5:
-            if pos + 4 > end:
-                raise TraceError("truncated fixed32")
-            yield field, 5, int.from_bytes(buf[pos:pos + 4], "little"), 0, 0
-            pos += 4
+        elif wtype == 0:
+            val = buf[pos] if pos < end else 0x80
+            if val < 0x80:
+                pos += 1
+            else:
+                val, pos = _varint(buf, pos, end)
+            yield key >> 3, 0, val, 0
+        elif wtype == 1 or wtype == 5:
+            width = 8 if wtype == 1 else 4
+            if pos + width > end and overrun is not None:
+                raise TraceError(overrun.format(bits=8 * width))
+            yield key >> 3, wtype, pos, pos + width
+            pos += width
         else:
             raise TraceError(f"unsupported wire type {wtype}")
 
@@ -176,7 +189,7 @@ class XSpace:
     # -- structure
     def _parse(self):
         buf = self.buf
-        for field, wt, _, s, e in _fields(buf, 0, len(buf)):
+        for field, wt, s, e in _fields(buf, 0, len(buf)):
             if field == 1 and wt == 2:
                 if len(self.planes) >= MAX_PLANES:
                     raise TraceError("too many planes")
@@ -186,7 +199,7 @@ class XSpace:
         buf = self.buf
         name = ""
         lines, ev_names, st_names, raw_stats = [], {}, {}, []
-        for field, wt, _, s, e in _fields(buf, start, end):
+        for field, wt, s, e in _fields(buf, start, end):
             if wt != 2:
                 continue
             if field == 2:
@@ -197,22 +210,25 @@ class XSpace:
                 lines.append((s, e))
             elif field in (4, 5):
                 key, val = None, None
-                for f2, w2, v2, s2, e2 in _fields(buf, s, e):
+                for f2, w2, a2, b2 in _fields(buf, s, e):
                     if f2 == 1 and w2 == 0:
-                        key = _signed(v2)
+                        key = _signed(a2)
                     elif f2 == 2 and w2 == 2:
-                        val = (s2, e2)
+                        val = (a2, b2)
                 if key is None or val is None:
                     continue
                 mname = ""
-                for f3, w3, _, s3, e3 in _fields(buf, *val):
+                for f3, w3, s3, e3 in _fields(buf, *val):
                     if f3 == 2 and w3 == 2:
                         mname = _text(buf, s3, e3)
                 (ev_names if field == 4 else st_names)[key] = mname
             elif field == 6:
                 raw_stats.append((s, e))
         plane = Plane(name, [], ev_names, st_names, {})
-        plane.stats = dict(self._stat(plane, s, e) for s, e in raw_stats)
+        for s, e in raw_stats:
+            mid, val = self._stat(st_names, s, e, "truncated fixed{bits}")
+            mid = None if mid is None else _signed(mid)
+            plane.stats[st_names.get(mid, str(mid))] = val
         plane.lines = [self._line(s, e) for s, e in lines]
         return plane
 
@@ -222,144 +238,64 @@ class XSpace:
         ts = 0
         events = RawEvents()
         add_start, add_end = events.starts.append, events.ends.append
-        pos = start
         n_events = self._n_events
-        while pos < end:
-            # inline varint decoding: this loop runs once per event of the trace
-            key = buf[pos]
-            pos += 1
-            if key >= 0x80:
-                key, pos = _varint(buf, pos - 1, end)
-            wt = key & 7
+        for field, wt, a, b in _fields(buf, start, end, "truncated line"):
             if wt == 2:
-                n = buf[pos] if pos < end else 0
-                if n < 0x80 and pos < end:
-                    pos += 1
-                else:
-                    n, pos = _varint(buf, pos, end)
-                if n > end - pos:
-                    raise TraceError("length-delimited field past the end")
-                field = key >> 3
                 if field == 4:
                     n_events += 1
-                    add_start(pos)
-                    add_end(pos + n)
+                    add_start(a)
+                    add_end(b)
                 elif field == 2:
-                    name = _text(buf, pos, pos + n)
+                    name = _text(buf, a, b)
                 elif field == 11:
-                    display = _text(buf, pos, pos + n)
-                pos += n
-            elif wt == 0:
-                v, pos = _varint(buf, pos, end)
-                if key >> 3 == 3:
-                    ts = _signed(v)
-            elif wt == 1:
-                pos += 8
-            elif wt == 5:
-                pos += 4
-            else:
-                raise TraceError(f"unsupported wire type {wt}")
-        if pos != end:
-            raise TraceError("truncated line")
+                    display = _text(buf, a, b)
+            elif wt == 0 and field == 3:
+                ts = _signed(a)
         self._n_events = n_events
         if n_events > MAX_EVENTS:
             raise TraceError(f"more than {MAX_EVENTS} events in the trace")
         return Line(name, display, ts, events)
 
-    def _stat(self, plane: Plane, start, end):
-        buf = self.buf
-        mid, val = None, None
-        for field, wt, v, s, e in _fields(buf, start, end):
-            if field == 1 and wt == 0:
-                mid = _signed(v)
-            elif field == 2 and wt == 1:
-                val = struct.unpack("<d", v.to_bytes(8, "little"))[0]
-            elif field in (3,) and wt == 0:
-                val = v
-            elif field == 4 and wt == 0:
-                val = _signed(v)
-            elif field in (5, 6) and wt == 2:
-                val = _text(buf, s, e)
-            elif field == 7 and wt == 0:
-                val = plane.stat_names.get(v, "")
-        return plane.stat_names.get(mid, str(mid)), val
-
     def event(self, plane: Plane, line: Line, raw) -> Event:
-        """Decode one event (inline loops: this is the hot path of trace parsing)."""
+        """Decode one event."""
         buf = self.buf
-        pos, end = raw
         mid = off = dur = 0
         stats = {}
         stat_names = plane.stat_names
-        while pos < end:
-            key = buf[pos]
-            pos += 1
-            if key >= 0x80:
-                key, pos = _varint(buf, pos - 1, end)
-            field, wt = key >> 3, key & 7
+        for field, wt, a, b in _fields(buf, *raw, "truncated event"):
             if wt == 0:
-                v, pos = _varint(buf, pos, end)
                 if field == 1:
-                    mid = _signed(v)
+                    mid = _signed(a)
                 elif field == 2:
-                    off = _signed(v)
+                    off = _signed(a)
                 elif field == 3:
-                    dur = _signed(v)
-            elif wt == 2:
-                n, pos = _varint(buf, pos, end)
-                if n > end - pos:
-                    raise TraceError("length-delimited field past the end")
-                if field == 4:
-                    k, val = self._stat_fast(stat_names, pos, pos + n)
-                    stats[k] = val
-                pos += n
-            elif wt == 1:
-                pos += 8
-            elif wt == 5:
-                pos += 4
-            else:
-                raise TraceError(f"unsupported wire type {wt}")
-        if pos != end:
-            raise TraceError("truncated event")
+                    dur = _signed(a)
+            elif wt == 2 and field == 4:
+                smid, val = self._stat(stat_names, a, b)
+                stats["" if smid is None else stat_names.get(_signed(smid), str(smid))] = val
         return Event(plane.event_names.get(mid, ""), line.timestamp_ns * 1000 + off, dur, stats)
 
-    def _stat_fast(self, stat_names, pos, end):
+    def _stat(self, stat_names, pos, end, overrun=None):
+        """(metadata id as stored or None, value) of one XStat. Within an event, a double cut
+        short by the end of its stat is read from the bytes after it (``overrun`` None)."""
         buf = self.buf
         mid, val = None, None
-        while pos < end:
-            key = buf[pos]
-            pos += 1
-            if key >= 0x80:
-                key, pos = _varint(buf, pos - 1, end)
-            field, wt = key >> 3, key & 7
+        for field, wt, a, b in _fields(buf, pos, end, overrun):
             if wt == 0:
-                v, pos = _varint(buf, pos, end)
                 if field == 1:
-                    mid = v
+                    mid = a
                 elif field == 7:
-                    val = stat_names.get(v, "")
+                    val = stat_names.get(a, "")
                 elif field == 3:
-                    val = v
+                    val = a
                 elif field == 4:
-                    val = _signed(v)
+                    val = _signed(a)
             elif wt == 2:
-                n, pos = _varint(buf, pos, end)
-                if n > end - pos:
-                    raise TraceError("length-delimited field past the end")
                 if field in (5, 6):
-                    val = _text(buf, pos, pos + n)
-                pos += n
-            elif wt == 1:
-                if field == 2:
-                    val = struct.unpack_from("<d", buf, pos)[0]
-                pos += 8
-            elif wt == 5:
-                pos += 4
-            else:
-                raise TraceError(f"unsupported wire type {wt}")
-        if mid is None:
-            return "", val
-        return stat_names.get(_signed(mid), str(mid)), val
+                    val = _text(buf, a, b)
+            elif wt == 1 and field == 2:
+                val = struct.unpack_from("<d", buf, a)[0]
+        return mid, val
 
     def profile_window_ns(self):
         """(start, stop) of the profiling session in Unix-epoch ns, from the ``Task
@@ -378,34 +314,17 @@ class XSpace:
         return None
 
     def events_containing(self, plane: Plane, needles):
-        """Events of ``plane`` whose serialised bytes contain one of ``needles``, decoded.
+        """Events of ``plane`` whose serialised bytes contain one of ``needles``, decoded
+        (see :meth:`raw_events_containing`)."""
+        for line, raw in self.raw_events_containing(plane, needles):
+            yield line, self.event(plane, line, raw)
+
+    def raw_events_containing(self, plane: Plane, needles):
+        """(line, (start, end)) of the events of ``plane`` whose serialised bytes contain one
+        of ``needles``, undecoded.
 
         A fast prefilter: each needle is searched over a whole line's byte range (C-level
         ``bytes.find``) and every hit is mapped to its event by bisection."""
-        import bisect
-        find = self.buf.find
-        for line in plane.lines:
-            raws = line.raw_events
-            if not len(raws):
-                continue
-            starts = raws.starts
-            lo, hi = raws[0][0], raws[len(raws) - 1][1]
-            hits = set()
-            for nd in needles:
-                pos = find(nd, lo, hi)
-                while pos >= 0:
-                    i = bisect.bisect_right(starts, pos) - 1
-                    if i >= 0 and pos + len(nd) <= raws[i][1]:
-                        hits.add(i)
-                        pos = find(nd, raws[i][1], hi)
-                    else:
-                        pos = find(nd, pos + 1, hi)
-            for i in sorted(hits):
-                yield line, self.event(plane, line, raws[i])
-
-    def raw_events_containing(self, plane: Plane, needles):
-        """Like :meth:`events_containing`, undecoded: (line, (start, end)) pairs."""
-        import bisect
         find = self.buf.find
         for line in plane.lines:
             raws = line.raw_events
@@ -430,39 +349,19 @@ class XSpace:
         """(start_ps, duration_ps, {name: value}) of one event, decoding only the stats whose
         metadata id is in ``wanted`` (id -> name): the hot path of program selection."""
         buf = self.buf
-        pos, end = raw
         off = dur = 0
         stats = {}
-        while pos < end:
-            key = buf[pos]
-            pos += 1
-            if key >= 0x80:
-                key, pos = _varint(buf, pos - 1, end)
-            field, wt = key >> 3, key & 7
+        for field, wt, a, b in _fields(buf, *raw, "truncated event"):
             if wt == 0:
-                v, pos = _varint(buf, pos, end)
                 if field == 2:
-                    off = _signed(v)
+                    off = _signed(a)
                 elif field == 3:
-                    dur = _signed(v)
-            elif wt == 2:
-                n, pos = _varint(buf, pos, end)
-                if n > end - pos:
-                    raise TraceError("length-delimited field past the end")
-                if field == 4 and n >= 2 and buf[pos] == 0x08:
-                    mid, p2 = _varint(buf, pos + 1, pos + n)
-                    name = wanted.get(mid)
-                    if name is not None:
-                        stats[name] = self._stat_fast(stat_names, pos, pos + n)[1]
-                pos += n
-            elif wt == 1:
-                pos += 8
-            elif wt == 5:
-                pos += 4
-            else:
-                raise TraceError(f"unsupported wire type {wt}")
-        if pos != end:
-            raise TraceError("truncated event")
+                    dur = _signed(a)
+            elif wt == 2 and field == 4 and b - a >= 2 and buf[a] == 0x08:
+                mid, _ = _varint(buf, a + 1, b)
+                name = wanted.get(mid)
+                if name is not None:
+                    stats[name] = self._stat(stat_names, a, b)[1]
         return line.timestamp_ns * 1000 + off, dur, stats
 
     def all_events(self, plane: Plane):
@@ -485,7 +384,6 @@ def read_trace_file(path: str, *, max_bytes: int = MAX_FILE_BYTES) -> XSpace:
     except OSError as exc:
         raise TraceError(f"cannot open trace: {exc.strerror}") from None
     try:
-        import stat as _st
         st = os.fstat(fd)
         if not _st.S_ISREG(st.st_mode):
             raise TraceError("trace is not a regular file")

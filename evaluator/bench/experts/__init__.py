@@ -14,12 +14,20 @@ A sweep point is just another candidate file: ``configured_source(workload_id, c
 returns the expert's source with ``EXPERT_CONFIG`` set to the defaults updated by ``config``,
 so the harness evaluates it like any upload. Everything here is pure text processing: no JAX
 import, nothing is executed.
+
+Code several experts share lives once in a ``_name.py`` file here; an expert takes it with a
+one-line ``from ._name import ...`` that ``source`` replaces by that file's text
+(``evaluator.bench.self_contained``), so the candidate stays one self-contained file. Where a
+name is assigned twice (an expert's own ``SWEEP`` after the shared one) the later one is in
+effect, here as in Python.
 """
 from __future__ import annotations
 
 import ast
 import json
 import pathlib
+
+from ..self_contained import inline_shared
 
 _DIR = pathlib.Path(__file__).resolve().parent
 
@@ -46,12 +54,14 @@ def path(workload_id: str) -> pathlib.Path:
 
 
 def source(workload_id: str) -> str:
-    """The expert candidate's source, with its default configuration."""
-    return path(workload_id).read_text()
+    """The expert candidate's source, with its default configuration and its shared code in
+    place."""
+    return inline_shared(path(workload_id).read_text(), _DIR, "evaluator/bench/experts")
 
 
 def _assignment(tree: ast.Module, name: str) -> ast.Assign:
-    for node in tree.body:
+    """The module-level assignment to ``name`` in effect: the last one."""
+    for node in reversed(tree.body):
         if (isinstance(node, ast.Assign) and len(node.targets) == 1
                 and isinstance(node.targets[0], ast.Name) and node.targets[0].id == name):
             return node

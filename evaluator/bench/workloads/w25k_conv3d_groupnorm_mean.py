@@ -3,13 +3,8 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from ._inputs import normal_bf16
 from .base import Workload
-
-
-def _normal(key, shape, scale=1.0, shift=0.0):
-    # Drawn in float32 and rounded once to bf16: draws made directly in bf16 are biased
-    # (mean about -0.012), which long sums against x >= 0 turn into a common offset.
-    return (shift + scale * jax.random.normal(key, shape, jnp.float32)).astype(jnp.bfloat16)
 
 
 def create_inputs(cfg, key):
@@ -17,13 +12,13 @@ def create_inputs(cfg, key):
     n, cin, cout, k = cfg["batch_size"], cfg["in_channels"], cfg["out_channels"], cfg["kernel_size"]
     bf16 = jnp.bfloat16
     x = jax.random.uniform(kx, (n, cin, cfg["depth"], cfg["height"], cfg["width"]), dtype=bf16)
-    weight = _normal(kw, (cout, cin, k, k, k), 0.02)   # OIDHW
-    conv_bias = _normal(kcb, (cout,), 0.02)
+    weight = normal_bf16(kw, (cout, cin, k, k, k), 0.02)   # OIDHW
+    conv_bias = normal_bf16(kcb, (cout,), 0.02)
     # GroupNorm weight: ones, as in the original (the degeneracy needs it constant within
     # each group). beta is the only input the output depends on: 1 + N(0, 1) keeps its mean
     # well above the tolerance, so a zero or stale output fails.
     gamma = jnp.ones((cout,), dtype=bf16)
-    beta = _normal(kb, (cout,), 1.0, shift=1.0)
+    beta = normal_bf16(kb, (cout,), 1.0, shift=1.0)
     return x, weight, conv_bias, gamma, beta
 
 

@@ -3,13 +3,8 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from ._inputs import normal_bf16
 from .base import Workload
-
-
-def _normal(key, shape, scale=1.0, shift=0.0):
-    # Drawn in float32 and rounded once to bf16: jax.random.normal drawn directly in bf16 has
-    # a mean of about -0.012, which the 8192-term GEMM sums turn into a common offset.
-    return (shift + scale * jax.random.normal(key, shape, jnp.float32)).astype(jnp.bfloat16)
 
 
 def create_inputs(cfg, key):
@@ -19,9 +14,9 @@ def create_inputs(cfg, key):
     # Plus a random offset per (image, channel), N(0, 1). The global average pool sees x
     # only through per-image statistics: with i.i.d. U[0, 1) pixels every draw gives the same
     # output within the tolerance, so a kernel that ignored x would pass.
-    x = x + _normal(ko, (n, cin, 1, 1))
-    weight = _normal(kw, (cout, cin, k, k), 0.02)   # OIHW
-    bias = _normal(kb, (cout,), 0.02)
+    x = x + normal_bf16(ko, (n, cin, 1, 1))
+    weight = normal_bf16(kw, (cout, cin, k, k), 0.02)   # OIHW
+    bias = normal_bf16(kb, (cout,), 0.02)
     return x, weight, bias
 
 

@@ -2,13 +2,8 @@
 import jax
 import jax.numpy as jnp
 
+from ._inputs import normal_bf16
 from .base import Workload
-
-
-def _normal(key, shape, scale=1.0, shift=0.0):
-    # Drawn in float32 and rounded once to bf16: jax.random.normal drawn directly in bf16 has
-    # a mean of about -0.012, which the 8192-term GEMM sums turn into a common offset.
-    return (shift + scale * jax.random.normal(key, shape, jnp.float32)).astype(jnp.bfloat16)
 
 
 def create_inputs(cfg, key):
@@ -17,13 +12,13 @@ def create_inputs(cfg, key):
     bf16 = jnp.bfloat16
     x = jax.random.uniform(kx, (batch, fin), dtype=bf16)
     # nn.Linear layout (out_features, in_features), used as x @ gemm_weight.T.
-    gemm_weight = _normal(kw, (fout, fin), 0.02)
-    gemm_bias = _normal(kb, (fout,), 0.02)
+    gemm_weight = normal_bf16(kw, (fout, fin), 0.02)
+    gemm_bias = normal_bf16(kb, (fout,), 0.02)
     # GroupNorm affine parameters: random instead of the public suite's ones and zeros.
-    gn_weight = _normal(kg, (fout,), 0.1, shift=1.0)
-    gn_bias = _normal(kgb, (fout,), 0.1)
+    gn_weight = normal_bf16(kg, (fout,), 0.1, shift=1.0)
+    gn_bias = normal_bf16(kgb, (fout,), 0.1)
     # Per-feature multiplier, N(0, 1) unscaled as in the original (torch.randn).
-    multiply_weight = _normal(km, (fout,))
+    multiply_weight = normal_bf16(km, (fout,))
     return x, gemm_weight, gemm_bias, gn_weight, gn_bias, multiply_weight
 
 

@@ -3,13 +3,8 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from ._inputs import normal_bf16
 from .base import Workload
-
-
-def _normal(key, shape, scale=1.0, shift=0.0):
-    # Drawn in float32 and rounded once to bf16: jax.random.normal drawn directly in bf16 has
-    # a mean of about -0.012, which the 8192-term GEMM sums turn into a common offset.
-    return (shift + scale * jax.random.normal(key, shape, jnp.float32)).astype(jnp.bfloat16)
 
 
 def create_inputs(cfg, key):
@@ -19,10 +14,10 @@ def create_inputs(cfg, key):
     x = jax.random.uniform(kx, (n, cin, cfg["height"], cfg["width"]), dtype=bf16)
     # Scales chosen so that every input matters beyond the tolerance (see notes): conv weight
     # 0.2 N (about Kaiming scale for fan-in 72), conv bias 0.5 N, GroupNorm affine 1 + N and N.
-    conv_weight = _normal(kw, (cout, cin, k, k), 0.2)   # OIHW
-    conv_bias = _normal(kb, (cout,), 0.5)
-    gn_weight = _normal(kg, (cout,), 1.0, shift=1.0)
-    gn_bias = _normal(kgb, (cout,), 1.0)
+    conv_weight = normal_bf16(kw, (cout, cin, k, k), 0.2)   # OIHW
+    conv_bias = normal_bf16(kb, (cout,), 0.5)
+    gn_weight = normal_bf16(kg, (cout,), 1.0, shift=1.0)
+    gn_bias = normal_bf16(kgb, (cout,), 1.0)
     return x, conv_weight, conv_bias, gn_weight, gn_bias
 
 

@@ -1,8 +1,9 @@
 """The sandboxed child: runs ONE candidate (or the XLA baseline) and writes only data.
 
 This file is bound read-only into the sandbox on its own (not the repository, not the workload
-registry, not the reference code) and imports only the standard library, numpy and jax. It is
-started as ``python -I -S -B sandbox_child.py --in DIR --work DIR [--site DIR]...``.
+registry, not the reference code; under bubblewrap it is ``/harness/sandbox_child.py``) and
+imports only the standard library, numpy and jax, never a sibling module of its package. It is
+started as ``python -I -S -B child_main.py --in DIR --work DIR [--site DIR]...``.
 
 Protocol (everything here is data; the trusted side decides every verdict):
 
@@ -25,6 +26,7 @@ Protocol (everything here is data; the trusted side decides every verdict):
 import contextlib
 import json
 import os
+import shutil
 import sys
 import time
 import traceback
@@ -120,7 +122,7 @@ class _Profiler:
         self.session = None
         self.log_dir = None
         try:
-            from jax._src.lib import _profiler as _p
+            from jax._src.lib import _profiler as _p  # deferred: an internal JAX API; if it moves, only this feature fails
             self._cls = _p.ProfilerSession
         except Exception:  # noqa: BLE001 - fall back to the public API
             self._cls = None
@@ -153,7 +155,6 @@ def _warm_profiler():
         prof.stop()
     except Exception:  # noqa: BLE001
         pass
-    import shutil
     shutil.rmtree(d, ignore_errors=True)
 
 
@@ -167,9 +168,9 @@ def _dtype(name):
     return _BF16 if name == "bfloat16" else np.dtype(name)
 
 
-def load_set(manifest, set_id, in_root=None):
+def load_set(manifest, set_id):
     arrays = []
-    base = os.path.join(in_root or OPTS["in"], "sets", set_id)
+    base = os.path.join(OPTS["in"], "sets", set_id)
     for k, spec in enumerate(manifest["inputs"]):
         raw = np.load(os.path.join(base, f"{k}.npy"), allow_pickle=False)
         if spec["dtype"] == "bfloat16":
@@ -265,7 +266,7 @@ def _cost(jaxpr):
 
 
 def _walk(jaxpr, counts, depth=0):
-    from jax.extend import core as jcore
+    from jax.extend import core as jcore  # deferred: an internal JAX API; if it moves, only this feature fails
     if depth > 64:
         return
     for eqn in jaxpr.eqns:
@@ -294,7 +295,7 @@ def _target_device(platform, device_kind):
     on a CPU host too."""
     if platform != "tpu":
         return contextlib.nullcontext()
-    from jax.sharding import AbstractDevice, AbstractMesh
+    from jax.sharding import AbstractDevice, AbstractMesh  # deferred: an internal JAX API; if it moves, only this feature fails
     mesh = AbstractMesh((1,), ("_target",), abstract_device=AbstractDevice(
         device_kind=device_kind or "TPU v6 lite", num_cores=1, platform="tpu"))
     return jax.sharding.use_abstract_mesh(mesh)
@@ -303,8 +304,7 @@ def _target_device(platform, device_kind):
 class Job:
     def __init__(self, spec):
         self.spec = spec
-        self.in_root = OPTS["in"]
-        self.manifest = json.load(open(os.path.join(self.in_root, "manifest.json")))
+        self.manifest = json.load(open(os.path.join(OPTS["in"], "manifest.json")))
         self.fn = None
         self.compiled = None
         self.interpret = bool(spec.get("interpret"))
@@ -328,7 +328,7 @@ class Job:
         if spec["mode"] == "baseline":
             # the XLA baseline, serialized by the trusted side with jax.export: no reference
             # source code is needed (or visible) in any child
-            with open(os.path.join(self.in_root, "baseline.jaxexport"), "rb") as f:
+            with open(os.path.join(OPTS["in"], "baseline.jaxexport"), "rb") as f:
                 exported = jax.export.deserialize(bytearray(f.read()))
             return exported.call
         path = os.path.join(OPTS["in"], CANDIDATE_FILE)
@@ -357,20 +357,26 @@ class Job:
         program.__name__ = program.__qualname__ = name or self.spec["name"]
         return program
 
-    def compile(self):
-        times = {}
+    def import_function(self):
+        """(the program's function, None), or (None, the error reply) where loading it failed."""
         self.stage = "import"
-        t = time.perf_counter()
         try:
-            fn = self.load_function()
+            return self.load_function(), None
         except LookupError as exc:
             if str(exc) == "no_workload":
-                return {"type": "error", "stage": "no_workload", "exc_type": "LookupError",
-                        "message": "the module defines no callable `workload`", "where": [],
-                        "pallas": False}
-            return error_reply(self.stage, exc)
+                return None, {"type": "error", "stage": "no_workload", "exc_type": "LookupError",
+                              "message": "the module defines no callable `workload`",
+                              "where": [], "pallas": False}
+            return None, error_reply(self.stage, exc)
         except BaseException as exc:  # noqa: BLE001 - SystemExit from a candidate included
-            return error_reply(self.stage, exc)
+            return None, error_reply(self.stage, exc)
+
+    def compile(self):
+        times = {}
+        t = time.perf_counter()
+        fn, failed = self.import_function()
+        if failed:
+            return failed
         times["import_s"] = time.perf_counter() - t
         jitted = jax.jit(self.named(fn))
         specs = input_specs(self.manifest)
@@ -408,17 +414,9 @@ class Job:
 
     # -- export: lower for another platform at the given shapes, without running
     def export(self):
-        try:
-            self.stage = "import"
-            fn = self.load_function()
-        except LookupError as exc:
-            if str(exc) == "no_workload":
-                return {"type": "error", "stage": "no_workload", "exc_type": "LookupError",
-                        "message": "the module defines no callable `workload`", "where": [],
-                        "pallas": False}
-            return error_reply(self.stage, exc)
-        except BaseException as exc:  # noqa: BLE001
-            return error_reply(self.stage, exc)
+        fn, failed = self.import_function()
+        if failed:
+            return failed
         specs = input_specs(self.manifest)
         t = time.perf_counter()
         target = _target_device(self.spec["platform"], self.spec.get("device_kind"))
@@ -446,7 +444,7 @@ class Job:
         t0 = time.perf_counter()
         exec_s = 0.0
         for sid in set_ids:
-            args = load_set(self.manifest, sid, self.in_root)
+            args = load_set(self.manifest, sid)
             try:
                 t = time.perf_counter()
                 out = self.compiled(*args)
@@ -466,7 +464,7 @@ class Job:
         name = self.spec.get("baseline_name")
         if not name:
             return None
-        with open(os.path.join(self.in_root, "baseline.jaxexport"), "rb") as f:
+        with open(os.path.join(OPTS["in"], "baseline.jaxexport"), "rb") as f:
             exported = jax.export.deserialize(bytearray(f.read()))
         specs = input_specs(self.manifest)
         t = time.perf_counter()
@@ -478,7 +476,7 @@ class Job:
     # programs alternate in blocks of ``block`` calls on the same inputs (ABBA block order:
     # neither always goes first; in a block only the first call follows the other program)
     def timing(self, set_ids, warmup, iters, save_iters, trace_dir, block=1):
-        sets = [load_set(self.manifest, sid, self.in_root) for sid in set_ids]
+        sets = [load_set(self.manifest, sid) for sid in set_ids]
         m = len(sets)
         progs = [self.compiled] + ([self.baseline] if getattr(self, "baseline", None) else [])
         block = max(1, int(block)) if len(progs) > 1 else iters
@@ -528,7 +526,7 @@ class Job:
 
 def _jaxlib_version():
     try:
-        from jaxlib import version as _v
+        from jaxlib import version as _v  # deferred: an internal JAX API; if it moves, only this feature fails
         return _v.__version__
     except Exception:  # noqa: BLE001
         return "unknown"

@@ -1,7 +1,8 @@
 """Trusted launcher: the last step on the trusted side before bubblewrap (or the child).
 
-Started by :mod:`evaluator.bench.sandbox` as ``python -I -S -B sandbox_launch.py CONFIG_JSON``
-in a new session, with the status pipe as an inheritable descriptor. Standard library only.
+Started by :mod:`evaluator.bench.sandbox.child` as ``python -I -S -B launch.py CONFIG_JSON``
+in a new session, with the status pipe as an inheritable descriptor. Standard library only
+(a standalone script: it imports no sibling module).
 In order, as far as this machine allows (each step is reported, never assumed):
 
 1. (root) a private mount namespace: stage bind mounts of paths the sandbox uid cannot reach

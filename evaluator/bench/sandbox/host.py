@@ -1,0 +1,125 @@
+"""The host a child runs on: its CPUs (which core a child is pinned to), its interpreter and
+packages, and which of its paths a fresh unprivileged uid can reach (the rest is staged)."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import stat
+import sys
+
+from .. import environment
+from .options import SandboxError
+
+
+def default_cpus(platform: str) -> list | None:
+    """The CPUs a child runs on. On the ``cpu`` target every child (baseline and candidate)
+    is confined to ONE core once JAX is initialised (see ``SandboxedChild._pin``): cross-core
+    hand-offs between the dispatching thread and XLA's worker threads dominate sub-millisecond
+    kernels and make unpinned timings several times slower and far noisier. ``JAXBENCH_CPU_CORES`` ("3" or "2,3") chooses; the default is the
+    last core this process may use. Accelerator children are not pinned."""
+    if platform != "cpu":
+        return None
+    env = (environment.get("JAXBENCH_CPU_CORES") or "").strip()
+    if env:
+        if env.lower() in ("all", "none"):
+            return None
+        return sorted({int(x) for x in env.replace(" ", "").split(",") if x})
+    try:
+        allowed = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return None
+    return ["auto"] if len(allowed) > 1 else None
+
+
+def cpu_times() -> dict:
+    """Per-core (busy, total) jiffies from /proc/stat."""
+    out = {}
+    try:
+        with open("/proc/stat") as f:
+            for line in f:
+                if line.startswith("cpu") and line[3:4].isdigit():
+                    parts = line.split()
+                    vals = [int(x) for x in parts[1:]]
+                    idle = vals[3] + (vals[4] if len(vals) > 4 else 0)
+                    out[int(parts[0][3:])] = (sum(vals) - idle, sum(vals))
+    except (OSError, ValueError):
+        pass
+    return out
+
+
+def least_busy_core(before: dict, after: dict, allowed) -> int | None:
+    """The allowed core that was least busy between two /proc/stat snapshots (ties: the
+    highest-numbered core, away from the interrupt-heavy core 0)."""
+    best = None
+    for c in sorted(allowed):
+        if c in before and c in after:
+            db, dt = after[c][0] - before[c][0], after[c][1] - before[c][1]
+            frac = db / dt if dt > 0 else 1.0
+            if best is None or frac <= best[0]:
+                best = (frac, c)
+    return best[1] if best else None
+
+
+def python_prefix() -> str:
+    return sys.base_prefix
+
+
+def python_binary() -> str:
+    exe = os.path.realpath(sys.executable)
+    if not exe.startswith(python_prefix().rstrip("/") + "/"):
+        # a venv python that is not a symlink into the base prefix
+        ver = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+        exe = os.path.join(python_prefix(), "bin", ver)
+    return exe
+
+
+def site_packages() -> str:
+    spec = importlib.util.find_spec("jax")
+    if spec is None or not spec.origin:
+        raise SandboxError("jax is not installed")
+    return os.path.dirname(os.path.dirname(spec.origin))
+
+
+def reachable_by_others(path: str) -> bool:
+    """Whether an unrelated uid can reach ``path``: o+x on every ancestor directory and o+r
+    on the path itself."""
+    path = os.path.abspath(path)
+    parts = path.split("/")
+    cur = "/"
+    for p in parts[1:-1]:
+        cur = os.path.join(cur, p)
+        try:
+            if not os.stat(cur).st_mode & stat.S_IXOTH:
+                return False
+        except OSError:
+            return False
+    try:
+        return bool(os.stat(path).st_mode & stat.S_IROTH)
+    except OSError:
+        return False
+
+
+
+class Stager:
+    """``stager(path)``: the path a child running as ``uid`` reads ``path`` from. That is the
+    path itself where any uid can reach it (or no fresh uid is used); otherwise an empty
+    placeholder under ``run_dir/stage``, and (path, placeholder) joins ``pairs``, which the
+    launcher bind-mounts in its private mount namespace."""
+
+    def __init__(self, run_dir: str, uid: int | None):
+        self.run_dir, self.uid = run_dir, uid
+        self.pairs: list[tuple[str, str]] = []
+
+    def __call__(self, path: str) -> str:
+        if self.uid is None or reachable_by_others(path):
+            return path
+        st_dir = os.path.join(self.run_dir, "stage")
+        os.makedirs(st_dir, mode=0o755, exist_ok=True)
+        target = os.path.join(st_dir, str(len(self.pairs)))
+        if os.path.isdir(path):
+            os.mkdir(target, 0o755)
+        else:
+            open(target, "w").close()
+            os.chmod(target, 0o644)
+        self.pairs.append((path, target))
+        return target
