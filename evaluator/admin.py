@@ -1,7 +1,7 @@
 from django.contrib import admin
 
-from evaluator.models import (Baseline, Evaluation, ExpertReference, HardwareTarget, Workload,
-                              WorkerHeartbeat)
+from catalog.models import Baseline, ExpertReference, HardwareTarget, Workload
+from evaluator.models import Evaluation, WorkerHeartbeat
 
 admin.site.register(HardwareTarget)
 

@@ -6,14 +6,15 @@ import logging
 
 from django.db import transaction
 
-from evaluator.models import ExpertReference, ExpertSweepPoint, Workload
+from catalog.models import ExpertReference, ExpertSweepPoint, Workload
+from evaluator.bench.record import CORRECT_OUTCOMES
 
 log = logging.getLogger(__name__)
 
 
 def sweep_configs(wid: str, profile: str, limit: int | None = None) -> tuple[str, list[dict]]:
     """(implementation, configurations to try) declared by the expert file of ``wid``."""
-    from evaluator.bench import experts
+    from evaluator.bench import experts  # deferred: JAX loads only where the harness runs, never in the web process
     configs = [dict(c) for c in experts.sweep(wid, profile)] or [dict(experts.default_config(wid))]
     if limit:
         configs = configs[:limit]
@@ -30,9 +31,9 @@ def interval_of(record: dict) -> tuple[float | None, float | None]:
 
 def sweep_expert(workload: Workload, hardware, baseline_record: dict, limit: int | None = None,
                  progress=None) -> ExpertReference:
-    from evaluator.bench import HARNESS_VERSION, experts, harness
-    from evaluator.bench.record import CORRECT_OUTCOMES
-    import jax
+    import jax  # deferred: JAX loads only where the harness runs, never in the web process
+
+    from evaluator.bench import HARNESS_VERSION, experts, harness  # deferred: JAX loads only where the harness runs, never in the web process
     implementation, configs = sweep_configs(workload.wid, hardware.profile, limit)
     points = []
     for i, config in enumerate(configs):

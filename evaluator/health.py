@@ -8,7 +8,10 @@ import dramatiq
 from django.conf import settings
 from django.utils import timezone
 
-from evaluator.worker_middleware import HEARTBEAT_SECONDS
+from catalog.models import HardwareTarget
+from evaluator.models import Evaluation, WorkerHeartbeat
+from evaluator.queues import MAINTENANCE_QUEUE, PRECHECK_QUEUE, hardware_queue, stage_queue
+from evaluator.workers import HEARTBEAT_SECONDS
 
 
 def _redact(url: str) -> str:
@@ -44,16 +47,15 @@ def queue_depths(queues) -> tuple[bool, dict[str, int | None], str]:
 
 
 def status() -> dict:
-    from evaluator.models import Evaluation, HardwareTarget, WorkerHeartbeat
     targets = list(HardwareTarget.objects.all())
-    queues = ["precheck", "maintenance"] + [t.queue for t in targets]
+    queues = [PRECHECK_QUEUE, MAINTENANCE_QUEUE] + [hardware_queue(t.slug) for t in targets]
     reachable, depths, error = queue_depths(queues)
     cutoff = timezone.now() - datetime.timedelta(seconds=3 * HEARTBEAT_SECONDS)
     workers = list(WorkerHeartbeat.objects.filter(last_seen_at__gte=cutoff))
     pending = {}
     for row in (Evaluation.objects.filter(state__in=[Evaluation.QUEUED, Evaluation.RUNNING])
                 .values("hardware__slug", "stage", "state")):
-        q = "precheck" if row["stage"] == Evaluation.PRECHECK else f"eval.{row['hardware__slug']}"
+        q = stage_queue(row["stage"], row["hardware__slug"])
         pending.setdefault(q, {"queued": 0, "running": 0})[row["state"]] += 1
     return {
         "broker": broker_description(),
@@ -69,7 +71,6 @@ def status() -> dict:
 
 
 def live_workers_for(queue: str) -> int:
-    from evaluator.models import WorkerHeartbeat
     cutoff = timezone.now() - datetime.timedelta(seconds=3 * HEARTBEAT_SECONDS)
     return sum(1 for qs in WorkerHeartbeat.objects.filter(last_seen_at__gte=cutoff).values_list("queues", flat=True)
                if queue in qs)

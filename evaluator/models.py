@@ -1,144 +1,9 @@
 """Evaluation state. These rows are the truth for every job: the broker only carries wake-ups."""
 from django.db import models
-from django.urls import reverse
 
+from catalog.models import HardwareTarget
 from evaluator.bench import record as record_terms
-
-
-class HardwareTarget(models.Model):
-    slug = models.SlugField(max_length=40, unique=True)
-    name = models.CharField(max_length=120)
-    platform = models.CharField(max_length=10)
-    profile = models.CharField(max_length=10)
-    peak_flops = models.FloatField(help_text="bf16 FLOP/s")
-    peak_bandwidth = models.FloatField(help_text="bytes/s")
-    last_worker_seen_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["slug"]
-
-    def __str__(self):
-        return self.slug
-
-    @property
-    def queue(self) -> str:
-        return f"eval.{self.slug}"
-
-    @property
-    def is_accelerator(self) -> bool:
-        return self.platform != "cpu"
-
-
-class Workload(models.Model):
-    """Mirror of the registry in evaluator/bench/workloads, written only by sync_registry."""
-
-    wid = models.CharField("ID", max_length=4, unique=True)
-    number = models.PositiveSmallIntegerField(unique=True)
-    slug = models.SlugField(max_length=80, unique=True)
-    public_name = models.CharField(max_length=120)
-    title = models.CharField(max_length=160)
-    source = models.CharField(max_length=20)
-    model = models.CharField(max_length=80)
-    category = models.CharField(max_length=30)
-    description = models.TextField(blank=True)
-    notes = models.TextField(blank=True)
-    expert = models.BooleanField(default=False)
-    kernelbench_id = models.PositiveSmallIntegerField(null=True, blank=True)
-    degenerate = models.TextField(blank=True)
-    atol = models.FloatField()
-    rtol = models.FloatField()
-    tolerance_reason = models.TextField(blank=True)
-    public_file_note = models.TextField(
-        blank=True, help_text="why the public suite's baseline.py cannot be uploaded unchanged, and what to change")
-    input_names = models.JSONField(default=list)
-    profiles = models.JSONField(default=dict)
-    shapes = models.JSONField(default=dict, help_text="per profile: inputs and output shapes/dtypes")
-    costs = models.JSONField(default=dict, help_text="per profile: flops and bytes")
-    reference_source = models.TextField(blank=True)
-
-    class Meta:
-        ordering = ["number"]
-
-    def __str__(self):
-        return self.slug
-
-    def get_absolute_url(self):
-        return reverse("workload-detail", args=[self.slug])
-
-    @property
-    def registry_entry(self):
-        from evaluator.bench import workloads
-        return workloads.get(self.wid)
-
-
-class Baseline(models.Model):
-    """The XLA reference time for one workload on one target, per versions of JAX and harness."""
-
-    workload = models.ForeignKey(Workload, on_delete=models.CASCADE, related_name="baselines")
-    hardware = models.ForeignKey(HardwareTarget, on_delete=models.CASCADE, related_name="baselines")
-    profile = models.CharField(max_length=10)
-    jax_version = models.CharField(max_length=20)
-    harness_version = models.CharField(max_length=20)
-    median_s = models.FloatField()
-    record = models.JSONField(default=dict)
-    measured_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(
-            fields=["workload", "hardware", "profile", "jax_version", "harness_version"],
-            name="one_baseline_per_key")]
-        ordering = ["workload__number"]
-
-
-class ExpertReference(models.Model):
-    """The best configuration of the hand-tuned expert kernel of a workload on a target."""
-
-    workload = models.ForeignKey(Workload, on_delete=models.CASCADE, related_name="experts")
-    hardware = models.ForeignKey(HardwareTarget, on_delete=models.CASCADE, related_name="experts")
-    implementation = models.CharField(max_length=200)
-    config = models.JSONField(default=dict)
-    median_s = models.FloatField(null=True, blank=True)
-    speedup = models.FloatField(null=True, blank=True)
-    # the speedup's 95% interval; both null when swept before intervals existed
-    speedup_lo = models.FloatField(null=True, blank=True)
-    speedup_hi = models.FloatField(null=True, blank=True)
-    outcome = models.CharField(max_length=20, blank=True)
-    source = models.TextField(blank=True)
-    record = models.JSONField(default=dict)
-    jax_version = models.CharField(max_length=20, blank=True)
-    harness_version = models.CharField(max_length=20, blank=True)
-    configs_tried = models.PositiveIntegerField(default=0)
-    updated_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["workload", "hardware"], name="one_expert_per_target")]
-        ordering = ["workload__number"]
-
-    @property
-    def timed_before_intervals(self) -> bool:
-        return self.outcome in record_terms.CORRECT_OUTCOMES and self.speedup is not None \
-            and self.speedup_lo is None
-
-    @property
-    def speedup_text(self) -> str:
-        return record_terms.format_speedup(self.speedup, self.speedup_lo, self.speedup_hi)
-
-
-class ExpertSweepPoint(models.Model):
-    """Every configuration an expert sweep tried, with its time and outcome."""
-
-    expert = models.ForeignKey(ExpertReference, on_delete=models.CASCADE, related_name="sweep")
-    config = models.JSONField(default=dict)
-    outcome = models.CharField(max_length=20)
-    median_s = models.FloatField(null=True, blank=True)
-    speedup = models.FloatField(null=True, blank=True)
-    speedup_lo = models.FloatField(null=True, blank=True)
-    speedup_hi = models.FloatField(null=True, blank=True)
-    message = models.TextField(blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["expert", "id"]
+from evaluator.queues import PRECHECK_QUEUE, hardware_queue
 
 
 class Evaluation(models.Model):
@@ -162,7 +27,7 @@ class Evaluation(models.Model):
     # candidate and the state are the leading columns of the unique (candidate, hardware, stage)
     # and the (state, hardware, stage) indexes, so they get none of their own; outcome and
     # code_sha256 get plain b-trees in Meta (db_index would add a LIKE index on PostgreSQL).
-    candidate = models.ForeignKey("portal.Candidate", on_delete=models.CASCADE, related_name="evaluations",
+    candidate = models.ForeignKey("submissions.Candidate", on_delete=models.CASCADE, related_name="evaluations",
                                   db_index=False)
     hardware = models.ForeignKey(HardwareTarget, on_delete=models.PROTECT, related_name="evaluations")
     stage = models.CharField(max_length=10, choices=STAGES, default=MAIN)
@@ -197,7 +62,7 @@ class Evaluation(models.Model):
 
     @property
     def queue(self) -> str:
-        return "precheck" if self.stage == self.PRECHECK else self.hardware.queue
+        return PRECHECK_QUEUE if self.stage == self.PRECHECK else hardware_queue(self.hardware.slug)
 
     @property
     def is_correct(self) -> bool:

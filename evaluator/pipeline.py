@@ -8,14 +8,20 @@ every queued row whose message may be gone.
 from __future__ import annotations
 
 import logging
+import threading
 
 import dramatiq
 from django.db import transaction
 from django.utils import timezone
 
 from evaluator.models import Evaluation
+from evaluator.queues import stage_queue
+from submissions.bulk import insert_rows
 
 log = logging.getLogger(__name__)
+
+# Messages name the actor instead of importing it: actors -> runner -> pipeline stays one-way.
+EVALUATE_ACTOR = "evaluate"
 
 
 def first_stage(hardware) -> str:
@@ -26,7 +32,6 @@ def first_stage(hardware) -> str:
 def schedule_submission(submission) -> list[int]:
     """Create the first-stage Evaluation row of every candidate of ``submission`` and enqueue
     them after commit. Must run inside the intake's transaction."""
-    from evaluator.bulk import insert_rows
     stage = first_stage(submission.hardware)
     now = timezone.now()
     hw = submission.hardware_id
@@ -35,7 +40,7 @@ def schedule_submission(submission) -> list[int]:
                  for cid, sha in submission.candidates.order_by("pk").values_list("id", "code_sha256")))
     ids = list(Evaluation.objects.filter(candidate__submission=submission, stage=stage)
                .order_by("pk").values_list("pk", flat=True))
-    queue = "precheck" if stage == Evaluation.PRECHECK else submission.hardware.queue
+    queue = stage_queue(stage, submission.hardware.slug)
     transaction.on_commit(lambda: enqueue_soon(ids, queue))
     return ids
 
@@ -49,18 +54,17 @@ def enqueue_soon(evaluation_ids, queue: str) -> None:
     if len(evaluation_ids) <= BACKGROUND_ENQUEUE_OVER:
         enqueue_many(evaluation_ids, queue)
         return
-    import threading
     threading.Thread(target=enqueue_many, args=(list(evaluation_ids), queue), daemon=True,
                      name="jaxbench-enqueue").start()
 
 
 def enqueue_many(evaluation_ids, queue: str) -> None:
-    from evaluator.actors import evaluate
     broker = dramatiq.get_broker()
     broker.declare_queue(queue)
     for eid in evaluation_ids:
         try:
-            broker.enqueue(evaluate.message_with_options(args=(eid,)).copy(queue_name=queue))
+            broker.enqueue(dramatiq.Message(queue_name=queue, actor_name=EVALUATE_ACTOR, args=(eid,), kwargs={},
+                                           options={}))
         except Exception:  # broker down: the rows stay queued and the reconciler re-sends them
             log.warning("could not enqueue evaluation %s on %s; the reconciler will retry", eid, queue,
                         exc_info=True)

@@ -1,9 +1,14 @@
 """Progress of a submission's evaluations, for its page, the status API and the CLI."""
 from __future__ import annotations
 
-from django.db.models import Count
+from django.db.models import Count, IntegerField, OuterRef, Q, Subquery, Value
+from django.db.models.functions import Coalesce
 
+from catalog.models import Baseline
+from evaluator.health import live_workers_for
 from evaluator.models import Evaluation
+from evaluator.queues import hardware_queue
+from submissions.models import Candidate
 
 
 def submission_progress(submission) -> dict:
@@ -34,8 +39,7 @@ def submission_progress(submission) -> dict:
     waiting_for = None
     main = stages.get(Evaluation.MAIN, {})
     if main.get(Evaluation.QUEUED) and hw.is_accelerator:
-        from evaluator.health import live_workers_for
-        if not live_workers_for(hw.queue):
+        if not live_workers_for(hardware_queue(hw.slug)):
             waiting_for = hw.slug
     saved_s = None
     if pre_stopped and hw.is_accelerator:
@@ -58,7 +62,6 @@ ACCELERATOR_OVERHEAD_S = 20.0
 
 
 def _estimated_accelerator_seconds(submission, n_stopped: int) -> float:
-    from evaluator.models import Baseline
     stopped = (Evaluation.objects.filter(candidate__submission=submission, stage=Evaluation.PRECHECK,
                                          state=Evaluation.SKIPPED)
                .values_list("candidate__workload_id", flat=True))
@@ -68,3 +71,24 @@ def _estimated_accelerator_seconds(submission, n_stopped: int) -> float:
     for wid in stopped:
         total += ACCELERATOR_OVERHEAD_S + 60 * medians.get(wid, 0.0)
     return round(total, 1)
+
+
+def progress_annotations(qs):
+    """Annotate a Submission queryset with n_total, n_done, n_faster, n_tie (one query)."""
+    final = (Q(stage=Evaluation.MAIN, state__in=Evaluation.FINAL_STATES)
+             | Q(stage=Evaluation.PRECHECK, state=Evaluation.SKIPPED))
+    done = (Evaluation.objects.filter(final, candidate__submission=OuterRef("pk"))
+            .values("candidate__submission").annotate(n=Count("id")).values("n"))
+    def of_outcome(outcome):
+        return (Evaluation.objects.filter(candidate__submission=OuterRef("pk"), stage=Evaluation.MAIN,
+                                          outcome=outcome)
+                .values("candidate__submission").annotate(n=Count("id")).values("n"))
+    # faster only when the speedup's 95% interval lies above 1; a tie is within noise of XLA
+    faster, ties = of_outcome("correct_faster"), of_outcome("correct_tie")
+    total = (Candidate.objects.filter(submission=OuterRef("pk")).values("submission")
+             .annotate(n=Count("id")).values("n"))
+    zero = Value(0, output_field=IntegerField())
+    return qs.annotate(n_total=Coalesce(Subquery(total, output_field=IntegerField()), zero),
+                       n_done=Coalesce(Subquery(done, output_field=IntegerField()), zero),
+                       n_faster=Coalesce(Subquery(faster, output_field=IntegerField()), zero),
+                       n_tie=Coalesce(Subquery(ties, output_field=IntegerField()), zero))

@@ -8,32 +8,32 @@ from __future__ import annotations
 
 import datetime
 import logging
-import os
-import socket
 import threading
 
 from django.conf import settings
-from django.db import transaction
+from django.db import close_old_connections, connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
-from evaluator.bench import HARNESS_VERSION
-from evaluator.models import Baseline, Evaluation
+from catalog.models import Baseline
+from evaluator.bench import HARNESS_VERSION, environment
+from evaluator.models import Evaluation
+from evaluator.pipeline import enqueue_many
+from evaluator.queues import hardware_queue, stage_queue
+from evaluator.signals import evaluation_finished
+from evaluator.workers import worker_name
 
 log = logging.getLogger(__name__)
 
-MAX_ATTEMPTS = int(os.environ.get("JAXBENCH_MAX_ATTEMPTS", "5"))
+MAX_ATTEMPTS = environment.get("JAXBENCH_MAX_ATTEMPTS")
 
 
 class InfrastructureError(RuntimeError):
     """The harness could not produce a verdict for reasons that are not the candidate's."""
 
 
-def worker_name() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
-
-
 def lease_seconds() -> int:
-    return int(os.environ.get("JAXBENCH_LEASE_SECONDS", settings.JAXBENCH_LEASE_SECONDS))
+    return environment.get("JAXBENCH_LEASE_SECONDS")   # read live: tests shorten it per process
 
 
 def claim(evaluation_id: int, me: str) -> Evaluation | None:
@@ -80,7 +80,6 @@ class LeaseKeeper:
         self._thread.join(5)
 
     def _run(self):
-        from django.db import close_old_connections
         period = max(1.0, lease_seconds() / 3)
         while not self._stop.wait(period):
             try:
@@ -90,7 +89,6 @@ class LeaseKeeper:
             except Exception:
                 log.warning("lease renewal failed for %s", self.evaluation_id, exc_info=True)
             finally:
-                from django.db import connection
                 connection.close()
 
 
@@ -118,9 +116,9 @@ def reusable_record(ev: Evaluation) -> Evaluation | None:
 def baseline_for(workload, hardware) -> Baseline:
     """The XLA baseline for this workload/hardware/profile/JAX/harness version, measured on
     first need on this worker (which runs on that hardware) and cached."""
-    import jax
+    import jax  # deferred: JAX loads only where the harness runs, never in the web process
 
-    from evaluator.bench import harness
+    from evaluator.bench import harness  # deferred: JAX loads only where the harness runs, never in the web process
     key = dict(workload=workload, hardware=hardware, profile=hardware.profile,
                jax_version=jax.__version__, harness_version=HARNESS_VERSION)
     existing = Baseline.objects.filter(**key).first()
@@ -137,14 +135,7 @@ def baseline_for(workload, hardware) -> Baseline:
 
 def harness_timeouts() -> dict | None:
     """Per-phase limits from JAXBENCH_TIMEOUTS, e.g. ``compile=60,check=120`` (seconds)."""
-    raw = os.environ.get("JAXBENCH_TIMEOUTS", "").strip()
-    if not raw:
-        return None
-    out = {}
-    for part in raw.split(","):
-        name, _, value = part.partition("=")
-        out[name.strip()] = float(value)
-    return out
+    return environment.get("JAXBENCH_TIMEOUTS")
 
 
 _local = threading.local()
@@ -153,7 +144,7 @@ _local = threading.local()
 def warm_pool():
     """One warm sandboxed child per worker thread (JAX already imported in it), so the next
     candidate pays only for its own compile and run. Each child still serves one candidate."""
-    from evaluator.bench import harness
+    from evaluator.bench import harness  # deferred: JAX loads only where the harness runs, never in the web process
     pool = getattr(_local, "pool", None)
     if pool is None:
         pool = _local.pool = harness.WarmPool()
@@ -177,7 +168,7 @@ def run_harness(ev: Evaluation) -> tuple[dict, str]:
 def precheck(wl, code: str, hardware, require_pallas: bool) -> tuple[dict, str]:
     """Stage 1 for accelerator targets, on CPU: lower for the target platform at full shapes,
     then numerics in TPU interpret mode at the small profile. Stops candidates that fail."""
-    from evaluator.bench import harness
+    from evaluator.bench import harness  # deferred: JAX loads only where the harness runs, never in the web process
     lowered = harness.lower_for_platform(wl.wid, code, platform=hardware.platform, profile="full",
                                          timeouts=harness_timeouts(), require_pallas=require_pallas)
     if lowered.get("outcome") not in (None, "ok", "lowered"):
@@ -227,20 +218,20 @@ def finish(ev: Evaluation, record: dict, state: str, reused_from=None) -> None:
             if created:
                 next_ids.append(main.pk)
         if next_ids:
-            from evaluator.pipeline import enqueue_many
-            transaction.on_commit(lambda: enqueue_many(next_ids, ev.hardware.queue))
+            transaction.on_commit(lambda: enqueue_many(next_ids, hardware_queue(ev.hardware.slug)))
         # In the same transaction: the aggregates commit together with the verdict.
         _after_final(locked)
 
 
 def _after_final(ev: Evaluation) -> None:
-    from leaderboard.aggregates import refresh_for_evaluation
-    refresh_for_evaluation(ev)
+    # Receivers run synchronously inside the verdict's transaction (the leaderboard folds the
+    # verdict into its aggregates), so the aggregates commit or roll back with the verdict.
+    evaluation_finished.send(sender=Evaluation, evaluation=ev)
 
 
 def run_evaluation(evaluation_id: int) -> str:
     """The body of the ``evaluate`` actor. Returns a short status for logs and tests."""
-    me = worker_name()
+    me = worker_name(per_thread=True)
     ev = claim(evaluation_id, me)
     if ev is None:
         return "nothing to do"
@@ -265,8 +256,7 @@ def reconcile(stale_seconds: float | None = None) -> list[int]:
     """Re-send rows whose message may be lost: queued rows not (re)sent for a while, and running
     rows whose lease expired (their worker died). Safe to run anywhere, any number of times: the
     conditional UPDATE makes one caller win each row, and claim() ignores duplicates."""
-    from evaluator.pipeline import enqueue_many
-    stale = float(stale_seconds if stale_seconds is not None else os.environ.get("JAXBENCH_RECONCILE_STALE_SECONDS", "120"))
+    stale = float(stale_seconds if stale_seconds is not None else environment.get("JAXBENCH_RECONCILE_STALE_SECONDS"))
     now = timezone.now()
     cutoff = now - datetime.timedelta(seconds=stale)
     expired = list(Evaluation.objects.filter(state=Evaluation.RUNNING, lease_expires_at__lt=now)
@@ -283,7 +273,7 @@ def reconcile(stale_seconds: float | None = None) -> list[int]:
     for pk, stage, slug in candidates:
         # One winner per row: only the caller whose UPDATE matched re-sends it.
         if Evaluation.objects.filter(pk=pk, state=Evaluation.QUEUED).filter(models_q_stale(cutoff)).update(enqueued_at=now):
-            q = "precheck" if stage == Evaluation.PRECHECK else f"eval.{slug}"
+            q = stage_queue(stage, slug)
             by_queue.setdefault(q, []).append(pk)
             resent.append(pk)
     for q, ids in by_queue.items():
@@ -294,5 +284,4 @@ def reconcile(stale_seconds: float | None = None) -> list[int]:
 
 
 def models_q_stale(cutoff):
-    from django.db.models import Q
     return Q(enqueued_at__lt=cutoff) | Q(enqueued_at__isnull=True)

@@ -7,16 +7,24 @@ worker detects its hardware from ``jax.devices()`` at boot and restricts itself 
 """
 import logging
 import os
+import socket
+import threading
 
 import dramatiq
+from django.db import close_old_connections, connection
+from django.utils import timezone
+
+from evaluator.bench import environment
+from evaluator.queues import MAINTENANCE_QUEUE, PRECHECK_QUEUE, hardware_queue
+from evaluator.workers import HEARTBEAT_SECONDS, worker_name
 
 log = logging.getLogger(__name__)
 
-CPU_EXTRA_QUEUES = ("precheck", "maintenance")
+CPU_EXTRA_QUEUES = (PRECHECK_QUEUE, MAINTENANCE_QUEUE)
 
 
 def queues_for(slug: str) -> set[str]:
-    queues = {f"eval.{slug}"}
+    queues = {hardware_queue(slug)}
     if slug == "cpu":
         queues.update(CPU_EXTRA_QUEUES)
     return queues
@@ -24,12 +32,14 @@ def queues_for(slug: str) -> set[str]:
 
 class HardwareQueues(dramatiq.Middleware):
     def before_worker_boot(self, broker, worker):
-        override = os.environ.get("JAXBENCH_WORKER_QUEUES")
+        override = environment.get("JAXBENCH_WORKER_QUEUES")
         if override:
-            queues = {q.strip() for q in override.split(",") if q.strip()}
-            slug = os.environ.get("JAXBENCH_WORKER_HARDWARE", "cpu")
+            queues = set(override)
+            slug = environment.get("JAXBENCH_WORKER_HARDWARE")
         else:
-            from evaluator.bench.hardware import detect
+            from evaluator.bench.hardware import (  # deferred: JAX loads only where the harness runs, never in the web process
+                detect
+            )
             slug = detect().slug
             queues = queues_for(slug)
         os.environ["JAXBENCH_WORKER_HARDWARE"] = slug
@@ -39,18 +49,10 @@ class HardwareQueues(dramatiq.Middleware):
         log.info("worker for hardware %s consuming %s", slug, ", ".join(sorted(queues)))
 
 
-HEARTBEAT_SECONDS = 10
-
-
 class Heartbeat(dramatiq.Middleware):
     """Writes this worker process's row in WorkerHeartbeat while it runs."""
 
     def after_worker_boot(self, broker, worker):
-        import threading
-
-        from django.utils import timezone
-
-        from evaluator.actors import worker_name
         self._stop = threading.Event()
         self._name = worker_name()  # the same name the worker signs its work with
         self._started = timezone.now()
@@ -59,15 +61,12 @@ class Heartbeat(dramatiq.Middleware):
         self._thread.start()
 
     def _beat(self):
-        import socket
-
-        from django.db import close_old_connections
-        from django.utils import timezone
-
-        from evaluator.models import HardwareTarget, WorkerHeartbeat
+        # deferred: django_dramatiq loads this middleware before the app registry is ready
+        from catalog.models import HardwareTarget
+        from evaluator.models import WorkerHeartbeat
         close_old_connections()
         now = timezone.now()
-        hw = os.environ.get("JAXBENCH_WORKER_HARDWARE", "cpu")
+        hw = environment.get("JAXBENCH_WORKER_HARDWARE")
         WorkerHeartbeat.objects.update_or_create(name=self._name, defaults={
             "hostname": socket.gethostname(), "pid": os.getpid(), "hardware": hw,
             "queues": self._queues, "started_at": self._started, "last_seen_at": now})
@@ -85,9 +84,7 @@ class Heartbeat(dramatiq.Middleware):
         if getattr(self, "_stop", None):
             self._stop.set()
             try:
-                from django.db import close_old_connections
-
-                from evaluator.models import WorkerHeartbeat
+                from evaluator.models import WorkerHeartbeat  # deferred: see _beat
                 close_old_connections()
                 WorkerHeartbeat.objects.filter(name=self._name).delete()
             except Exception:
@@ -98,15 +95,12 @@ class Reconciler(dramatiq.Middleware):
     """Re-sends lost or orphaned evaluations: once at worker start, then periodically."""
 
     def after_worker_boot(self, broker, worker):
-        import threading
         self._stop = threading.Event()
-        self._interval = float(os.environ.get("JAXBENCH_RECONCILE_INTERVAL_SECONDS", "30"))
+        self._interval = environment.get("JAXBENCH_RECONCILE_INTERVAL_SECONDS")
         threading.Thread(target=self._loop, name="jaxbench-reconciler", daemon=True).start()
 
     def _loop(self):
-        from django.db import close_old_connections, connection
-
-        from evaluator.runner import reconcile
+        from evaluator.runner import reconcile  # deferred: the runner imports models (see Heartbeat._beat)
         first = True
         while first or not self._stop.wait(self._interval):
             first = False

@@ -6,4 +6,4 @@ class LeaderboardConfig(AppConfig):
     verbose_name = "Leaderboard"
 
     def ready(self):
-        from leaderboard import signals  # noqa: F401  (connects the receivers)
+        from leaderboard import receivers  # noqa: F401  (connects the receivers; needs the app registry)

@@ -8,6 +8,7 @@ visibility or an expert reference of that target changes.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -18,10 +19,13 @@ from django.core.cache import cache
 from django.db.models import Count, Max, Q
 from django.utils import timezone
 
+from catalog.models import ExpertReference, HardwareTarget, Workload
 from evaluator.bench.record import faster_than
 from leaderboard import metrics
-from leaderboard.aggregates import SET_FILTERS, set_values, unpack_curves
+from leaderboard.aggregates.curves import set_values, unpack_curves
+from leaderboard.aggregates.refresh import SET_FILTERS
 from leaderboard.models import SET_NAMES, SubmissionSummary, WorkloadResult
+from submissions.models import Submission
 
 SET_LABELS = {"all": "All 50", "production": "Production 17", "kernelbench": "KernelBench 33", "expert": "Expert 8"}
 DEFAULT_SORT = "-geomean"
@@ -51,8 +55,6 @@ CURVE_TOP = 10
 
 def default_hardware():
     """The target with the most published submissions, else ``cpu`` (else the first one)."""
-    from evaluator.models import HardwareTarget
-    from portal.models import Submission
     top = (Submission.objects.public().values("hardware_id").annotate(n=Count("id"))
            .order_by("-n", "hardware_id").first())
     if top:
@@ -90,7 +92,6 @@ class Query:
     def from_params(cls, params: Mapping[str, Any]) -> Query | None:
         """From a query string (unknown values fall back to the defaults); None when there is
         no hardware target at all."""
-        from evaluator.models import HardwareTarget
         hw = None
         if params.get("hardware"):
             hw = HardwareTarget.objects.filter(slug=params.get("hardware")).first()
@@ -147,7 +148,6 @@ class LeaderboardFilter(django_filters.FilterSet):
 
 def set_members() -> dict[str, list[dict]]:
     """Workloads of every set, in number order: [{pk, wid, slug, title}]."""
-    from evaluator.models import Workload
     out = {name: [] for name in SET_NAMES}
     for pk, wid, slug, title, source, expert in Workload.objects.values_list(
             "pk", "wid", "slug", "title", "source", "expert").order_by("number"):
@@ -161,7 +161,6 @@ def set_members() -> dict[str, list[dict]]:
 def experts_for(hardware) -> dict[int, dict]:
     """Expert references of a target: workload pk -> {speedup, speedup_lo, speedup_hi, median_s,
     outcome, implementation}."""
-    from evaluator.models import ExpertReference
     return {e["workload_id"]: e for e in ExpertReference.objects.filter(hardware=hardware).values(
         "workload_id", "speedup", "speedup_lo", "speedup_hi", "median_s", "outcome", "implementation",
         "configs_tried")}
@@ -193,8 +192,6 @@ def visibility_stamp(hardware) -> str:
     references or of the workload list. Summaries still being evaluated (shown unranked, in
     the "being evaluated" list) refresh it at most every PARTIAL_REFRESH_SECONDS, so a stream of
     finishing evaluations does not recompute the board on every request."""
-    from evaluator.models import ExpertReference, Workload
-    from portal.models import Submission
     settled = Q(complete=True) | Q(source=SubmissionSummary.REPORTED)
     a = SubmissionSummary.objects.filter(hardware=hardware).aggregate(
         m=Max("updated_at", filter=settled), c=Count("id", filter=settled),
@@ -211,7 +208,6 @@ def visibility_stamp(hardware) -> str:
 
 def cache_key(prefix: str, *parts) -> str:
     """A short, memcached-safe cache key from any parts."""
-    import hashlib
     return f"lb:{prefix}:" + hashlib.sha256("|".join(str(p) for p in parts).encode()).hexdigest()[:40]
 
 
@@ -309,7 +305,6 @@ def _slow_fast_p(rows: list[dict], summary_ids: list[int], q: Query, members: li
 
 
 def _compute(q: Query) -> dict:
-    from portal.models import Submission
     members = set_members()
     sizes = {name: len(ws) for name, ws in members.items()}
     experts = experts_for(q.hardware)

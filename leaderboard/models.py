@@ -14,6 +14,8 @@ reported outcomes/speedups: self-reported, shown apart, never ranked with verifi
 """
 from django.db import models
 
+from leaderboard.metrics import WorkloadAggregate
+
 SET_NAMES = ("all", "production", "kernelbench", "expert")
 
 
@@ -22,8 +24,8 @@ class SubmissionSummary(models.Model):
     REPORTED = "reported"
     SOURCES = [(EVALUATED, "Evaluated here"), (REPORTED, "Self-reported")]
 
-    submission = models.ForeignKey("portal.Submission", on_delete=models.CASCADE, related_name="summaries")
-    hardware = models.ForeignKey("evaluator.HardwareTarget", on_delete=models.CASCADE,
+    submission = models.ForeignKey("submissions.Submission", on_delete=models.CASCADE, related_name="summaries")
+    hardware = models.ForeignKey("catalog.HardwareTarget", on_delete=models.CASCADE,
                                  related_name="leaderboard_summaries")
     source = models.CharField(max_length=10, choices=SOURCES, default=EVALUATED)
     mode = models.CharField(max_length=12, default="sequential")
@@ -94,11 +96,11 @@ class SubmissionSummary(models.Model):
 
 class WorkloadResult(models.Model):
     summary = models.ForeignKey(SubmissionSummary, on_delete=models.CASCADE, related_name="workloads")
-    submission = models.ForeignKey("portal.Submission", on_delete=models.CASCADE,
+    submission = models.ForeignKey("submissions.Submission", on_delete=models.CASCADE,
                                    related_name="workload_results")
-    workload = models.ForeignKey("evaluator.Workload", on_delete=models.CASCADE,
+    workload = models.ForeignKey("catalog.Workload", on_delete=models.CASCADE,
                                  related_name="leaderboard_results")
-    hardware = models.ForeignKey("evaluator.HardwareTarget", on_delete=models.CASCADE,
+    hardware = models.ForeignKey("catalog.HardwareTarget", on_delete=models.CASCADE,
                                  related_name="leaderboard_results")
     source = models.CharField(max_length=10, default=SubmissionSummary.EVALUATED)
 
@@ -135,5 +137,4 @@ class WorkloadResult(models.Model):
 
     @property
     def agg(self):
-        from leaderboard.metrics import WorkloadAggregate
         return WorkloadAggregate.from_dict(self.aggregate) if self.aggregate else WorkloadAggregate()

@@ -1,14 +1,20 @@
+"""Every page that shows results: the leaderboard, the workloads with their results, a
+submission's page and progress, the signed-in user's submissions, compare, and the exports."""
 from django.urls import path
 
-from leaderboard.views import leaderboard, submission, workload
+from leaderboard.views import leaderboard, submission, submission_list, workload_results, workloads
 
+app_name = "leaderboard"
 urlpatterns = [
-    path("leaderboard/", leaderboard.leaderboard, name="leaderboard"),
+    path("leaderboard/", leaderboard.leaderboard, name="index"),
+    path("submissions/", submission_list.submission_list, name="submission-list"),
     path("submissions/<int:pk>/", submission.submission_detail, name="submission-detail"),
     path("submissions/<int:pk>/progress.json", submission.progress_json, name="submission-progress"),
     path("compare/", submission.compare, name="compare"),
-    path("workloads/<slug:slug>/results.csv", workload.workload_results_export, {"fmt": "csv"},
+    path("workloads/", workloads.workload_list, name="workload-list"),
+    path("workloads/<slug:slug>/", workloads.workload_detail, name="workload-detail"),
+    path("workloads/<slug:slug>/results.csv", workload_results.workload_results_export, {"fmt": "csv"},
          name="workload-results-csv"),
-    path("workloads/<slug:slug>/results.json", workload.workload_results_export, {"fmt": "json"},
+    path("workloads/<slug:slug>/results.json", workload_results.workload_results_export, {"fmt": "json"},
          name="workload-results-json"),
 ]

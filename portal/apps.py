@@ -3,4 +3,4 @@ from django.apps import AppConfig
 
 class PortalConfig(AppConfig):
     name = "portal"
-    verbose_name = "Accounts, teams and submissions"
+    verbose_name = "Accounts and site pages"

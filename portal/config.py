@@ -1,38 +1,18 @@
-"""Environment-driven configuration, validated up front so a bad URL fails fast and clearly."""
+"""Turning the declared environment (``evaluator.bench.environment``) into Django settings,
+validated up front so a bad URL fails fast and clearly."""
 from __future__ import annotations
 
-import os
 import pathlib
 import secrets
 from urllib.parse import urlsplit
 
-
-class ConfigError(RuntimeError):
-    pass
-
-
-def env_bool(name: str, default: bool) -> bool:
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
-    value = raw.strip().lower()
-    if value in ("1", "true", "yes", "on"):
-        return True
-    if value in ("0", "false", "no", "off"):
-        return False
-    raise ConfigError(f"{name}={raw!r} is not a boolean: use 1/0, true/false, yes/no or on/off")
-
-
-def env_list(name: str, default: list[str]) -> list[str]:
-    raw = os.environ.get(name)
-    if not raw:
-        return list(default)
-    return [part.strip() for part in raw.split(",") if part.strip()]
+from evaluator.bench import environment
+from evaluator.bench.environment import ConfigError
 
 
 def secret_key(var_dir: pathlib.Path) -> str:
     """DJANGO_SECRET_KEY, or a random key generated once and kept under var/ (embedded mode)."""
-    key = os.environ.get("DJANGO_SECRET_KEY")
+    key = environment.get("DJANGO_SECRET_KEY")
     if key:
         return key
     path = var_dir / "secret_key"
@@ -47,7 +27,7 @@ def database_config(url: str | None, sqlite_path: pathlib.Path, test_sqlite_path
     """DATABASE_URL (postgres://, postgresql://, sqlite:///) or the embedded SQLite file."""
     if not url:
         return _sqlite(str(sqlite_path), str(test_sqlite_path))
-    import dj_database_url
+    import dj_database_url  # deferred: needed only when DATABASE_URL is set
     scheme = urlsplit(url).scheme
     if scheme in ("postgres", "postgresql", "pgsql"):
         parts = urlsplit(url)

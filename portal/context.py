@@ -1,7 +1,8 @@
 from django.conf import settings
 
+from evaluator.bench import HARNESS_VERSION
+
 
 def site(request):
     """Values every page's layout needs."""
-    from evaluator.bench import HARNESS_VERSION
     return {"HARNESS_VERSION": HARNESS_VERSION, "DEBUG": settings.DEBUG}

@@ -9,22 +9,22 @@ import pathlib
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from portal import intake, trace_format
-from portal.models import Membership, Submission, Team
+from catalog.starter import starter_source
+from submissions import intake, trace_format
+from submissions.models import Membership, Submission, Team
 
 EXAMPLES_DIR = pathlib.Path(__file__).resolve().parent.parent / "evaluator" / "bench" / "examples"
 TEAM_NAME = "JAXBench examples"
 
 
 def example_files() -> dict[str, str]:
-    from evaluator.bench.examples import EXAMPLES
+    from evaluator.bench.examples import EXAMPLES  # deferred: JAX loads only where the harness runs, never in the web process
     return {wid: (EXAMPLES_DIR / name).read_text() for wid, name in EXAMPLES.items()}
 
 
 def broken_variants(wid: str, code: str) -> list[tuple[str, str]]:
     """What an agent's search typically produces before it gets a kernel right."""
-    from evaluator.bench import workloads
-    from evaluator.starter import starter_source
+    from evaluator.bench import workloads  # deferred: JAX loads only where the harness runs, never in the web process
     wl = workloads.get(wid)
     args = ", ".join(wl.input_names)
     return [

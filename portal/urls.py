@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from portal.views import accounts, pages, teams
+from portal.views import accounts, pages
 
 urlpatterns = [
     path("", pages.home, name="home"),
@@ -22,18 +22,9 @@ urlpatterns = [
     path("account/", accounts.account, name="account"),
     path("account/tokens/new/", accounts.token_create, name="token-create"),
     path("account/tokens/<int:pk>/revoke/", accounts.token_revoke, name="token-revoke"),
-    # teams
-    path("teams/new/", teams.team_create, name="team-create"),
-    path("teams/join/", teams.team_join, name="team-join"),
-    path("teams/join/<str:code>/", teams.team_join, name="team-join-code"),
-    path("teams/<slug:slug>/", teams.team_detail, name="team-detail"),
-    path("teams/<slug:slug>/leave/", teams.team_leave, name="team-leave"),
-    path("teams/<slug:slug>/rotate-code/", teams.team_rotate_code, name="team-rotate-code"),
-    path("teams/<slug:slug>/members/<int:user_id>/remove/", teams.team_remove_member, name="team-remove-member"),
-    path("teams/<slug:slug>/members/<int:user_id>/make-owner/", teams.team_make_owner, name="team-make-owner"),
     # the other apps
-    path("", include("evaluator.urls")),
+    path("", include("catalog.urls")),
+    path("", include("submissions.urls")),
     path("", include("leaderboard.urls")),
-    path("", include("portal.submission_urls")),
     path("api/", include("portal.api_urls")),
 ]

@@ -9,10 +9,11 @@ from rest_framework import permissions, serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from leaderboard.aggregates import SET_NAMES, set_values, unpack_curves
+from leaderboard.aggregates.curves import set_values, unpack_curves
 from leaderboard.data import SORTS, Query, leaderboard_data, set_members
-from leaderboard.metrics import PUBLISHED_RESULTS
-from leaderboard.models import SubmissionSummary, WorkloadResult
+from leaderboard.study import PUBLISHED_RESULTS
+from leaderboard.models import SET_NAMES, SubmissionSummary, WorkloadResult
+from submissions.models import Submission
 
 
 class LeaderboardRowSerializer(serializers.Serializer):
@@ -144,7 +145,6 @@ class SubmissionAggregatesAPIView(APIView):
                    responses=SubmissionAggregatesSerializer(many=True), tags=["leaderboard"],
                    summary="A submission's per-workload aggregates (per hardware target and source)")
     def get(self, request, pk: int):
-        from portal.models import Submission
         sub = Submission.objects.visible_to(request.user).filter(pk=pk).first()
         if sub is None:
             raise Http404("submission not found")

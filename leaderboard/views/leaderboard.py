@@ -2,16 +2,18 @@
 from __future__ import annotations
 
 from django.core.cache import cache
+from django.http import Http404
+from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
-from django.http import Http404
-from django.shortcuts import render
 
+from catalog.models import HardwareTarget
 from leaderboard import charts
-from leaderboard.data import (BUDGET_CHOICES, CACHE_SECONDS, SET_LABELS, SORTS, Query,
-                              cache_key, chart_inputs, leaderboard_data, visibility_stamp)
-from leaderboard.metrics import PUBLISHED_RESULTS, REPORTED_NOT_EVALUATED
+from leaderboard.data import (
+    BUDGET_CHOICES, CACHE_SECONDS, SET_LABELS, SORTS, Query, cache_key, chart_inputs, leaderboard_data, visibility_stamp
+)
+from leaderboard.study import PUBLISHED_RESULTS, REPORTED_NOT_EVALUATED
 from leaderboard.templatetags.leaderboard_extras import big, interval, num, pct
 from leaderboard.templatetags.leaderboard_extras import x as fx
 from leaderboard.views.exports import export_response, wants_export
@@ -85,7 +87,6 @@ def _row_html(r: dict) -> str:
 
 
 def board_context(q: Query, data: dict, figures: list[dict]) -> dict:
-    from evaluator.models import HardwareTarget
     # Rows and reference rows together: references sit where their geomean puts them when the
     # table is sorted by geomean; otherwise under the ranked rows.
     table = [dict(r, is_reference=False) for r in data["rows"]]

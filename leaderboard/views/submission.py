@@ -2,25 +2,26 @@
 progress (``/submissions/<pk>/progress.json``) and the compare page (``/compare/?s=1&s=2``)."""
 from __future__ import annotations
 
-import hashlib
-
 from django.core.cache import cache
-from django.db.models import Q
+from django.db.models import Count, Max, Q
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
-from pygments import highlight
-from pygments.formatters import HtmlFormatter
-from pygments.lexers import PythonLexer
 
+from catalog.models import Baseline, ExpertReference, Workload
 from evaluator.bench import pallas_share
 from evaluator.bench.record import format_speedup
+from evaluator.models import Evaluation
+from evaluator.progress import ACCELERATOR_OVERHEAD_S, submission_progress
 from leaderboard import charts, metrics
-from leaderboard.aggregates import SET_NAMES, counts_for_candidate, set_values, unpack_curves
+from leaderboard.aggregates.curves import set_values, unpack_curves
+from leaderboard.aggregates.samples import counts_for_candidate
 from leaderboard.data import SET_LABELS, cache_key, experts_for, fast_curve_series, set_members
-from leaderboard.models import SubmissionSummary, WorkloadResult
+from leaderboard.highlight import STYLE_DEFS, highlighted
+from leaderboard.models import SET_NAMES, SubmissionSummary, WorkloadResult
 from leaderboard.views.exports import export_response, wants_export
+from submissions.models import Candidate, Submission
 
 MAX_SOURCES = 100
 
@@ -30,7 +31,6 @@ MAX_SOURCES = 100
 # --------------------------------------------------------------------------------------------
 
 def visible_submission(request, pk):
-    from portal.models import Submission
     return get_object_or_404(Submission.objects.visible_to(request.user).select_related("team", "hardware"), pk=pk)
 
 
@@ -41,22 +41,6 @@ def can_manage(user, submission) -> bool:
 def can_view_code(user, submission) -> bool:
     """Kernel sources: for published submissions, and always for team members and staff."""
     return submission.is_public or can_manage(user, submission)
-
-
-# One lexer and one formatter for every call: building them costs more than highlighting a
-# short kernel (both are stateless between calls).
-_LEXER = PythonLexer()
-_FORMATTER = HtmlFormatter(cssclass="highlight")
-_STYLE_DEFS = HtmlFormatter().get_style_defs(".highlight")
-
-
-def highlighted(code: str) -> str:
-    key = "lb:hl:" + hashlib.sha256(code.encode()).hexdigest()
-    html = cache.get(key)
-    if html is None:
-        html = highlight(code, _LEXER, _FORMATTER)
-        cache.set(key, html, 24 * 3600)
-    return html
 
 
 def summaries_of(submission) -> tuple[SubmissionSummary | None, SubmissionSummary | None]:
@@ -71,8 +55,6 @@ def summaries_of(submission) -> tuple[SubmissionSummary | None, SubmissionSummar
 
 
 def _estimated_saved_seconds(hardware, stopped_by_workload: dict[int, int]) -> float | None:
-    from evaluator.models import Baseline
-    from evaluator.progress import ACCELERATOR_OVERHEAD_S
     if not stopped_by_workload or not hardware.is_accelerator:
         return None
     medians = dict(Baseline.objects.filter(hardware=hardware, workload_id__in=list(stopped_by_workload))
@@ -95,7 +77,6 @@ def progress_for(submission, summary: SubmissionSummary | None) -> dict:
                                "estimated_accelerator_seconds": _estimated_saved_seconds(submission.hardware,
                                                                                          stopped)},
         }
-    from evaluator.progress import submission_progress
     return submission_progress(submission)
 
 
@@ -109,7 +90,6 @@ def workload_rows(submission, summary: SubmissionSummary | None, n: int | None =
                    .select_related("workload")}
     workloads = {r.workload_id: r.workload for r in results.values()}
     if summary is None or not summary.complete:
-        from evaluator.models import Workload
         pending = set(submission.candidates.values_list("workload_id", flat=True).distinct()) - set(workloads)
         workloads.update({w.pk: w for w in Workload.objects.filter(pk__in=pending)})
     mode = summary.mode if summary else metrics.SEQUENTIAL
@@ -151,13 +131,23 @@ def workload_rows(submission, summary: SubmissionSummary | None, n: int | None =
     return rows
 
 
-def _outside_pallas(submission, rows) -> None:
+def _best_candidates(submission, rows) -> dict[int, int]:
+    """candidate pk -> workload pk of every row's best sample. Two IN lists (workloads, indexes)
+    that the (submission, workload, index) unique index answers, the pairs picked here: SQLite
+    plans a long OR of (workload, index) pairs as a scan of the submission's candidates."""
+    wanted = {(r["workload_id"], r["best_index"]) for r in rows if r["best_index"] is not None}
+    if not wanted:
+        return {}
+    found = Candidate.objects.filter(submission=submission, workload_id__in={w for w, _ in wanted},
+                                     index__in={i for _, i in wanted}).values_list("id", "workload_id", "index")
+    return {pk: w for pk, w, i in found if (w, i) in wanted}
+
+
+def _outside_pallas(submission, rows, best: dict[int, int]) -> None:
     """Each row's best sample's share of FLOPs outside Pallas (its main evaluation's record),
     as ``outside_pallas`` ("3.0%") and ``outside_pallas_where`` (the largest outside op)."""
-    from evaluator.models import Evaluation
     for r in rows:
         r["outside_pallas"], r["outside_pallas_where"] = "", ""
-    best = _best_candidates(submission, rows)
     if not best:
         return
     by_workload = {r["workload_id"]: r for r in rows}
@@ -170,31 +160,14 @@ def _outside_pallas(submission, rows) -> None:
             row["outside_pallas_where"] = pallas_share.largest(ev["record__pallas_share"])
 
 
-def _picks(rows) -> Q | None:
-    """The best sample of every row, as (workload pk, index) conditions the candidates'
-    (submission, workload, index) unique index answers one by one."""
-    picks = [Q(workload_id=r["workload_id"], index=r["best_index"]) for r in rows if r["best_index"] is not None]
-    # one OR node (chaining ``|`` copies the growing tree at every step)
-    return Q(*picks, _connector=Q.OR) if picks else None
-
-
-def _best_candidates(submission, rows) -> dict[int, int]:
-    """candidate pk -> workload pk of every row's best sample."""
-    from portal.models import Candidate
-    cond = _picks(rows)
-    if cond is None:
-        return {}
-    return dict(Candidate.objects.filter(cond, submission=submission).values_list("id", "workload_id"))
-
-
-def _sources(submission, rows) -> list[dict]:
-    from portal.models import Candidate
+def _sources(submission, best: dict[int, int]) -> list[dict]:
+    """The kernels shown on the page: every candidate of a plain submission (up to
+    MAX_SOURCES), the best sample of each workload of a trace."""
     qs = Candidate.objects.filter(submission=submission)
     if submission.kind == submission.TRACE:
-        cond = _picks(rows)
-        if cond is None:
+        if not best:
             return []
-        qs = qs.filter(cond)
+        qs = qs.filter(pk__in=list(best))
     out = []
     for c in qs.select_related("workload").order_by("workload__number", "index")[:MAX_SOURCES]:
         out.append({"wid": c.workload.wid, "index": c.index, "filename": c.filename, "sha": c.code_sha256,
@@ -244,15 +217,12 @@ def submission_detail(request, pk):
         "progress": progress, "meta": meta, "rows": rows, "body": mark_safe(body["html"]),
         "has_figures": body["has_figures"], "sources": body["has_sources"] or None,
         "can_manage": can_manage(request.user, submission),
-        "pygments_css": _STYLE_DEFS,
+        "pygments_css": STYLE_DEFS,
     }
     return render(request, "leaderboard/submission_detail.html", ctx)
 
 
 def expert_stamp(hardware) -> str:
-    from django.db.models import Count, Max
-
-    from evaluator.models import ExpertReference
     a = ExpertReference.objects.filter(hardware=hardware).aggregate(m=Max("updated_at"), c=Count("id"))
     return f"{a['m']}|{a['c']}"
 
@@ -280,8 +250,9 @@ def _render_body(submission, evaluated, reported, primary, rows, code: bool) -> 
         if gaps:
             figures.append({"id": "fig-gap", "figure": charts.expert_gap_bars(
                 gaps, per_workload=True, title="Gap to expert per workload (s_w / expert)")})
-    sources = _sources(submission, rows) if code else None
-    _outside_pallas(submission, rows)
+    best = _best_candidates(submission, rows)
+    sources = _sources(submission, best) if code else None
+    _outside_pallas(submission, rows, best)
     html = render_to_string("leaderboard/_submission_body.html", {
         "s": submission, "evaluated": evaluated, "reported": reported, "primary": primary, "rows": rows,
         "sets": sets, "figures": figures, "sources": sources, "outcomes": metrics.OUTCOMES})
@@ -295,7 +266,6 @@ def progress_json(request, pk):
 
 
 def _find_workload(value: str):
-    from evaluator.models import Workload
     v = value.strip().lower()
     w = Workload.objects.filter(Q(wid__iexact=v.lstrip("0")) | Q(slug__iexact=v)).first()
     if w is None:
@@ -306,8 +276,6 @@ def _find_workload(value: str):
 def trace_view(request, submission):
     """Every sample of one workload in order: outcome, speedup, error message; the lineage of
     the best kernel; the source of the chosen sample."""
-    from evaluator.models import Evaluation
-    from portal.models import Candidate
     w = _find_workload(request.GET["workload"])
     cands = list(Candidate.objects.filter(submission=submission, workload=w).order_by("index").values(
         "id", "index", "round", "parent_index", "filename", "reported_outcome", "reported_speedup",
@@ -387,13 +355,12 @@ def trace_view(request, submission):
     return render(request, "leaderboard/trace.html", {
         "s": submission, "w": w, "samples": samples, "lineage": lineage, "best_index": best_index,
         "chosen": chosen, "chosen_share": chosen_share, "code_html": code_html, "result": result,
-        "pygments_css": _STYLE_DEFS,
+        "pygments_css": STYLE_DEFS,
     })
 
 
 def compare(request):
     """2 to 4 submissions side by side: fast@N curves, per-workload speedups and the table."""
-    from portal.models import Submission
     ids = []
     for v in request.GET.getlist("s"):
         try:

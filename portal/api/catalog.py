@@ -4,11 +4,12 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import permissions, viewsets
 
-from evaluator.models import Baseline, ExpertReference, HardwareTarget, Workload
+from catalog.models import Baseline, ExpertReference, HardwareTarget, Workload
 from portal.api.filters import BaselineFilter, ExpertFilter, WorkloadFilter
-from portal.api.serializers import (BaselineSerializer, ExpertSerializer, HardwareSerializer,
-                                    WorkloadDetailSerializer, WorkloadSerializer)
-from portal.trace_format import WorkloadCatalog
+from portal.api.serializers import (
+    BaselineSerializer, ExpertSerializer, HardwareSerializer, WorkloadDetailSerializer, WorkloadSerializer
+)
+from submissions.trace_format import WorkloadCatalog
 
 
 @extend_schema_view(

@@ -1,14 +1,14 @@
 """Shared pieces of the v1 API: the JSON Lines parser, the upload throttle and the conversion of
 bad input (oversized, malformed, suspicious requests; intake errors) into clear 4xx bodies."""
-import os
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from rest_framework import exceptions, pagination, parsers, status
 from rest_framework.response import Response
 
-from portal.intake import IntakeError
-from portal.tokens import TokenRateThrottle
+from evaluator.bench import environment
+from submissions.intake import IntakeError
+from submissions.tokens import TokenRateThrottle
 
 NDJSON_TYPES = ("application/x-ndjson", "application/jsonl")
 
@@ -35,7 +35,7 @@ class UploadRateThrottle(TokenRateThrottle):
 
     def get_rate(self):
         rates = settings.REST_FRAMEWORK.get("DEFAULT_THROTTLE_RATES", {})
-        return rates.get("upload") or os.environ.get("JAXBENCH_UPLOAD_RATE", "120/hour")
+        return rates.get("upload") or environment.get("JAXBENCH_UPLOAD_RATE")
 
 
 class PayloadTooLarge(exceptions.APIException):

@@ -3,9 +3,10 @@ everywhere (as in uploads)."""
 import django_filters
 from django.db.models import Q
 
-from evaluator.models import Baseline, Evaluation, ExpertReference, Workload
-from portal.models import Submission
-from portal.trace_format import WorkloadCatalog
+from catalog.models import Baseline, ExpertReference, Workload
+from evaluator.models import Evaluation
+from submissions.models import Submission
+from submissions.trace_format import WorkloadCatalog
 
 
 def workload_ids(value: str) -> list[str]:

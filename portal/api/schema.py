@@ -3,7 +3,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 
 
 class BearerTokenScheme(OpenApiAuthenticationExtension):
-    target_class = "portal.tokens.BearerTokenAuthentication"
+    target_class = "submissions.tokens.BearerTokenAuthentication"
     name = "bearerAuth"
 
     def get_security_definition(self, auto_schema):

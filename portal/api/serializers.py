@@ -5,8 +5,10 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from evaluator.models import Baseline, Evaluation, ExpertReference, HardwareTarget, Workload
-from portal.models import Submission
+from catalog.models import Baseline, ExpertReference, HardwareTarget, Workload
+from evaluator.models import Evaluation
+from evaluator.queues import hardware_queue
+from submissions.models import Submission, meta_limit
 
 
 class WorkloadSerializer(serializers.ModelSerializer):
@@ -38,13 +40,16 @@ class WorkloadDetailSerializer(WorkloadSerializer):
 
 
 class HardwareSerializer(serializers.ModelSerializer):
-    queue = serializers.CharField(read_only=True)
+    queue = serializers.SerializerMethodField(help_text="The queue its workers consume.")
     is_accelerator = serializers.BooleanField(read_only=True)
 
     class Meta:
         model = HardwareTarget
         fields = ["slug", "name", "platform", "profile", "peak_flops", "peak_bandwidth", "queue",
                   "is_accelerator", "last_worker_seen_at"]
+
+    def get_queue(self, obj) -> str:
+        return hardware_queue(obj.slug)
 
 
 class BaselineSerializer(serializers.ModelSerializer):
@@ -114,11 +119,7 @@ class SubmissionSerializer(serializers.ModelSerializer):
 
 
 def url_page(obj, request=None) -> str:
-    from django.urls import NoReverseMatch
-    try:
-        path = reverse("submission-detail", args=[obj.pk])
-    except NoReverseMatch:
-        path = f"/submissions/{obj.pk}/"
+    path = reverse("leaderboard:submission-detail", args=[obj.pk])
     return request.build_absolute_uri(path) if request else path
 
 
@@ -133,7 +134,8 @@ class SubmissionCreatedSerializer(SubmissionSerializer):
 class _MetaFields(serializers.Serializer):
     team = serializers.CharField(required=False, allow_blank=True, help_text=(
         "The team's slug; optional when you are in exactly one team."))
-    upload_key = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=128,
+    upload_key = serializers.CharField(required=False, allow_blank=True, allow_null=True,
+                                       max_length=meta_limit("upload_key"),
                                        help_text="Idempotency key, unique per team: a retried upload with "
                                                  "the same key returns the first submission (HTTP 200).")
 
@@ -143,11 +145,11 @@ class KernelSubmissionRequestSerializer(_MetaFields):
     workload, named by ID, slug or public folder name) and/or ``zip``."""
 
     hardware = serializers.CharField(help_text="Hardware target slug, e.g. cpu or tpu-v6e.")
-    method = serializers.CharField(max_length=120)
-    model = serializers.CharField(max_length=120, required=False, allow_blank=True)
-    framework = serializers.CharField(max_length=120, required=False, allow_blank=True)
-    description = serializers.CharField(max_length=10_000, required=False, allow_blank=True)
-    link = serializers.URLField(max_length=200, required=False, allow_blank=True)
+    method = serializers.CharField(max_length=meta_limit("method"))
+    model = serializers.CharField(max_length=meta_limit("model_name"), required=False, allow_blank=True)
+    framework = serializers.CharField(max_length=meta_limit("framework"), required=False, allow_blank=True)
+    description = serializers.CharField(max_length=meta_limit("description"), required=False, allow_blank=True)
+    link = serializers.URLField(max_length=meta_limit("link"), required=False, allow_blank=True)
     kernels = serializers.DictField(child=serializers.CharField(allow_blank=True, trim_whitespace=False),
                                     required=False, help_text="{workload ID, slug or public name: source}")
     files = serializers.ListField(child=serializers.FileField(allow_empty_file=True), required=False,

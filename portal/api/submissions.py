@@ -1,5 +1,5 @@
 """Submissions over the API: create (kernels or a trace), list the own teams', detail, status,
-evaluations, publish and withdraw. Every upload goes through ``portal.intake``."""
+evaluations, publish and withdraw. Every upload goes through ``submissions.intake``."""
 from django.db.models import Count
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
@@ -10,15 +10,18 @@ from rest_framework.response import Response
 
 from evaluator.models import Evaluation
 from evaluator.progress import submission_progress
-from portal import intake
-from portal.api.common import (NDJSON_TYPES, ClearErrorsMixin, JSONLinesParser, JSONLParser, PageSizePagination,
-                               PayloadTooLarge, UploadRateThrottle)
+from portal.api.common import (
+    NDJSON_TYPES, ClearErrorsMixin, JSONLinesParser, JSONLParser, PageSizePagination, PayloadTooLarge,
+    UploadRateThrottle
+)
 from portal.api.filters import EvaluationFilter, SubmissionFilter
-from portal.api.serializers import (DetailSerializer, EvaluationSerializer, IntakeErrorSerializer,
-                                    KernelSubmissionRequestSerializer, ProgressSerializer,
-                                    SubmissionCreatedSerializer, SubmissionSerializer, TraceUploadRequestSerializer)
-from portal.models import Submission
-from portal.trace_format import MAX_TRACE_BYTES
+from portal.api.serializers import (
+    DetailSerializer, EvaluationSerializer, IntakeErrorSerializer, KernelSubmissionRequestSerializer,
+    ProgressSerializer, SubmissionCreatedSerializer, SubmissionSerializer, TraceUploadRequestSerializer
+)
+from submissions import intake
+from submissions.models import Submission
+from submissions.trace_format import MAX_TRACE_BYTES
 
 # A kernel upload holds at most a zip and MAX_FILES kernel files, plus the form's own bytes.
 MAX_KERNEL_REQUEST_BYTES = intake.MAX_ZIP_BYTES + intake.MAX_FILES * intake.MAX_KERNEL_BYTES + 1024 * 1024

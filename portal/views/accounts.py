@@ -5,7 +5,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from portal.forms import SignupForm, TokenForm
-from portal.models import ApiToken
+from submissions.models import ApiToken
 
 
 def signup(request):

@@ -3,6 +3,7 @@ import time
 
 from django.core.management.base import BaseCommand
 
+from evaluator.actors import send_ping
 from evaluator.health import status
 
 
@@ -16,7 +17,6 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):
         if opts["ping"]:
-            from evaluator.actors import send_ping
             ping = send_ping(opts["ping"])
             deadline = time.monotonic() + opts["timeout"]
             while time.monotonic() < deadline:

@@ -1,7 +1,9 @@
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from evaluator.models import Baseline, HardwareTarget, Workload
+from catalog.models import Baseline, HardwareTarget, Workload
+from evaluator.bench import HARNESS_VERSION
+from evaluator.runner import baseline_for
 
 
 class Command(BaseCommand):
@@ -13,11 +15,9 @@ class Command(BaseCommand):
         parser.add_argument("--force", action="store_true", help="re-measure even if cached")
 
     def handle(self, *args, **opts):
-        import jax
+        import jax  # deferred: JAX loads only where the harness runs, never in the web process
 
-        from evaluator.bench import HARNESS_VERSION
-        from evaluator.bench.hardware import detect
-        from evaluator.runner import baseline_for
+        from evaluator.bench.hardware import detect  # deferred: JAX loads only where the harness runs, never in the web process
         here = detect().slug
         slug = opts["hardware"] or here
         if slug != here:

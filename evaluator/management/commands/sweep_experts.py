@@ -1,7 +1,9 @@
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from evaluator.models import HardwareTarget, Workload
+from catalog.models import HardwareTarget, Workload
+from evaluator.experts_sweep import sweep_expert
+from evaluator.runner import baseline_for
 
 
 class Command(BaseCommand):
@@ -14,9 +16,7 @@ class Command(BaseCommand):
         parser.add_argument("--limit", type=int, help="at most this many configurations per expert")
 
     def handle(self, *args, **opts):
-        from evaluator.bench.hardware import detect
-        from evaluator.experts_sweep import sweep_expert
-        from evaluator.runner import baseline_for
+        from evaluator.bench.hardware import detect  # deferred: JAX loads only where the harness runs, never in the web process
         here = detect().slug
         slug = opts["hardware"] or here
         if slug != here:

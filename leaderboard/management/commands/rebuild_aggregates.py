@@ -3,6 +3,9 @@ import time
 
 from django.core.management.base import BaseCommand
 
+from leaderboard.aggregates.refresh import rebuild_all
+from submissions.models import Submission
+
 
 class Command(BaseCommand):
     help = "Rebuild the leaderboard aggregates (SubmissionSummary, WorkloadResult) from the evaluations."
@@ -12,8 +15,6 @@ class Command(BaseCommand):
         parser.add_argument("--hardware", help="only submissions on this hardware target")
 
     def handle(self, *args, submissions=None, hardware=None, verbosity=1, **opts):
-        from leaderboard.aggregates import rebuild_all
-        from portal.models import Submission
         qs = Submission.objects.all()
         if submissions:
             qs = qs.filter(pk__in=submissions)

@@ -12,7 +12,7 @@ VENDOR = pathlib.Path(settings.BASE_DIR) / "static" / "vendor"
 
 
 def bundled_plotly_js() -> pathlib.Path:
-    import plotly
+    import plotly  # deferred: plotly is large; only this command needs it
     return pathlib.Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 
 
@@ -27,7 +27,7 @@ class Command(BaseCommand):
         parser.add_argument("--check", action="store_true", help="fail if the vendored copy differs")
 
     def handle(self, *args, check=False, **opts):
-        import plotly
+        import plotly  # deferred: as above
         src = bundled_plotly_js()
         if not src.exists():
             raise CommandError(f"{src} not found: is the plotly package installed?")

@@ -3,7 +3,10 @@ import time
 from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
-from evaluator.models import Evaluation, ExpertReference, Workload
+from catalog.models import ExpertReference, Workload
+from evaluator.actors import send_expert_sweeps
+from evaluator.models import Evaluation
+from portal.demo import create_demo
 
 
 class Command(BaseCommand):
@@ -19,8 +22,6 @@ class Command(BaseCommand):
         parser.add_argument("--timeout", type=float, default=3600)
 
     def handle(self, *args, **opts):
-        from evaluator.actors import send_expert_sweeps
-        from portal.demo import create_demo
         hw = opts["hardware"]
         swept = set(ExpertReference.objects.filter(hardware__slug=hw).values_list("workload__wid", flat=True))
         subs = create_demo(hw)

@@ -9,6 +9,7 @@ import time
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
+from evaluator.bench import environment
 from portal.embedded import start_redis
 
 
@@ -16,7 +17,7 @@ class Command(BaseCommand):
     help = "Start the embedded broker, a worker and the web server; Ctrl-C stops them all."
 
     def add_arguments(self, parser):
-        parser.add_argument("--bind", default=os.environ.get("JAXBENCH_BIND", "127.0.0.1:8000"))
+        parser.add_argument("--bind", default=environment.get("JAXBENCH_BIND"))
         parser.add_argument("--web-workers", type=int, default=2)
         parser.add_argument("--worker-threads", type=int, default=1)
         parser.add_argument("--no-worker", action="store_true", help="serve pages only")
@@ -26,7 +27,7 @@ class Command(BaseCommand):
     def handle(self, *args, **opts):
         procs = []
         redis_proc = None
-        if not os.environ.get("DRAMATIQ_BROKER_URL"):
+        if not environment.is_set("DRAMATIQ_BROKER_URL"):
             redis_proc = start_redis(settings.EMBEDDED_REDIS_SOCKET)
             self.stdout.write(f"embedded Redis on {settings.EMBEDDED_REDIS_SOCKET}")
         manage = [sys.executable, str(settings.BASE_DIR / "manage.py")]
@@ -38,7 +39,7 @@ class Command(BaseCommand):
             [sys.executable, "-m", "gunicorn", "portal.wsgi:application", "--bind", opts["bind"],
              "--workers", str(opts["web_workers"]), "--timeout", "120", "--access-logfile", "-"],
             cwd=settings.BASE_DIR, start_new_session=True)))
-        if not opts["no_worker"] and not opts["no_demo"] and os.environ.get("JAXBENCH_DEMO", "1") != "0":
+        if not opts["no_worker"] and not opts["no_demo"] and environment.get("JAXBENCH_DEMO"):
             # Real results measured here: the worker evaluates them while the site is up.
             procs.append(("demo", subprocess.Popen(manage + ["demo", "--wait"], start_new_session=True)))
         self.stdout.write(self.style.SUCCESS(

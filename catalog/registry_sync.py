@@ -1,0 +1,56 @@
+"""Mirror the workload registry and the hardware targets into the database."""
+import inspect
+
+from django.db import transaction
+
+from catalog.models import HardwareTarget, Workload
+from evaluator.bench import hardware, workloads
+
+
+def _spec(s):
+    return {"shape": list(s.shape), "dtype": str(s.dtype)}
+
+
+def workload_fields(wl) -> dict:
+    import jax  # deferred: JAX loads only where the harness runs, never in the web process
+    shapes, costs = {}, {}
+    for profile in ("small", "full"):
+        ins = wl.input_specs(profile)
+        out = wl.output_spec(profile)
+        shapes[profile] = {
+            "inputs": [dict(name=n, **_spec(s)) for n, s in zip(wl.input_names, ins)],
+            "output": jax.tree_util.tree_map(_spec, out),
+        }
+        flops, nbytes = wl.cost(profile)
+        costs[profile] = {"flops": flops, "bytes": nbytes}
+    meta = wl.summary()
+    return {
+        "number": wl.number, "slug": wl.slug, "public_name": wl.public_name, "title": wl.title,
+        "source": wl.source, "model": wl.model, "category": wl.category,
+        "description": wl.description, "notes": meta.get("notes") or "", "expert": wl.expert,
+        "kernelbench_id": wl.kernelbench_id, "degenerate": wl.degenerate or "",
+        "atol": wl.atol, "rtol": wl.rtol, "tolerance_reason": wl.tolerance_reason or "",
+        "public_file_note": wl.public_file_note or "",
+        "input_names": list(wl.input_names), "profiles": meta["profiles"],
+        "shapes": shapes, "costs": costs,
+        "reference_source": inspect.getsource(inspect.getmodule(wl.reference)),
+    }
+
+
+@transaction.atomic
+def sync_hardware() -> int:
+    for t in hardware.TARGETS.values():
+        HardwareTarget.objects.update_or_create(slug=t.slug, defaults={
+            "name": t.name, "platform": t.platform, "profile": t.profile,
+            "peak_flops": t.peak_flops, "peak_bandwidth": t.peak_bandwidth})
+    return len(hardware.TARGETS)
+
+
+@transaction.atomic
+def sync_workloads() -> tuple[int, int]:
+    created = updated = 0
+    for wl in workloads.all_workloads():
+        _, was_created = Workload.objects.update_or_create(wid=wl.id, defaults=workload_fields(wl))
+        created += was_created
+        updated += not was_created
+    return created, updated

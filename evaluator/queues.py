@@ -1,0 +1,21 @@
+"""Every Dramatiq queue name, built here and nowhere else.
+
+One queue per hardware target (``eval.<slug>``: only a worker on that hardware consumes it), the
+CPU pre-check that screens candidates before an accelerator is spent on them, and the
+maintenance queue (pings, expert sweeps' bookkeeping)."""
+from __future__ import annotations
+
+PRECHECK_QUEUE = "precheck"
+MAINTENANCE_QUEUE = "maintenance"
+# the queue actors are declared on; every message is re-addressed to its evaluation's queue
+DECLARED_QUEUE = "eval.cpu"
+
+
+def hardware_queue(slug: str) -> str:
+    """The queue of the workers running on hardware target ``slug``."""
+    return f"eval.{slug}"
+
+
+def stage_queue(stage: str, hardware_slug: str) -> str:
+    """The queue of an evaluation at ``stage`` (``precheck`` or ``main``) on ``hardware_slug``."""
+    return PRECHECK_QUEUE if stage == PRECHECK_QUEUE else hardware_queue(hardware_slug)

@@ -1,0 +1,148 @@
+"""The web forms of the submissions app: /submit/ (they gather input; ``submissions.intake``
+validates and stores it) and the team pages."""
+import secrets
+
+from django import forms
+from django.utils.text import slugify
+
+from catalog.models import HardwareTarget
+from submissions.intake import IntakeError, Upload, teams_for
+from submissions.models import Team, meta_limit
+from submissions.trace_format import format_error
+
+
+def new_upload_key() -> str:
+    """A per-form key: a resubmitted page (reload, double click) returns the first submission."""
+    return "web-" + secrets.token_urlsafe(18)
+
+
+class _TeamMixin:
+    def _add_team_field(self, user):
+        teams = teams_for(user)
+        self.fields["team"] = forms.ModelChoiceField(
+            queryset=teams, to_field_name="slug", empty_label=None, label="Team",
+            help_text="The team the submission belongs to; it stays private to the team until published.")
+        if len(teams) == 1:
+            self.fields["team"].widget = forms.HiddenInput()
+            self.fields["team"].initial = teams[0].slug
+        self.order_fields(["team"] + [f for f in self.fields if f != "team"])
+
+    def add_intake_errors(self, exc: IntakeError, field_map=None):
+        """Show every intake error next to the field that carried it (a file row, the zip, a
+        meta field), the rest above the form."""
+        field_map = field_map or {}
+        for e in exc.errors:
+            target = e.get("input") or field_map.get(e.get("field"), e.get("field"))
+            if target in self.fields:
+                text = f"{e['file']}: {e['message']}" if e.get("file") and e.get("input") else e["message"]
+                if e.get("line") is not None:
+                    text = format_error({k: v for k, v in e.items() if k not in ("input", "file")})
+                self.add_error(target, text)
+            else:
+                self.add_error(None, format_error(e))
+
+
+class KernelSubmissionForm(_TeamMixin, forms.Form):
+    hardware = forms.ModelChoiceField(queryset=HardwareTarget.objects.all(), to_field_name="slug", empty_label=None,
+                                      label="Hardware target",
+                                      help_text="Where the kernels are evaluated and ranked.")
+    method = forms.CharField(max_length=meta_limit("method"), widget=forms.TextInput(attrs={"list": "known-methods"}),
+                             help_text="Pick one or type your own.")
+    model = forms.CharField(max_length=meta_limit("model_name"), required=False, label="Model",
+                            widget=forms.TextInput(attrs={"list": "known-models"}),
+                            help_text="The model that wrote the kernels, if any.")
+    description = forms.CharField(required=False, max_length=meta_limit("description"), widget=forms.Textarea(attrs={"rows": 3}))
+    link = forms.URLField(required=False, max_length=meta_limit("link"), help_text="Paper, code or write-up.")
+    upload_key = forms.CharField(required=False, max_length=meta_limit("upload_key"), widget=forms.HiddenInput())
+    zip = forms.FileField(required=False, label="Or one .zip archive",
+                          help_text="&lt;workload&gt;.py files, or folders named by workload holding one .py "
+                                    "each (12p_RMSNorm/optimized.py): a directory of Autocomp or public-harness "
+                                    "outputs uploads as it is. baseline.py, hidden files and non-.py files are "
+                                    "skipped.")
+
+    def __init__(self, *args, user, workloads, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._add_team_field(user)
+        self.fields["hardware"].label_from_instance = lambda h: f"{h.slug} — {h.name}"
+        if "cpu" in {h.slug for h in self.fields["hardware"].queryset}:
+            self.fields["hardware"].initial = "cpu"
+        self.fields["upload_key"].initial = new_upload_key()
+        self.workloads = list(workloads)
+        for w in self.workloads:
+            self.fields[f"file_{w.wid}"] = forms.FileField(
+                required=False, label=f"{w.wid} {w.title}",
+                widget=forms.ClearableFileInput(attrs={"accept": ".py,text/x-python"}))
+
+    def meta_fields(self):
+        """The visible fields above the file rows (team, hardware, method, model, ...)."""
+        return [bf for bf in self.visible_fields() if not bf.name.startswith("file_") and bf.name != "zip"]
+
+    def rows(self):
+        """(workload, bound file field) per workload, for the table of the form."""
+        return [(w, self[f"file_{w.wid}"]) for w in self.workloads]
+
+    def clean(self):
+        data = super().clean()
+        if not any(data.get(f"file_{w.wid}") for w in self.workloads) and not data.get("zip"):
+            raise forms.ValidationError("Choose at least one kernel file, or a .zip of them.")
+        return data
+
+    def uploads(self):
+        out = [Upload(f.name, f, workload=w.wid, input=f"file_{w.wid}")
+               for w in self.workloads if (f := self.cleaned_data.get(f"file_{w.wid}"))]
+        if self.cleaned_data.get("zip"):
+            z = self.cleaned_data["zip"]
+            out.append(Upload(z.name, z, input="zip", archive=True))
+        return out
+
+    def meta(self):
+        d = self.cleaned_data
+        return {"method": d["method"], "model_name": d.get("model", ""), "description": d.get("description", ""),
+                "link": d.get("link", ""), "upload_key": d.get("upload_key") or None}
+
+
+class TraceUploadForm(_TeamMixin, forms.Form):
+    trace = forms.FileField(label="Trace file (.jsonl)",
+                            widget=forms.ClearableFileInput(attrs={"accept": ".jsonl,.ndjson,.json,application/x-ndjson"}),
+                            help_text='A <a href="/docs/trace-format/">jaxbench-trace/1</a> JSON Lines file: the '
+                                      'header names the method, model, hardware and sampling.')
+    upload_key = forms.CharField(required=False, max_length=meta_limit("upload_key"), label="Upload key (optional)",
+                                 help_text="Uploading again with the same key returns the first submission.")
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._add_team_field(user)
+
+    def add_trace_errors(self, exc: IntakeError):
+        """Trace errors name a line: they go next to the file field."""
+        for e in exc.errors:
+            if e.get("line") is None and e.get("field") in ("team", "upload_key"):
+                self.add_error(e["field"], e["message"])
+            else:
+                self.add_error("trace", format_error(e))
+
+
+class TeamForm(forms.ModelForm):
+    class Meta:
+        model = Team
+        fields = ("name", "description")
+
+    def clean_name(self):
+        name = self.cleaned_data["name"].strip()
+        if not slugify(name):
+            raise forms.ValidationError("The name needs at least one letter or digit.")
+        if Team.objects.filter(slug=slugify(name)[:90]).exists():
+            raise forms.ValidationError("A team with this name already exists.")
+        return name
+
+
+class JoinTeamForm(forms.Form):
+    code = forms.CharField(max_length=32, label="Join code")
+
+    def clean_code(self):
+        code = self.cleaned_data["code"].strip()
+        team = Team.objects.filter(join_code=code).first()
+        if team is None:
+            raise forms.ValidationError("No team has this join code (it may have been rotated).")
+        self.team = team
+        return code

@@ -1,0 +1,227 @@
+"""The one intake path of submissions: web form, REST API and CLI all come through here.
+
+Everything is validated first (``submissions.uploads``, ``archives``, ``kernels``); only then, in ONE transaction, the
+Submission, its Candidates (bulk) and their first Evaluation rows
+(the ``submission_stored`` signal: the evaluator answers it) are created. Bad input raises :class:`IntakeError`
+with a list of ``{"file" | "line", "field", "message"}`` and stores nothing.
+
+Submitted code is never imported or executed here: ``ast.parse`` only.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Iterable
+
+from django.db import IntegrityError, transaction
+
+from catalog.models import HardwareTarget, Workload
+from submissions import trace_format
+from submissions.bulk import insert_rows
+from submissions.intake.kernels import validate_kernel_uploads
+from submissions.models import META_FIELDS, Candidate, Submission, Team, meta_limit
+from submissions.signals import submission_stored
+from submissions.intake.uploads import IntakeError, Upload
+
+KNOWN_METHODS = ["Best-of-N", "Iterative refinement", "Iterative refinement + TPU context",
+                 "Autocomp", "Hand-written", "Expert (Tokamax)"]
+KNOWN_MODELS = ["Gemini 3 Flash", "Gemini 3.1 Pro", "Gemini 2.5 Pro", "Claude Opus 4", "Claude Sonnet 4",
+                "GPT-5", "o3", "DeepSeek-V3", "Qwen3-Coder", "Human"]
+
+
+def workload_catalog() -> tuple[trace_format.WorkloadCatalog, dict[str, int]]:
+    """The workload names the portal knows (synced from the registry) and their row ids."""
+    rows = list(Workload.objects.values_list("wid", "slug", "public_name", "pk"))
+    return trace_format.WorkloadCatalog((w, s, p) for w, s, p, _ in rows), {w: pk for w, _, _, pk in rows}
+
+
+def resolve_hardware(hardware):
+    if isinstance(hardware, HardwareTarget):
+        return hardware
+    slug = (hardware or "").strip() if isinstance(hardware, str) else ""
+    target = HardwareTarget.objects.filter(slug=slug).first() if slug else None
+    if target is None:
+        known = ", ".join(HardwareTarget.objects.values_list("slug", flat=True)) or "none synced"
+        raise IntakeError(f"unknown hardware target {slug!r}; known: {known}" if slug
+                          else f"choose a hardware target; known: {known}", field="hardware")
+    return target
+
+
+_LINK_RE = re.compile(trace_format.LINK_PATTERN)
+_UPLOAD_KEY_RE = re.compile(trace_format.UPLOAD_KEY_PATTERN)
+
+
+def clean_meta(meta: dict) -> tuple[dict, list[dict]]:
+    """method (required), model_name, framework, description, link, upload_key."""
+    out, errors = {}, []
+    if "model" in meta and "model_name" not in meta:
+        meta = {**meta, "model_name": meta["model"]}
+    for key in META_FIELDS[:-1]:          # upload_key is checked against its pattern below
+        limit = meta_limit(key)
+        value = meta.get(key)
+        if value is None:
+            value = ""
+        if not isinstance(value, str):
+            errors.append({"field": key, "message": "must be a string"})
+            continue
+        value = value.strip()
+        if len(value) > limit:
+            errors.append({"field": key, "message": f"at most {limit} characters"})
+            continue
+        out[key] = value
+    if "method" in out and not out["method"]:
+        errors.append({"field": "method", "message": "name the method (e.g. Best-of-N, Autocomp, Hand-written)"})
+    if out.get("link") and not _LINK_RE.match(out["link"]):
+        errors.append({"field": "link", "message": "must be an http(s) URL"})
+    key = meta.get("upload_key")
+    out["upload_key"] = None
+    if key not in (None, ""):
+        if not isinstance(key, str) or not _UPLOAD_KEY_RE.match(key):
+            errors.append({"field": "upload_key", "message": "1-128 characters: letters, digits and ._:/+=-, "
+                                                             "starting with a letter or digit"})
+        else:
+            out["upload_key"] = key
+    return out, errors
+
+
+def check_team(team, user) -> None:
+    if team is None:
+        raise IntakeError("choose a team", field="team")
+    if not (user is not None and user.is_authenticated and team.is_member(user)):
+        raise IntakeError(f"you are not a member of team {team.slug!r}", field="team")
+
+
+def existing_upload(team, upload_key: str | None) -> Submission | None:
+    if not upload_key:
+        return None
+    return Submission.objects.filter(team=team, upload_key=upload_key).first()
+
+
+# The columns of a trace sample's Candidate row, in the order create_trace_submission builds them.
+_TRACE_COLUMNS = ("submission_id", "workload_id", "index", "round", "parent_index", "code", "code_sha256",
+                  "reported_outcome", "reported_speedup", "reported_speedup_lo", "reported_speedup_hi",
+                  "tokens_in", "tokens_out", "cost_usd")
+
+
+def _store(submission: Submission, candidates: list[Candidate] = (), rows: list[tuple] | None = None
+           ) -> Submission:
+    """One transaction: the submission, its candidates, their evaluations (enqueued on commit).
+    ``candidates`` are Candidate instances; or ``rows`` are tuples of ``_TRACE_COLUMNS`` less the
+    submission (a trace's thousands of samples: inserted by ``submissions.bulk.insert_rows``, no
+    model instance per sample). A concurrent upload with the same key loses the race and
+    returns the winner's submission."""
+    try:
+        with transaction.atomic():
+            submission.save()
+            if rows is not None:
+                sid = submission.pk
+                insert_rows(Candidate, _TRACE_COLUMNS, ((sid, *row) for row in rows))
+            else:
+                for c in candidates:
+                    c.submission = submission
+                Candidate.objects.bulk_create(candidates, batch_size=1000)
+            submission_stored.send(sender=Submission, submission=submission)
+    except IntegrityError:
+        first = existing_upload(submission.team, submission.upload_key)
+        if first is None:
+            raise
+        first.was_duplicate = True
+        return first
+    submission.was_duplicate = False
+    return submission
+
+
+def create_kernel_submission(team, user, hardware, meta: dict, files: Iterable[Upload | tuple]) -> Submission:
+    """A kernel submission: one source per workload. ``hardware`` is a HardwareTarget or slug;
+    ``meta`` has method (required), model_name (or model), framework, description, link,
+    upload_key; ``files`` are :class:`Upload` objects or ``(name, bytes|str)`` pairs, where a
+    ``.zip`` is expanded. Returns the submission (``was_duplicate`` tells a retried upload_key)."""
+    check_team(team, user)
+    meta, errors = clean_meta(meta)
+    if errors:
+        raise IntakeError(errors)
+    first = existing_upload(team, meta["upload_key"])
+    if first is not None:
+        first.was_duplicate = True
+        return first
+    hw = resolve_hardware(hardware)
+    catalog, pk_of = workload_catalog()
+    uploads = [f if isinstance(f, Upload) else Upload(f[0], f[1]) for f in files]
+    kernels, errors = validate_kernel_uploads(uploads, catalog)
+    if errors:
+        raise IntakeError(errors)
+    submission = Submission(team=team, created_by=user, hardware=hw, kind=Submission.KERNELS,
+                            method=meta["method"], model_name=meta["model_name"],
+                            framework=meta["framework"], description=meta["description"],
+                            link=meta["link"], upload_key=meta["upload_key"], budget=1,
+                            sampling=Submission.INDEPENDENT)
+    candidates = [Candidate(workload_id=pk_of[k.wid], index=0, filename=k.name[:200], code=k.code,
+                            code_sha256=hashlib.sha256(k.code.encode()).hexdigest())
+                  for k in sorted(kernels, key=lambda k: pk_of[k.wid])]
+    return _store(submission, candidates)
+
+
+def create_trace_submission(team, user, stream, upload_key: str | None = None) -> Submission:
+    """An agent trace (``jaxbench-trace/1`` JSON Lines) from a binary stream, parsed line by line.
+    ``upload_key`` (or the header's) makes a retried upload return the first submission."""
+    check_team(team, user)
+    if upload_key not in (None, "") and (not isinstance(upload_key, str) or not _UPLOAD_KEY_RE.match(upload_key)):
+        raise IntakeError("1-128 characters: letters, digits and ._:/+=-, starting with a letter or digit",
+                          field="upload_key")
+    first = existing_upload(team, upload_key)
+    if first is not None:
+        first.was_duplicate = True
+        return first
+    catalog, pk_of = workload_catalog()
+    try:
+        trace = trace_format.parse_trace(stream, catalog, HardwareTarget.objects.values_list("slug", flat=True))
+    except trace_format.TraceError as exc:
+        raise IntakeError(exc.errors) from None
+    h = trace.header
+    key = upload_key or h.get("upload_key")
+    if upload_key and h.get("upload_key") and h["upload_key"] != upload_key:
+        raise IntakeError([{"line": 1, "field": "upload_key",
+                            "message": f"the header's upload_key {h['upload_key']!r} differs from the one "
+                                       f"given with the upload {upload_key!r}"}])
+    if key and not upload_key:
+        first = existing_upload(team, key)
+        if first is not None:
+            first.was_duplicate = True
+            return first
+    hw = HardwareTarget.objects.get(slug=h["hardware"])
+    submission = Submission(team=team, created_by=user, hardware=hw, kind=Submission.TRACE,
+                            method=h["method"], model_name=h["model"], framework=h.get("framework") or "",
+                            description=h.get("description") or "", link=h.get("link") or "",
+                            sampling=h["sampling"], budget=h.get("budget"),
+                            trace_settings=h.get("settings") or {}, upload_key=key or None)
+    sha = hashlib.sha256
+    rows = [(pk_of[s["workload_id"]], s["index"], s.get("round"), s.get("parent"), s["code"],
+             sha(s["code"].encode()).hexdigest(), s.get("outcome") or "", s.get("speedup"),
+             s.get("speedup_lo"), s.get("speedup_hi"), s.get("tokens_in"), s.get("tokens_out"), s.get("cost_usd"))
+            for s in trace.samples]
+    return _store(submission, rows=rows)
+
+
+def teams_for(user):
+    """The teams ``user`` can submit for."""
+    if not user.is_authenticated:
+        return Team.objects.none()
+    return Team.objects.filter(memberships__user=user).distinct().order_by("name")
+
+
+def resolve_team(user, slug: str | None = None):
+    """The team to submit for: the one named, or the user's only team."""
+    teams = list(teams_for(user))
+    if slug:
+        for t in teams:
+            if t.slug == slug:
+                return t
+        mine = ", ".join(t.slug for t in teams) or "none"
+        raise IntakeError(f"you are not a member of a team {slug!r} (your teams: {mine})", field="team")
+    if len(teams) == 1:
+        return teams[0]
+    if not teams:
+        raise IntakeError("you are in no team: every submission belongs to a team; create one at "
+                          "/teams/new/ or join one at /teams/join/", field="team")
+    raise IntakeError(f"you are in several teams ({', '.join(t.slug for t in teams)}): say which with "
+                      f"'team'", field="team")

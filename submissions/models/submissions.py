@@ -1,0 +1,122 @@
+import hashlib
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+from django.utils import timezone
+
+
+def code_digest(code: str) -> str:
+    return hashlib.sha256(code.encode()).hexdigest()
+
+
+class SubmissionQuerySet(models.QuerySet):
+    def public(self):
+        return self.filter(published_at__isnull=False, withdrawn_at__isnull=True)
+
+    def visible_to(self, user):
+        """Published submissions, plus the user's own teams' (all of them for staff)."""
+        if user.is_authenticated and user.is_staff:
+            return self
+        q = models.Q(published_at__isnull=False, withdrawn_at__isnull=True)
+        if user.is_authenticated:
+            q |= models.Q(team__memberships__user=user)
+        return self.filter(q).distinct()
+
+
+class Submission(models.Model):
+    KERNELS = "kernels"
+    TRACE = "trace"
+    KINDS = [(KERNELS, "Kernel files"), (TRACE, "Agent trace")]
+    SEQUENTIAL = "sequential"
+    INDEPENDENT = "independent"
+    SAMPLING = [(SEQUENTIAL, "Sequential search"), (INDEPENDENT, "Independent samples (best-of-N)")]
+
+    team = models.ForeignKey("submissions.Team", on_delete=models.PROTECT, related_name="submissions")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True,
+                                   related_name="submissions")
+    hardware = models.ForeignKey("catalog.HardwareTarget", on_delete=models.PROTECT, related_name="submissions")
+    kind = models.CharField(max_length=10, choices=KINDS)
+    method = models.CharField(max_length=120)
+    model_name = models.CharField(max_length=120, blank=True)
+    framework = models.CharField(max_length=120, blank=True)
+    description = models.TextField(blank=True, max_length=10_000)   # checked by forms and the intake
+    link = models.URLField(blank=True)
+    sampling = models.CharField(max_length=12, choices=SAMPLING, default=SEQUENTIAL)
+    budget = models.PositiveIntegerField(null=True, blank=True)
+    trace_settings = models.JSONField(default=dict, blank=True)
+    upload_key = models.CharField(max_length=128, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    published_at = models.DateTimeField(null=True, blank=True)
+    withdrawn_at = models.DateTimeField(null=True, blank=True)
+
+    objects = SubmissionQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [models.UniqueConstraint(fields=["team", "upload_key"], name="one_upload_per_key")]
+        indexes = [models.Index(fields=["hardware", "published_at"])]
+
+    def __str__(self):
+        return f"#{self.pk} {self.method} ({self.team})"
+
+    def get_absolute_url(self):
+        return reverse("leaderboard:submission-detail", args=[self.pk])
+
+    @property
+    def is_public(self) -> bool:
+        return self.published_at is not None and self.withdrawn_at is None
+
+    def publish(self):
+        self.published_at = timezone.now()
+        self.withdrawn_at = None
+        self.save(update_fields=["published_at", "withdrawn_at"])
+
+    def withdraw(self):
+        self.withdrawn_at = timezone.now()
+        self.save(update_fields=["withdrawn_at"])
+
+
+def meta_limit(field: str) -> int:
+    """The longest value a submission's metadata field takes: the form, the API serializer and
+    the intake read their limits here (the trace format's Django-free copy is tested equal)."""
+    return Submission._meta.get_field(field).max_length
+
+
+META_FIELDS = ("method", "model_name", "framework", "description", "link", "upload_key")
+
+
+class Candidate(models.Model):
+    """One kernel source for one workload: a file of a kernel submission or a trace sample."""
+
+    # (the submission leads the unique (submission, workload, index) index: no index of its own)
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="candidates",
+                                   db_index=False)
+    workload = models.ForeignKey("catalog.Workload", on_delete=models.PROTECT, related_name="candidates")
+    index = models.PositiveIntegerField(default=0)
+    round = models.PositiveIntegerField(null=True, blank=True)
+    parent_index = models.PositiveIntegerField(null=True, blank=True)
+    filename = models.CharField(max_length=200, blank=True)
+    code = models.TextField()
+    code_sha256 = models.CharField(max_length=64)
+    reported_outcome = models.CharField(max_length=20, blank=True)
+    reported_speedup = models.FloatField(null=True, blank=True)
+    # the agent's own 95% interval of its speedup (optional in the trace format)
+    reported_speedup_lo = models.FloatField(null=True, blank=True)
+    reported_speedup_hi = models.FloatField(null=True, blank=True)
+    tokens_in = models.PositiveBigIntegerField(null=True, blank=True)
+    tokens_out = models.PositiveBigIntegerField(null=True, blank=True)
+    cost_usd = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["submission", "workload__number", "index"]
+        constraints = [models.UniqueConstraint(fields=["submission", "workload", "index"],
+                                               name="one_candidate_per_index")]
+        indexes = [models.Index(fields=["code_sha256"], name="candidate_code_sha256_idx")]
+
+    def __str__(self):
+        return f"{self.workload_id}#{self.index} of submission {self.submission_id}"
+
+    def save(self, *args, **kwargs):
+        self.code_sha256 = code_digest(self.code)
+        super().save(*args, **kwargs)
