@@ -9,7 +9,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-VARIANT = os.environ.get("JAXBENCH_VARIANT", "embedded")
+from evaluator.bench import environment
+
+VARIANT = environment.get("JAXBENCH_VARIANT")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -39,7 +41,7 @@ def pytest_configure(config):
 @pytest.fixture(scope="session")
 def broker_url():
     """The broker URL workers started by tests use; starts the embedded Redis when needed."""
-    url = os.environ.get("DRAMATIQ_BROKER_URL")
+    url = environment.get("DRAMATIQ_BROKER_URL")
     if url:
         yield url
         return

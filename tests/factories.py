@@ -1,9 +1,9 @@
 """Small builders for tests: users, teams, workload rows, submissions with candidates."""
 from django.contrib.auth import get_user_model
 
-from evaluator.models import HardwareTarget, Workload
-from evaluator.registry_sync import sync_hardware, workload_fields
-from portal.models import Candidate, Membership, Submission, Team
+from catalog.models import HardwareTarget, Workload
+from catalog.registry_sync import sync_hardware, workload_fields
+from submissions.models import Candidate, Membership, Submission, Team
 
 
 def hardware(slug="cpu") -> HardwareTarget:

@@ -20,7 +20,7 @@ PASSWORD = "Browser-pass-2024!"
 @pytest.fixture
 def workloads(db):
     """Hardware targets and the 12p workload row: the form has a row per workload."""
-    from evaluator.registry_sync import sync_hardware
+    from catalog.registry_sync import sync_hardware
     from tests.factories import workload
     sync_hardware()
     return workload("12p")
@@ -48,7 +48,7 @@ def api_me(base, token):
 
 
 def test_sign_up_team_token_and_submit_a_kernel(page, workloads, no_broker):
-    from portal.models import ApiToken, Submission
+    from submissions.models import ApiToken, Submission
     sign_up_and_make_team(page)
 
     # an API token, shown once
@@ -85,7 +85,7 @@ def test_sign_up_team_token_and_submit_a_kernel(page, workloads, no_broker):
 
 
 def test_a_bad_file_is_refused_next_to_its_row(page, workloads, tmp_path):
-    from portal.models import Submission
+    from submissions.models import Submission
     sign_up_and_make_team(page, "linus")
     bad = tmp_path / "12p-broken.py"
     bad.write_text("import jax\n\ndef workload(x:\n    return x\n")

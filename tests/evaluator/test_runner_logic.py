@@ -17,7 +17,9 @@ CODE = "def workload(x, scale):\n    return x\n"
 def sent(monkeypatch):
     """Record what would go to the broker."""
     calls = []
-    monkeypatch.setattr(pipeline, "enqueue_many", lambda ids, queue: calls.append((list(ids), queue)))
+    fake = lambda ids, queue: calls.append((list(ids), queue))  # noqa: E731
+    monkeypatch.setattr(pipeline, "enqueue_many", fake)
+    monkeypatch.setattr(runner, "enqueue_many", fake)          # the runner's own reference
     return calls
 
 

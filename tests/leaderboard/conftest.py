@@ -6,9 +6,16 @@ import datetime
 import random
 
 import pytest
+from django.contrib.auth import get_user_model
+from django.core.cache import cache
 from django.utils import timezone
 
+from catalog.models import Baseline, ExpertReference, HardwareTarget, Workload
+from catalog.registry_sync import sync_hardware
 from evaluator.bench.record import CORRECT_OUTCOMES
+from evaluator.models import Evaluation
+from leaderboard.aggregates.refresh import rebuild_submission
+from submissions.models import Candidate, Membership, Submission, Team
 
 PLAIN_STATIC = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -24,14 +31,12 @@ def _plain_static_storage(settings):
 
 @pytest.fixture(autouse=True)
 def _clear_cache():
-    from django.core.cache import cache
     cache.clear()
     yield
     cache.clear()
 
 
 def make_workloads(n_production=17, n_kernelbench=33, n_expert=8):
-    from evaluator.models import Workload
     rows = []
     for i in range(1, n_production + n_kernelbench + 1):
         prod = i <= n_production
@@ -57,14 +62,11 @@ def workloads(db):
 
 @pytest.fixture
 def hardware(db):
-    from evaluator.registry_sync import sync_hardware
-    from evaluator.models import HardwareTarget
     sync_hardware()
     return {h.slug: h for h in HardwareTarget.objects.all()}
 
 
 def make_team(name, *members):
-    from portal.models import Membership, Team
     team = Team.objects.create(name=name)
     for i, user in enumerate(members):
         Membership.objects.create(team=team, user=user, role=Membership.OWNER if i == 0 else Membership.MEMBER)
@@ -87,8 +89,6 @@ def make_submission(team, hardware, samples, *, kind="trace", sampling="sequenti
     interval: a row timed side by side; without: one timed before intervals existed). With ``evaluate`` every
     candidate gets a finished main-stage evaluation (or a skipped pre-check for the workload
     ids in ``precheck_stop``)."""
-    from evaluator.models import Evaluation
-    from portal.models import Candidate, Submission
     sub = Submission.objects.create(team=team, hardware=hardware, kind=kind, method=method, model_name=model_name,
                                     sampling=sampling, published_at=timezone.now() if published else None)
     if created_at:
@@ -160,7 +160,6 @@ def random_interval_sequence(rng: random.Random, n: int, p_correct=0.5):
 
 @pytest.fixture
 def users(db):
-    from django.contrib.auth import get_user_model
     User = get_user_model()
     return {
         "alice": User.objects.create_user("alice", password="pw-alice-123"),
@@ -174,9 +173,6 @@ def populated(db, workloads, hardware, users):
     """A cpu leaderboard: two public verified submissions (one tied pair), a private one, a
     withdrawn one, a self-reported trace without evaluations, expert references and
     baselines; aggregates rebuilt."""
-    from evaluator.models import Baseline, ExpertReference
-    from leaderboard.aggregates import rebuild_submission
-    from portal.models import Submission
     cpu = hardware["cpu"]
     rng = random.Random(42)
     alice_team = make_team("Alpha Lab", users["alice"])

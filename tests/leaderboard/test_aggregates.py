@@ -312,7 +312,7 @@ def test_a_large_traces_reported_summary_is_built_off_the_request(workloads, har
     commit (the upload's response does not wait); it is the same summary."""
     import threading
 
-    from leaderboard import signals
+    from leaderboard import receivers as signals
     monkeypatch.setattr(signals, "BACKGROUND_OVER", 3)
     started = []
     real_thread = threading.Thread

@@ -8,6 +8,10 @@ import pathlib
 
 import pytest
 
+from evaluator.models import Evaluation
+from leaderboard.aggregates.refresh import refresh_for_evaluation
+from tests.leaderboard.conftest import make_submission
+
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -23,7 +27,7 @@ PLOT_READY = ("() => { const p = document.querySelectorAll('.js-plotly-plot');"
 def page(populated, live_server, monkeypatch):
     if not os.path.exists(CHROMIUM):
         pytest.skip("no Chromium at /usr/bin/chromium")
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import sync_playwright  # deferred: only needed (and installed) where Chromium is
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # the test thread writes rows while Playwright runs
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as pw:
@@ -97,9 +101,6 @@ def test_screenshots_of_main_pages(page, populated):
 
 
 def test_progress_bar_updates_without_reload(page, populated, hardware):
-    from evaluator.models import Evaluation
-    from leaderboard.aggregates import refresh_for_evaluation
-    from tests.leaderboard.conftest import make_submission
     w = populated["a"].candidates.first().workload
     sub = make_submission(populated["alice_team"], hardware["cpu"], {w: [("correct_faster", 2.0)] * 2},
                           evaluate=False)

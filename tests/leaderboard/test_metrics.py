@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
 import random
 import re
 import subprocess
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from leaderboard import metrics as m
+from leaderboard import study
 from leaderboard.metrics import INDEPENDENT, SEQUENTIAL, WorkloadAggregate
 
 REL = 1e-12
@@ -489,7 +489,7 @@ def test_published_expert_ratio_is_77_percent():
     assert round(auto["floored_geomean"] / tok["floored_geomean"], 2) == auto["fraction_of_expert"]
     # the published per-workload points through expert_gaps: sparse 2.81 / max(1, 0.86) = 2.81,
     # ragged paged attention (agent failed) 1 / 6.91
-    pts = {(r["workload"], r["method"]): r["speedup"] for r in m.PUBLISHED_WORKLOAD_RESULTS}
+    pts = {(r["workload"], r["method"]): r["speedup"] for r in study.PUBLISHED_WORKLOAD_RESULTS}
     aggs = [m.from_sequence([("correct_faster", pts[("4p", "autocomp")])]),
             m.from_sequence([("incorrect", None)])]
     gaps = m.expert_gaps(aggs, [pts[("4p", "tokamax")], pts[("7p", "tokamax")]])
@@ -568,7 +568,7 @@ def test_per_solved():
 # ---------------------------------------------------------------------------------------------
 
 def _row(method, model, workload_set):
-    rows = [r for r in m.PUBLISHED_RESULTS
+    rows = [r for r in study.PUBLISHED_RESULTS
             if (r["method"], r["model"], r["workload_set"]) == (method, model, workload_set)]
     assert len(rows) == 1, (method, model, workload_set)
     return rows[0]
@@ -598,10 +598,10 @@ def _dec(x):
 
 
 def test_published_results_exact():
-    assert len(m.PUBLISHED_RESULTS) == len(EXPECTED)
+    assert len(study.PUBLISHED_RESULTS) == len(EXPECTED)
     for method, model, wset, solved_, total, geo, psc, api in EXPECTED:
         r = _row(method, model, wset)
-        assert r["status"] == m.REPORTED_NOT_EVALUATED == "reported-not-evaluated"
+        assert r["status"] == study.REPORTED_NOT_EVALUATED == "reported-not-evaluated"
         assert r["hardware"] == "tpu-v6e"
         assert r["solved"] == solved_ and r["total"] == total
         assert _dec(r["floored_geomean"]) == Decimal(geo)
@@ -611,31 +611,20 @@ def test_published_results_exact():
     assert _dec(_row("autocomp", F, "expert")["fraction_of_expert"]) == Decimal("0.77")
     assert _row("best-of-n", F, "all")["sampling_mode"] == INDEPENDENT
     assert all(r["max_samples_per_workload"] == 144
-               for r in m.PUBLISHED_RESULTS if r["workload_set"] == "all")
-    keys = set(m.PUBLISHED_RESULTS[0])
-    assert all(set(r) == keys for r in m.PUBLISHED_RESULTS)
-    pts = {(r["workload"], r["method"]): _dec(r["speedup"]) for r in m.PUBLISHED_WORKLOAD_RESULTS}
+               for r in study.PUBLISHED_RESULTS if r["workload_set"] == "all")
+    keys = set(study.PUBLISHED_RESULTS[0])
+    assert all(set(r) == keys for r in study.PUBLISHED_RESULTS)
+    pts = {(r["workload"], r["method"]): _dec(r["speedup"]) for r in study.PUBLISHED_WORKLOAD_RESULTS}
     assert pts == {("7p", "tokamax"): Decimal("6.91"), ("7p", "autocomp"): None,
                    ("4p", "tokamax"): Decimal("0.86"), ("4p", "autocomp"): Decimal("2.81")}
-    assert all(r["status"] == "reported-not-evaluated" for r in m.PUBLISHED_WORKLOAD_RESULTS)
-    t = m.PUBLISHED_EXPERT_TUNING
+    assert all(r["status"] == "reported-not-evaluated" for r in study.PUBLISHED_WORKLOAD_RESULTS)
+    t = study.PUBLISHED_EXPERT_TUNING
     assert (t["block_size_configurations"], _dec(t["max_gain_over_default_block_sizes"]),
             t["expert_workloads"]) == (203, Decimal("2.79"), 8)
 
 
-def _design_md():
-    root = Path(__file__).resolve().parents[2]
-    for cand in (os.environ.get("JAXBENCH_DESIGN_MD"), root / "shared" / "DESIGN.md",
-                 root.parent / "shared" / "DESIGN.md"):
-        if cand and Path(cand).is_file():
-            return Path(cand).read_text(encoding="utf-8")
-    return None
-
-
 def test_published_results_match_design_md():
-    text = _design_md()
-    if text is None:
-        pytest.skip("DESIGN.md not found (set JAXBENCH_DESIGN_MD)")
+    text = (Path(__file__).resolve().parents[2] / "docs" / "DESIGN.md").read_text(encoding="utf-8")
     facts = " ".join(text.split("## Facts from the source study")[1].split("## ")[0].split())
     # "best-of-N 13/50 correct, 1.01x; iterative refinement 32/50, 1.18x; ..."
     main = [(int(s), Decimal(g)) for s, g in re.findall(r"(\d+)/50[^;]*?, (\d+\.\d+)x", facts)]

@@ -7,6 +7,14 @@ import io
 import json
 
 import pytest
+from django.core.cache import cache
+
+from catalog.models import ExpertReference, Workload
+from evaluator.models import Evaluation
+from leaderboard import metrics as m
+from leaderboard.aggregates.refresh import rebuild_submission
+from leaderboard.models import WorkloadResult
+from tests.leaderboard.conftest import make_submission, make_team
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.leaderboard.urls")]
 
@@ -16,7 +24,6 @@ SECRETS = ("SecretMethod", "SecretModel", "WithdrawnMethod")
 def _lb(client, url):
     """The leaderboard renders its board once per data stamp; start from an empty cache so that
     the response carries the template context."""
-    from django.core.cache import cache
     cache.clear()
     return client.get(url)
 
@@ -126,11 +133,8 @@ def test_api_leaderboard_and_submission_aggregates(client, populated):
     assert body["meta"]["budget"] == 3 and body["meta"]["p"] == 1.2
     assert len(body["rows"]) == 2 and body["published_results"]
     # p != 1 is computed from the per-workload aggregates
-    from leaderboard import metrics as m
-    from leaderboard.models import WorkloadResult
     sub_a = populated["a"]
     aggs = {r.workload_id: r.agg for r in WorkloadResult.objects.filter(submission=sub_a, source="evaluated")}
-    from evaluator.models import Workload
     ids = list(Workload.objects.values_list("pk", flat=True))
     row = next(x for x in body["rows"] if x["submission"] == sub_a.pk)
     assert row["fast"] == pytest.approx(m.fast_p(m.select(aggs, ids), 3, 1.2))
@@ -204,8 +208,6 @@ def test_submission_page_renders(client, populated):
 
 def test_in_flight_progress_and_waiting(client, populated, hardware, users):
     """An unfinished tpu submission: live progress from evaluator.progress, waiting notice."""
-    from tests.leaderboard.conftest import make_submission
-    from evaluator.models import Evaluation
     w = populated["a"].candidates.first().workload
     sub = make_submission(populated["alice_team"], hardware["tpu-v6e"], {w: [("correct_faster", 2.0)] * 3},
                           evaluate=False)
@@ -257,9 +259,6 @@ def test_cache_never_serves_a_withdrawn_submission(client, populated):
 def test_ties_intervals_and_rows_timed_before_intervals(client, workloads, hardware, users):
     """A tie is solved but never fast, shows its badge and label; a best sample shows its 95%
     interval, or the 'timed before intervals' tag; exports and the expert reference follow."""
-    from evaluator.models import ExpertReference
-    from leaderboard.aggregates import rebuild_submission
-    from tests.leaderboard.conftest import make_submission, make_team
     cpu = hardware["cpu"]
     w0, w1, w2 = workloads[0], workloads[1], workloads[2]          # expert-set workloads
     sub = make_submission(make_team("Ties", users["alice"]), cpu, {

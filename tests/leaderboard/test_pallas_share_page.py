@@ -3,8 +3,12 @@ and in its trace view (every sample), from the evaluation record, whatever the r
 from __future__ import annotations
 
 import pytest
+from django.core.cache import cache
 
 from evaluator.bench import pallas_share
+from evaluator.models import Evaluation
+from leaderboard.aggregates.refresh import rebuild_submission
+from tests.leaderboard.conftest import make_submission, make_team
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.leaderboard.urls")]
 
@@ -16,12 +20,6 @@ def _share(outside, total=1000):
 
 
 def test_share_on_the_submission_page_and_trace_view(client, workloads, hardware, users):
-    from django.core.cache import cache
-
-    from evaluator.models import Evaluation
-    from leaderboard.aggregates import rebuild_submission
-    from tests.leaderboard.conftest import make_submission, make_team
-
     team = make_team("Share Lab", users["alice"])
     w = workloads[0]
     sub = make_submission(team, hardware["cpu"], {w: [("correct_slower", 0.5, (0.4, 0.6)),
@@ -53,12 +51,9 @@ def test_share_on_the_submission_page_and_trace_view(client, workloads, hardware
 
 
 def test_records_without_a_share_show_nothing(client, workloads, hardware, users):
-    from tests.leaderboard.conftest import make_submission, make_team
-
     team = make_team("Old Lab", users["alice"])
     w = workloads[0]
     sub = make_submission(team, hardware["cpu"], {w: [("correct_faster", 2.0, (1.8, 2.2))]})
-    from leaderboard.aggregates import rebuild_submission
     rebuild_submission(sub)
     r = client.get(f"/submissions/{sub.pk}/")
     assert r.status_code == 200

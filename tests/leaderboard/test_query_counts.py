@@ -10,6 +10,7 @@ from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from leaderboard.aggregates.refresh import rebuild_submission
 from tests.leaderboard.conftest import make_submission, make_team, random_sequence
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.leaderboard.urls")]
@@ -45,7 +46,6 @@ def _count(client, url) -> int:
 
 
 def _more_submissions(populated, workloads, users, k: int):
-    from leaderboard.aggregates import rebuild_submission
     rng = random.Random(7)
     team = make_team("Charlie Co", users["alice"])
     for i in range(k):

@@ -6,7 +6,7 @@ from django.contrib.auth import get_user_model
 from django.core import mail
 from django.urls import reverse
 
-from portal.models import ApiToken, Membership, Team
+from submissions.models import ApiToken, Membership, Team
 
 pytestmark = pytest.mark.django_db
 
@@ -70,56 +70,56 @@ def test_password_reset_sends_a_working_link(client):
 
 def test_team_create_join_remove(client):
     signup(client)
-    r = client.post(reverse("team-create"), {"name": "Kernel Crew", "description": "we tile"})
+    r = client.post(reverse("submissions:team-create"), {"name": "Kernel Crew", "description": "we tile"})
     team = Team.objects.get(name="Kernel Crew")
     assert r.status_code == 302 and team.is_owner(get_user_model().objects.get(username="ada"))
     # A duplicate name is refused with a message.
-    r = client.post(reverse("team-create"), {"name": "kernel crew"})
+    r = client.post(reverse("submissions:team-create"), {"name": "kernel crew"})
     assert r.status_code == 200 and "already exists" in r.content.decode()
 
     from django.test import Client
     bob = Client()
     signup(bob, "bob", "bob@example.org")
     # the join link shows the team, the POST joins it
-    assert team.name in bob.get(reverse("team-join-code", args=[team.join_code])).content.decode()
-    r = bob.post(reverse("team-join"), {"code": team.join_code})
+    assert team.name in bob.get(reverse("submissions:team-join-code", args=[team.join_code])).content.decode()
+    r = bob.post(reverse("submissions:team-join"), {"code": team.join_code})
     assert r.status_code == 302 and team.is_member(get_user_model().objects.get(username="bob"))
     # a bad code is explained
-    r = bob.post(reverse("team-join"), {"code": "nope"})
+    r = bob.post(reverse("submissions:team-join"), {"code": "nope"})
     assert "No team has this join code" in r.content.decode()
     bob_user = get_user_model().objects.get(username="bob")
     # members cannot remove others; owners can
     ada_user = get_user_model().objects.get(username="ada")
-    bob.post(reverse("team-remove-member", args=[team.slug, ada_user.pk]))
+    bob.post(reverse("submissions:team-remove-member", args=[team.slug, ada_user.pk]))
     assert team.is_member(ada_user)
-    client.post(reverse("team-remove-member", args=[team.slug, bob_user.pk]))
+    client.post(reverse("submissions:team-remove-member", args=[team.slug, bob_user.pk]))
     assert not team.is_member(bob_user)
     # the team page is private to members
-    assert bob.get(reverse("team-detail", args=[team.slug])).status_code == 404
+    assert bob.get(reverse("submissions:team-detail", args=[team.slug])).status_code == 404
 
 
 def test_rotating_the_code_invalidates_the_old_link(client):
     signup(client)
-    client.post(reverse("team-create"), {"name": "Rotors"})
+    client.post(reverse("submissions:team-create"), {"name": "Rotors"})
     team = Team.objects.get(name="Rotors")
     old = team.join_code
-    client.post(reverse("team-rotate-code", args=[team.slug]))
+    client.post(reverse("submissions:team-rotate-code", args=[team.slug]))
     team.refresh_from_db()
     assert team.join_code != old
     from django.test import Client
     eve = Client()
     signup(eve, "eve", "eve@example.org")
-    r = eve.post(reverse("team-join"), {"code": old})
+    r = eve.post(reverse("submissions:team-join"), {"code": old})
     assert "No team has this join code" in r.content.decode()
     assert not Membership.objects.filter(user__username="eve").exists()
 
 
 def test_last_owner_cannot_be_removed(client):
     signup(client)
-    client.post(reverse("team-create"), {"name": "Solo"})
+    client.post(reverse("submissions:team-create"), {"name": "Solo"})
     team = Team.objects.get(name="Solo")
     ada = get_user_model().objects.get(username="ada")
-    client.post(reverse("team-remove-member", args=[team.slug, ada.pk]))
+    client.post(reverse("submissions:team-remove-member", args=[team.slug, ada.pk]))
     assert team.is_owner(ada)
 
 

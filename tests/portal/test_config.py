@@ -5,7 +5,8 @@ import sys
 
 import pytest
 
-from portal.config import ConfigError, broker_config, database_config, env_bool
+from evaluator.bench import environment
+from portal.config import ConfigError, broker_config, database_config
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -29,12 +30,12 @@ def test_broker_urls(tmp_path):
             broker_config(bad, tmp_path)
 
 
-def test_env_bool(monkeypatch):
-    monkeypatch.setenv("X", "yes")
-    assert env_bool("X", False) is True
-    monkeypatch.setenv("X", "maybe")
-    with pytest.raises(ConfigError, match="not a boolean"):
-        env_bool("X", False)
+def test_a_declared_boolean(monkeypatch):
+    monkeypatch.setenv("DJANGO_HTTPS", "yes")
+    assert environment.get("DJANGO_HTTPS") is True
+    monkeypatch.setenv("DJANGO_HTTPS", "maybe")
+    with pytest.raises(ConfigError, match="DJANGO_HTTPS.*not a boolean"):
+        environment.get("DJANGO_HTTPS")
 
 
 @pytest.mark.parametrize("var,value,needle", [

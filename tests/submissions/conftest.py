@@ -66,8 +66,8 @@ def fresh_throttles():
 
 @pytest.fixture
 def catalog(db):
-    from evaluator.models import Workload
-    from evaluator.registry_sync import sync_hardware
+    from catalog.models import Workload
+    from catalog.registry_sync import sync_hardware
     sync_hardware()
     rows = []
     for wid, slug, public, title, source, category in WORKLOADS:
@@ -84,7 +84,7 @@ class People:
     def __init__(self):
         from django.contrib.auth import get_user_model
 
-        from portal.models import ApiToken, Membership, Team
+        from submissions.models import ApiToken, Membership, Team
         User = get_user_model()
         self.alice = User.objects.create_user("alice", "alice@example.org", "pw-alice-123")
         self.bob = User.objects.create_user("bob", "bob@example.org", "pw-bob-123")
@@ -123,5 +123,5 @@ def api(client):
 def counts():
     """Rows of every table the intake writes."""
     from evaluator.models import Evaluation
-    from portal.models import Candidate, Submission
+    from submissions.models import Candidate, Submission
     return (Submission.objects.count(), Candidate.objects.count(), Evaluation.objects.count())

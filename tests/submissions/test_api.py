@@ -6,10 +6,11 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 
-from evaluator.models import Baseline, Evaluation, ExpertReference, HardwareTarget, Workload
-from portal import intake
-from portal.models import Submission
-from portal.trace_format import FORMAT, dumps_lines, example_trace
+from catalog.models import Baseline, ExpertReference, HardwareTarget, Workload
+from evaluator.models import Evaluation
+from submissions import intake
+from submissions.models import Submission
+from submissions.trace_format import FORMAT, dumps_lines, example_trace
 from tests.submissions.conftest import counts, kernel, make_zip
 
 pytestmark = pytest.mark.django_db
@@ -137,7 +138,7 @@ def test_trace_errors_name_line_and_field(alice, catalog, data, line, field):
 
 
 def test_team_choice(api, catalog, people):
-    from portal.models import Membership
+    from submissions.models import Membership
     loner = api(people.tokens["loner"])
     r = loner.post("/api/v1/submissions/", kernels_body(), content_type=JSON)
     assert r.status_code == 400 and "in no team" in r.json()["errors"][0]["message"]

@@ -2,14 +2,17 @@
 idempotent upload keys; nothing half-stored."""
 import io
 import json
+import zipfile
 
 import pytest
 
 from evaluator.models import Evaluation
-from portal import intake
-from portal.intake import IntakeError, Upload
-from portal.models import Candidate, Submission
-from portal.trace_format import FORMAT
+from leaderboard.aggregates.refresh import rebuild_reported
+from leaderboard.models import WorkloadResult
+from submissions import intake
+from submissions.intake import IntakeError, Upload
+from submissions.models import Candidate, Submission
+from submissions.trace_format import FORMAT
 from tests.submissions.conftest import counts, kernel, make_zip
 
 META = {"method": "Hand-written", "model_name": "Human", "description": "d", "link": "https://example.org"}
@@ -122,7 +125,6 @@ def test_not_a_zip_and_zip_bombs(catalog, people):
 def test_zip_member_sizes_are_not_trusted(catalog, people, monkeypatch):
     """A member whose header understates its size is still cut at the cap."""
     data = make_zip({"12p.py": "#" * (intake.MAX_KERNEL_BYTES * 2)})
-    import zipfile
     real = zipfile.ZipFile.infolist
 
     def lying(self):
@@ -165,7 +167,7 @@ def test_a_concurrent_duplicate_returns_the_winner(catalog, people, monkeypatch)
     """The existence check passed, then another request stored the same key first: the
     unique constraint decides and the loser returns the winner's submission."""
     winner = submit(people, [("12p.py", kernel())], {**META, "upload_key": "race"})
-    monkeypatch.setattr(intake, "existing_upload", lambda team, key, _real=intake.existing_upload:
+    monkeypatch.setattr(intake.service, "existing_upload", lambda team, key, _real=intake.existing_upload:
                         None if monkeypatch_state.setdefault("calls", 0) == 0 and
                         not monkeypatch_state.update(calls=1) else _real(team, key))
     monkeypatch_state.clear()
@@ -249,19 +251,19 @@ def test_trace_upload_key_from_argument_or_header(catalog, people):
 def test_a_failure_inside_the_transaction_rolls_everything_back(catalog, people, monkeypatch):
     def explode(submission):
         raise RuntimeError("scheduler down")
-    monkeypatch.setattr("evaluator.pipeline.schedule_submission", explode)
+    monkeypatch.setattr("evaluator.receivers.schedule_submission", explode)  # what the intake signal runs
     with pytest.raises(RuntimeError):
         submit(people, [("12p.py", kernel()), ("8p.py", kernel())])
     assert counts() == (0, 0, 0)
 
 
 def test_a_trace_is_stored_whole_or_not_at_all(catalog, people, monkeypatch):
-    """The trace's samples go in by COPY / executemany (evaluator.bulk), still inside the one
+    """The trace's samples go in by COPY / executemany (submissions.bulk), still inside the one
     transaction: a failure after they are written leaves nothing behind."""
     def explode(submission):
         assert Candidate.objects.filter(submission=submission).count() == 3   # written, not committed
         raise RuntimeError("scheduler down")
-    monkeypatch.setattr("evaluator.pipeline.schedule_submission", explode)
+    monkeypatch.setattr("evaluator.receivers.schedule_submission", explode)  # what the intake signal runs
     data = trace_bytes(HEADER, s("12p", 0), s("12p", 1), s("8p", 0))
     with pytest.raises(RuntimeError):
         intake.create_trace_submission(people.team_a, people.alice, io.BytesIO(data))
@@ -272,8 +274,6 @@ def test_trace_reported_intervals_are_stored_shown_and_folded(catalog, people, c
     """A self-reported interval is stored with its sample, shown on the trace page and in the
     API, and the self-reported summary trusts it as the portal trusts its own: a 'faster' whose
     interval holds 1.0 is a tie; a sample without an interval keeps the point rule."""
-    from leaderboard.aggregates import rebuild_reported
-    from leaderboard.models import WorkloadResult
     data = trace_bytes(HEADER, s("12p", 0, outcome="correct_faster", speedup=1.2, speedup_lo=0.95, speedup_hi=1.3),
                        s("12p", 1, outcome="correct_faster", speedup=1.5, speedup_lo=1.4, speedup_hi=1.6),
                        s("8p", 0, outcome="correct_faster", speedup=1.1))

@@ -8,7 +8,7 @@ import sys
 import jsonschema
 import pytest
 
-from portal import trace_format as tf
+from submissions import trace_format as tf
 from tests.submissions.conftest import WORKLOADS
 
 CATALOG = tf.WorkloadCatalog((w[0], w[1], w[2]) for w in WORKLOADS)
@@ -212,20 +212,29 @@ def test_schema_is_valid_and_covers_the_example():
 
 
 def test_the_pure_modules_import_without_django():
-    code = ("import sys; import portal.trace_format, portal.client.__main__, portal.client.commands; "
-            "bad = [m for m in sys.modules if m.split('.')[0] in ('django', 'rest_framework', 'evaluator')]; "
+    code = ("import sys; import submissions.trace_format, submissions.client.__main__, submissions.client.commands; "
+            "bad = [m for m in sys.modules if m.split('.')[0] in ('django', 'rest_framework', 'jax', 'numpy') "
+            "or m.startswith(('evaluator.models', 'submissions.models', 'catalog', 'portal'))]; "
             "print(bad); sys.exit(1 if bad else 0)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stdout + out.stderr
 
 
 def test_the_client_spells_the_harness_outcomes_exactly():
-    """The trace format and the CLI keep their own copies (they import nothing of the portal);
-    they must equal the one definition in evaluator.bench.record."""
+    """The trace format and the CLI take their outcomes from the one definition in
+    evaluator.bench.record (Django-free, so the client still imports nothing of the portal)."""
     from evaluator.bench import record
-    from portal.client import commands
+    from submissions.client import commands
 
     assert tf.OUTCOMES == record.OUTCOMES + ("api_error",)
     assert set(commands.CORRECT) == set(record.CORRECT_OUTCOMES)
     for args in ((1.4221, 1.371, 1.48), (1.4221,), (None,)):
         assert commands.format_speedup(*args) == record.format_speedup(*args)
+
+
+def test_the_trace_formats_metadata_limits_are_the_models():
+    """trace_format is Django-free and spells its limits out; they must be Submission's."""
+    from submissions.models import META_FIELDS, meta_limit
+    header = {f.name: f for f in tf.HEADER_FIELDS}
+    for field in META_FIELDS:
+        assert header["model" if field == "model_name" else field].maximum == meta_limit(field), field

@@ -9,8 +9,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from portal.models import Membership, Submission, Team
-from portal.trace_format import FORMAT, dumps_lines, example_trace
+from submissions.models import Membership, Submission, Team
+from submissions.trace_format import FORMAT, dumps_lines, example_trace
 from tests.submissions.conftest import counts, kernel, make_zip
 
 pytestmark = pytest.mark.django_db
@@ -160,7 +160,7 @@ def test_trace_errors_name_their_lines_next_to_the_file_field(client, catalog, p
 
 
 def test_my_submissions_lists_only_my_teams_with_progress_and_actions(client, catalog, people):
-    from portal import intake
+    from submissions import intake
     mine = intake.create_kernel_submission(people.team_a, people.alice, "cpu", {"method": "Mine"},
                                            [("12p.py", kernel()), ("8p.py", kernel())])
     theirs = intake.create_kernel_submission(people.team_b, people.bob, "cpu", {"method": "Theirs"},
@@ -184,7 +184,7 @@ def test_my_submissions_lists_only_my_teams_with_progress_and_actions(client, ca
 
 
 def test_publish_and_withdraw_from_the_list(client, catalog, people):
-    from portal import intake
+    from submissions import intake
     sub = intake.create_kernel_submission(people.team_a, people.alice, "cpu", {"method": "M"}, [("12p.py", kernel())])
     client.force_login(people.alice)
     r = client.post(f"/submissions/{sub.pk}/publish/", {"next": "/submissions/?team=team-a"})
@@ -205,7 +205,7 @@ def test_publish_and_withdraw_from_the_list(client, catalog, people):
 @pytest.mark.parametrize("who, private_code, public_code", [
     (None, 302, 302), ("bob", 404, 403), ("alice", 302, 302), ("staff", 403, 403)])
 def test_web_publish_withdraw_permissions(client, catalog, people, who, private_code, public_code, action, public):
-    from portal import intake
+    from submissions import intake
     sub = intake.create_kernel_submission(people.team_a, people.alice, "cpu", {"method": "M"}, [("12p.py", kernel())])
     if public:
         sub.publish()
@@ -245,17 +245,30 @@ def test_team_with_no_members_cannot_be_submitted_for(client, catalog, people):
     assert r.status_code == 200 and counts() == (0, 0, 0)
 
 
+def test_an_unparseable_post_is_400(client, catalog, people):
+    """A multipart body without a boundary cannot be parsed at all: 400, nothing stored."""
+    client.force_login(people.alice)
+    for path in ("/submit/", "/submit/trace/"):
+        r = client.post(path, b"garbage", content_type="multipart/form-data")
+        assert r.status_code == 400, (path, r.status_code)
+    assert counts() == (0, 0, 0)
+
+
 @pytest.mark.parametrize("body, ctype", [
     (b"--xyz\r\nContent-Disposition: form-data; name=\"file_12p\"; filename=\"a.py\"\r\n\r\nunterminated",
      "multipart/form-data; boundary=xyz"),
-    (b"garbage", "multipart/form-data"),
     (b"\xff\xfe=\xff", "application/x-www-form-urlencoded"),
 ])
-def test_malformed_posts_are_4xx(client, catalog, people, body, ctype):
+def test_malformed_posts_get_the_form_back_with_its_errors(client, catalog, people, body, ctype):
+    """Bodies Django parses leniently (an unterminated file part is dropped, undecodable bytes
+    are replaced) arrive as a form with nothing in it: like any invalid form, the page comes
+    back (200) with "This field is required." next to the fields, and nothing is stored."""
     client.force_login(people.alice)
     for path in ("/submit/", "/submit/trace/"):
         r = client.post(path, body, content_type=ctype)
-        assert r.status_code in (200, 400), r.status_code
+        assert r.status_code == 200, (path, r.status_code)
+        assert 'class="errorlist"' in r.content.decode()
+        assert "This field is required." in r.content.decode()
     assert counts() == (0, 0, 0)
 
 
@@ -333,7 +346,7 @@ def test_a_50_mb_kernel_form_upload_is_refused_before_it_is_read(client, catalog
     """The kernel form holds at most a 32 MB zip and a 256 KB file per workload row: a 50 MB
     upload gets the form back (413) with the limit explained above it, nothing is stored, and
     not one byte of the body is read (not by the CSRF middleware either)."""
-    from portal.views.submissions import max_kernel_form_bytes
+    from submissions.views.submissions import max_kernel_form_bytes
     if enforce_csrf:
         client, token = _csrf_client(people.alice)
     else:
@@ -378,7 +391,7 @@ def test_an_upload_under_the_limit_is_read_and_accepted(client, catalog, people,
 def test_an_oversized_trace_upload_is_refused_before_it_is_read(client, catalog, people, monkeypatch):
     """The trace form: a body over the trace limit (lowered here to 1 MB, so the test does not
     depend on 128 MB) is refused unread with the limit named next to the trace form."""
-    from portal import trace_format
+    from submissions import trace_format
     monkeypatch.setattr(trace_format, "MAX_TRACE_BYTES", 1024 * 1024)
     client.force_login(people.alice)
     body = LazyMultipart({"team": "team-a", "upload_key": ""}, "trace", "t.jsonl", 3 * 1024 * 1024)

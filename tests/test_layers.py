@@ -1,0 +1,48 @@
+"""The apps run one way (portal > leaderboard > evaluator > submissions > catalog), the harness
+library imports no Django, and every import inside a function says why it is there."""
+import ast
+import pathlib
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+APPS = ("portal", "leaderboard", "evaluator", "submissions", "catalog")
+
+
+def test_import_linter_contracts_hold():
+    lint = pathlib.Path(sys.executable).with_name("lint-imports")
+    out = subprocess.run([str(lint), "--config", str(ROOT / ".importlinter")], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
+    assert "0 broken" in out.stdout or "broken" not in out.stdout.split("Contracts:")[-1]
+
+
+def function_level_imports_without_a_reason():
+    """(file, line) of every import inside a function with no comment on it or on the line above."""
+    found = []
+    for app in APPS:
+        for path in sorted((ROOT / app).rglob("*.py")):
+            rel = path.relative_to(ROOT).as_posix()
+            if "/migrations/" in rel:
+                continue
+            lines = path.read_text().splitlines()
+            for fn in ast.walk(ast.parse("\n".join(lines))):
+                if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    continue
+                for node in ast.walk(fn):
+                    if isinstance(node, (ast.Import, ast.ImportFrom)):
+                        here = "\n".join(lines[node.lineno - 1:node.end_lineno])
+                        i = node.lineno - 2        # a comment may head a run of imports
+                        while i >= 0 and lines[i].strip().startswith(("from ", "import ")) \
+                                and "#" not in lines[i]:
+                            i -= 1
+                        said = i >= 0 and (lines[i].strip().startswith("#")
+                                           or (lines[i].strip().startswith(("from ", "import "))
+                                               and "#" in lines[i]))
+                        if "#" not in here and not said:
+                            found.append(f"{rel}:{node.lineno}")
+    return found
+
+
+def test_every_import_inside_a_function_says_why():
+    assert function_level_imports_without_a_reason() == []
