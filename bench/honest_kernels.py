@@ -20,7 +20,7 @@ from evaluator.bench import experts, harness  # noqa: E402
 from evaluator.bench.record import format_speedup  # noqa: E402
 
 EXAMPLES = ROOT / "evaluator" / "bench" / "examples"
-JAX_CANDIDATES = ROOT / "tests" / "kernels" / "jax_candidates"
+JAX_CANDIDATES = ROOT / "tests" / "bench" / "kernels" / "jax_candidates"
 
 
 def kernels():

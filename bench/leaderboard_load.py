@@ -53,12 +53,13 @@ HW = "tpu-v6e"
 def _django():
     sys.path.insert(0, str(ROOT))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
-    import django
+    import django  # deferred: only the child process (one database backend) uses Django
     django.setup()
 
 
 def _make_workloads(n):
-    from evaluator.models import Workload
+    # deferred: runs in the child process only, after _django() has set Django up
+    from catalog.models import Workload
     n_prod = round(n * 17 / 50)
     rows = []
     for i in range(1, n + 1):
@@ -80,6 +81,7 @@ def _make_workloads(n):
 
 def _insert(table, columns, rows):
     """Bulk insert plain tuples: executemany on SQLite, COPY on PostgreSQL."""
+    # deferred: runs in the child process only, after _django() has set Django up
     from django.db import connection
     if not rows:
         return
@@ -100,7 +102,7 @@ def _sample_outcomes(rng: random.Random, skill: float, k: int, sequential: bool,
     improve along a sequential search. Correct samples are timed side by side (a 95% interval
     of a few percent, the outcome it gives: ties around 1.0) except ``legacy_share`` of them,
     timed before intervals existed (no interval, classified by the point)."""
-    from evaluator.bench.record import speed_outcome
+    from evaluator.bench.record import speed_outcome  # deferred: only the child process has the repository on its path
     out = []
     for i in range(k):
         progress = (i / max(1, k - 1)) if sequential else 0.5
@@ -122,14 +124,15 @@ def _sample_outcomes(rng: random.Random, skill: float, k: int, sequential: bool,
 
 
 def populate(n_subs, n_workloads, n_samples, seed=1):
+    # deferred: runs in the child process only, after _django() has set Django up
     from django.db import connection, transaction
     from django.utils import timezone
-
-    from evaluator.models import Baseline, Evaluation, ExpertReference, HardwareTarget
-    from evaluator.registry_sync import sync_hardware
+    from catalog.models import Baseline, ExpertReference, HardwareTarget
+    from catalog.registry_sync import sync_hardware
+    from evaluator.models import Evaluation
     from leaderboard import aggregates as A
     from leaderboard.models import SubmissionSummary, WorkloadResult
-    from portal.models import Candidate, Submission, Team
+    from submissions.models import Candidate, Submission, Team
 
     rng = random.Random(seed)
     t0 = time.perf_counter()
@@ -253,11 +256,12 @@ def populate(n_subs, n_workloads, n_samples, seed=1):
 
 def measure_refresh(n_samples, n=60, seed=2):
     """Time refresh_for_evaluation for newly finished evaluations of new samples (index K, K+1...)."""
+    # deferred: runs in the child process only, after _django() has set Django up
     from django.utils import timezone
-
-    from evaluator.models import Evaluation, HardwareTarget, Workload
-    from leaderboard.aggregates import refresh_for_evaluation
-    from portal.models import Candidate, Submission
+    from catalog.models import HardwareTarget, Workload
+    from evaluator.models import Evaluation
+    from leaderboard.aggregates.refresh import refresh_for_evaluation
+    from submissions.models import Candidate, Submission
     rng = random.Random(seed)
     hw = HardwareTarget.objects.get(slug=HW)
     subs = list(Submission.objects.filter(hardware=hw).values_list("pk", "sampling"))
@@ -299,6 +303,7 @@ def measure_refresh(n_samples, n=60, seed=2):
 
 def child(args):
     _django()
+    # deferred: Django is set up just above
     from django.core.management import call_command
     from django.db import connection
     print(f"  [{connection.vendor}] migrate", flush=True)
@@ -312,7 +317,7 @@ def child(args):
         # into the filled database (its indexes are full size), after the refresh timing
         print(f"  [{connection.vendor}] trace upload (bench/trace_upload.py, 7,200 samples, 3 runs)", flush=True)
         sys.path.insert(0, str(ROOT / "bench"))
-        import trace_upload
+        import trace_upload  # deferred: a sibling script, on sys.path from the line above
         info["upload"] = trace_upload.upload_figure(repeat=3)
     pathlib.Path(args.out).write_text(json.dumps(info))
 
@@ -479,13 +484,13 @@ def run_backend(name, args, workdir):
 
 
 def _pg_admin(sql):
-    import psycopg
+    import psycopg  # deferred: only the PostgreSQL runs need it
     with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
         conn.execute(sql)
 
 
 def _pg_size():
-    import psycopg
+    import psycopg  # deferred: only the PostgreSQL runs need it
     with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
         return conn.execute("SELECT pg_database_size(%s)", [PG_DB]).fetchone()[0]
 
@@ -504,6 +509,10 @@ def main():
     ap.add_argument("--seconds", type=float, default=10.0, help="throughput window per page type")
     ap.add_argument("--clients", type=int, default=4, help="concurrent clients for the throughput window")
     ap.add_argument("--keep", action="store_true", help="keep the databases and files")
+    ap.add_argument("--pipeline", type=int, default=0, metavar="N",
+                    help="also run bench/pipeline_throughput.py with N candidates per database (embedded for "
+                         "sqlite, PostgreSQL + Redis for postgres; 2 worker threads) and put its overhead in "
+                         "the table (200 is the issue's figure: about 15 minutes per database)")
     ap.add_argument("--json", help="also write the results here")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
@@ -524,6 +533,8 @@ def main():
         for name in (["sqlite", "postgres"] if args.db == "both" else [args.db]):
             print(f"== {name} ==", flush=True)
             results[name] = run_backend(name, args, workdir)
+            if args.pipeline:
+                results[name]["pipeline"] = pipeline_figure(name, args.pipeline, workdir)
     finally:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -544,6 +555,22 @@ def main():
     print_targets(results, args)
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(results, indent=1))
+
+
+def pipeline_figure(db: str, count: int, workdir: pathlib.Path) -> dict:
+    """bench/pipeline_throughput.py's figures, for this database's production pairing."""
+    variant = "embedded" if db == "sqlite" else "postgres-redis"
+    print(f"  [{db}] pipeline over the harness back to back ({count} candidates, {variant}, 2 worker threads)",
+          flush=True)
+    out_json = workdir / f"pipeline-{db}.json"
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "pipeline_throughput.py"), "--count", str(count),
+                          "--threads", "2", "--db", variant, "--json", str(out_json)],
+                         capture_output=True, text=True, cwd=ROOT)
+    for line in [line for line in out.stdout.splitlines() if line.strip()][-8:]:
+        print("    " + line.split("\r")[-1], flush=True)
+    if out.returncode or not out_json.exists():
+        return {"count": count, "variant": variant, "overhead_pct": None, "error": (out.stderr or "")[-500:]}
+    return json.loads(out_json.read_text())
 
 
 def print_targets(results: dict, args) -> None:
@@ -567,6 +594,10 @@ def print_targets(results: dict, args) -> None:
     rows.append(("aggregate refresh after one evaluation, p95", "< 20 ms (PostgreSQL)",
                  {db: (f"{info['refresh']['all']['p95_ms']:.1f} ms", info["refresh"]["all"]["p95_ms"] < 20)
                   for db, info in results.items()}))
+    pipe = {db: info.get("pipeline") for db, info in results.items()}
+    rows.append((f"pipeline over the harness back to back, {args.pipeline or 200} candidates", "< 10%",
+                 {db: ((f"{p['overhead_pct']:+.1f}%", p["overhead_pct"] < 10) if p and p.get("overhead_pct") is not None
+                       else ("failed" if p else "--pipeline N", False if p else None)) for db, p in pipe.items()}))
     n_ev = {db: info["evaluations"] for db, info in results.items()}
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"\n== issue 13 targets: {args.submissions} submissions x {args.workloads} workloads x {args.samples} "

@@ -18,12 +18,12 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from evaluator.bench import experts, jaxpr_cost, pallas_share, workloads  # noqa: E402
-from tests.kernels import _candidates as kc  # noqa: E402
+from tests.bench.adversarial import corpus  # noqa: E402
+from tests.bench.kernels import _candidates as kc  # noqa: E402
 
 EXAMPLES = ROOT / "evaluator" / "bench" / "examples"
-JAX_CANDIDATES = ROOT / "tests" / "kernels" / "jax_candidates"
-HARNESS_CANDIDATES = ROOT / "tests" / "harness" / "candidates"
-ADVERSARIAL = ROOT / "tests" / "adversarial" / "candidates"
+JAX_CANDIDATES = ROOT / "tests" / "bench" / "kernels" / "jax_candidates"
+HARNESS_CANDIDATES = ROOT / "tests" / "bench" / "harness" / "candidates"
 # harness test candidates that are honest Pallas kernels (expected correct)
 HONEST_HARNESS = ("correct_rmsnorm.py", "slow_rmsnorm.py")
 
@@ -40,7 +40,7 @@ def kernels(profile):
         yield "jax", p.name.split("_")[0], p.read_text(), p.name
     for name in HONEST_HARNESS:
         yield "harness", "12p", (HARNESS_CANDIDATES / name).read_text(), name
-    yield "costume", "12p", (ADVERSARIAL / "trivial_copy_pallas_around_xla.py").read_text(), \
+    yield "costume", "12p", corpus.source(corpus.ADVERSARIAL_DIR / "trivial_copy_pallas_around_xla.py"), \
         "trivial_copy_pallas_around_xla.py"
 
 

@@ -28,8 +28,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from catalog.starter import starter_source  # noqa: E402
 from evaluator.bench import harness, sandbox, workloads  # noqa: E402
-from evaluator.starter import starter_source  # noqa: E402
 
 TWICE_12P = '''
 import jax.numpy as jnp

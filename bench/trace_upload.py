@@ -3,7 +3,7 @@
 Builds a ``jaxbench-trace/1`` trace of 144 samples x 50 workloads = 7,200 samples from
 realistic ~4 KB Pallas kernel sources (about 30 MB), then uploads it as an API client would:
 ``POST /api/v1/submissions/trace/`` with a Bearer token and the raw JSON Lines body, through
-Django's full request stack into ``portal.intake.create_trace_submission`` (streaming parse,
+Django's full request stack into ``submissions.intake.create_trace_submission`` (streaming parse,
 validation, one transaction: Submission, 7,200 Candidates in bulk, 7,200 Evaluation rows by
 ``evaluator.pipeline.schedule_submission``, commit). Prints the seconds and samples/s.
 
@@ -33,6 +33,8 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from evaluator.bench import environment  # noqa: E402  (after the path insert)
 
 GOAL_S = 2.0
 
@@ -132,7 +134,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="jxb-bench-"))
-    if not os.environ.get("DATABASE_URL"):
+    if not environment.is_set("DATABASE_URL"):
         os.environ.setdefault("JAXBENCH_VAR_DIR", str(tmp / "var"))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
     warnings.filterwarnings("ignore", message="No directory at")      # whitenoise: no collected static here
@@ -171,9 +173,9 @@ def upload_figure(repeat: int = 3) -> dict:
 def run(args, tmp, setup_s, connection) -> int:
     from django.contrib.auth import get_user_model
 
-    from evaluator.models import Workload
-    from evaluator.registry_sync import sync_hardware
-    from portal.models import ApiToken, Membership, Team
+    from catalog.models import Workload
+    from catalog.registry_sync import sync_hardware
+    from submissions.models import ApiToken, Membership, Team
 
     sync_hardware()
     ids = [f"{n}p" for n in range(1, 18)] + [f"{n}k" for n in range(18, 51)]
@@ -199,7 +201,7 @@ def run(args, tmp, setup_s, connection) -> int:
     print(f"database: {connection.vendor} ({connection.settings_dict['NAME']}), test database set up in {setup_s:.1f}s")
 
     redis_proc = None
-    if args.broker and not os.environ.get("DRAMATIQ_BROKER_URL"):
+    if args.broker and not environment.is_set("DRAMATIQ_BROKER_URL"):
         from django.conf import settings
 
         from portal.embedded import start_redis
@@ -219,8 +221,8 @@ def _uploads(args, path, wids, size, n, token, team, user, redis_proc) -> int:
 
     import evaluator.pipeline as pipeline
     from evaluator.models import Evaluation
-    from portal import intake
-    from portal.models import Candidate
+    from submissions import intake
+    from submissions.models import Candidate
 
     sent = {"n": 0, "s": 0.0, "cpu": 0.0}
     real_enqueue = pipeline.enqueue_many
