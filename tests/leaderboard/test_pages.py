@@ -16,7 +16,7 @@ from leaderboard.aggregates.refresh import rebuild_submission
 from leaderboard.models import WorkloadResult
 from tests.leaderboard.conftest import make_submission, make_team
 
-pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.leaderboard.urls")]
+pytestmark = pytest.mark.django_db
 
 SECRETS = ("SecretMethod", "SecretModel", "WithdrawnMethod")
 

@@ -10,7 +10,7 @@ from evaluator.models import Evaluation
 from leaderboard.aggregates.refresh import rebuild_submission
 from tests.leaderboard.conftest import make_submission, make_team
 
-pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.leaderboard.urls")]
+pytestmark = pytest.mark.django_db
 
 
 def _share(outside, total=1000):

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.leaderboard.urls")]
+pytestmark = pytest.mark.django_db
 
 NOTE = "The public file takes a fourth argument: replace the signature with `def workload(a, b, c):`."
 

@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from leaderboard.aggregates.refresh import rebuild_submission
 from tests.leaderboard.conftest import make_submission, make_team, random_sequence
 
-pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.leaderboard.urls")]
+pytestmark = pytest.mark.django_db
 
 # The most queries each page may run with an empty cache (anonymous visitor). Raise a bound
 # only with a reason: every query here runs on every cold request.
