@@ -2,6 +2,7 @@
 diagnostics to stderr."""
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -39,6 +40,19 @@ def show_errors(errors: list[dict], limit: int = 100):
         err(f"  - {trace_format.format_error(e)}")
     if len(errors) > limit:
         err(f"  ... and {len(errors) - limit} more")
+
+
+@contextlib.contextmanager
+def _rejection_explained():
+    """An upload the portal refused with field errors: list them, then say that nothing was stored."""
+    try:
+        yield
+    except ClientError as exc:
+        if not exc.errors:
+            raise
+        err(f"Rejected: {exc.message}")
+        show_errors(exc.errors)
+        raise ClientError("nothing was stored", exc.exit_code) from None
 
 
 def emit(args, data, text: str):
@@ -129,15 +143,9 @@ def submit_kernels(args, portal: Portal) -> int:
     if key:
         meta["upload_key"] = key
     err(f"Uploading {len(names)} file{'s' if len(names) != 1 else ''} ({len(payload) / 1024:.0f} KB) to {portal.url} ...")
-    try:
+    with _rejection_explained():
         sub = portal.post("submissions/", data=meta, idempotent=bool(key),
                           files={"zip": ("kernels.zip", payload, "application/zip")})
-    except ClientError as exc:
-        if exc.errors:
-            err(f"Rejected: {exc.message}")
-            show_errors(exc.errors)
-            raise ClientError("nothing was stored", exc.exit_code) from None
-        raise
     _announce(args, sub)
     return _after_submit(args, portal, sub)
 
@@ -275,15 +283,10 @@ def submit_trace(args, portal: Portal) -> int:
               disable=None, leave=False) as bar:
         body = _ProgressReader(path, bar)
         try:
-            sub = portal.post("submissions/trace/", params={k: v for k, v in params.items() if v},
-                              data=body, idempotent=bool(key), rewind=body.rewind,
-                              headers={"Content-Type": "application/x-ndjson"})
-        except ClientError as exc:
-            if exc.errors:
-                err(f"Rejected: {exc.message}")
-                show_errors(exc.errors)
-                raise ClientError("nothing was stored", exc.exit_code) from None
-            raise
+            with _rejection_explained():
+                sub = portal.post("submissions/trace/", params={k: v for k, v in params.items() if v},
+                                  data=body, idempotent=bool(key), rewind=body.rewind,
+                                  headers={"Content-Type": "application/x-ndjson"})
         finally:
             body.close()
     _announce(args, sub)
