@@ -9,9 +9,9 @@ from .. import HARNESS_VERSION, arrays, hardware as hw, pallas_share, verdict
 from ..record import json_safe, new_record, trim
 from ..sandbox import probe as sandbox_probe
 from ..sandbox.child import SandboxedChild
-from ..sandbox.options import ChildGone, Limits, PhaseTimeout, SandboxError
+from ..sandbox.options import Limits
 from .phases import (_check_phase, _compile_phase, _hello, _new_child, _program_name,
-                     _read_texts, _start_job, _Stop, _timing_phase)
+                     _read_texts, _Run, _send_job, _start_job, _Stop, _timing_phase)
 from .prepare import (_limits_for, _manifest_specs, _platform_hint, _Prepared, _set_counts,
                       _specs, _target_for, _timeouts, _trusted_jax, _workload,
                       _write_cost_model, _write_input, reference_cost)
@@ -185,59 +185,40 @@ def lower_for_platform(workload, source: str, platform: str = "tpu", profile: st
            "duration_s": 0.0, "harness_version": HARNESS_VERSION, "jax_version": None,
            "sandbox": {}}
     child = _new_child("cpu", Limits())
+    rec = {"phases": {}, "notes": []}    # what _Run writes; its outcome is copied into ``out``
     try:
         out["sandbox"] = dict(child.protections)
         arrays.write_manifest(child.in_dir, _manifest_specs(wl, _specs(wl, profile)[0]), {})
         _write_input(child.in_dir, "candidate.py", source)
         _write_cost_model(child.in_dir)
-        try:
-            hello = child.hello(tmo["startup"])
-            child.send({"cmd": "job", "mode": "candidate", "name": _program_name(),
-                        "interpret": False, "config": wl.config(profile), "platform": platform,
-                        "workload": wl.id, "profile": profile})
-            if child.recv(tmo["startup"]).get("type") != "ack":
-                raise InfrastructureError("the child did not accept the job")
-        except (PhaseTimeout, ChildGone, SandboxError) as exc:
-            raise InfrastructureError(f"the sandboxed child did not start: {exc}") from None
+        hello = _hello(child, tmo["startup"])
+        _send_job(child, rec, tmo, {"cmd": "job", "mode": "candidate", "name": _program_name(),
+                                    "interpret": False, "config": wl.config(profile),
+                                    "platform": platform, "workload": wl.id, "profile": profile})
         out["jax_version"] = hello.get("jax_version")
         t = time.monotonic()
         try:
-            child.send({"cmd": "export"})
-            reply = child.recv(tmo["export"])
-        except PhaseTimeout:
-            child.kill()
-            out.update(outcome="timeout", error_category="export",
-                       message=f"lowering exceeded {tmo['export']:g} s")
-            reply = None
-        except ChildGone:
-            rc, sig, oom = child.wait_exit(5.0)
-            out.update(outcome="runtime_error", error_category="oom" if oom else "crash",
-                       message=f"the child died while lowering ({sig or rc})")
-            reply = None
-        if reply is not None:
-            if reply.get("type") == "error":
-                outcome, cat, msg = verdict.classify_child_error(reply, "export")
-                out.update(outcome=outcome, error_category=cat, message=trim(msg))
-            elif reply.get("type") == "exported":
-                texts = _read_texts(child.work)
-                scan = verdict.scan_program(reply.get("primitives"),
-                                            {"lowered": texts.get("exported", "")}, platform)
-                share = pallas_share.assess(
-                    reply.get("cost"), reference_cost(wl, profile)["outside_flops"],
-                    require_pallas=require_pallas, threshold=pallas_share.threshold_for(wl.id))
-                out.update(has_pallas_call=scan["has_pallas_call"],
-                           host_callbacks=scan["host_callbacks"], pallas_share=share)
-                if scan["host_callbacks"]:
-                    out.update(outcome="rejected", error_category="host_callback",
-                               message="host callbacks: " + ", ".join(scan["host_callbacks"]))
-                elif not share["ok"]:
-                    out.update(outcome="rejected", error_category=pallas_share.CATEGORY,
-                               message=trim(share["message"]))
-                else:
-                    out.update(ok=True, message=f"lowers for {platform} at {profile} shapes")
+            reply = _Run(child, tmo, rec).phase("export", {"cmd": "export"}, "exported")
+        except _Stop:
+            out.update(outcome=rec["outcome"], error_category=rec["error_category"],
+                       message=rec["message"])
+        else:
+            texts = _read_texts(child.work)
+            scan = verdict.scan_program(reply.get("primitives"),
+                                        {"lowered": texts.get("exported", "")}, platform)
+            share = pallas_share.assess(
+                reply.get("cost"), reference_cost(wl, profile)["outside_flops"],
+                require_pallas=require_pallas, threshold=pallas_share.threshold_for(wl.id))
+            out.update(has_pallas_call=scan["has_pallas_call"],
+                       host_callbacks=scan["host_callbacks"], pallas_share=share)
+            if scan["host_callbacks"]:
+                out.update(outcome="rejected", error_category="host_callback",
+                           message="host callbacks: " + ", ".join(scan["host_callbacks"]))
+            elif not share["ok"]:
+                out.update(outcome="rejected", error_category=pallas_share.CATEGORY,
+                           message=trim(share["message"]))
             else:
-                out.update(outcome="runtime_error", error_category="protocol",
-                           message=f"unexpected reply {str(reply)[:200]}")
+                out.update(ok=True, message=f"lowers for {platform} at {profile} shapes")
         out["lower_s"] = round(time.monotonic() - t, 6)
     finally:
         child.close()

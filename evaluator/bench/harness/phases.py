@@ -78,7 +78,7 @@ def _timeout(rec, child, phase, limit):
     child.kill()
     where = [l.strip() for l in stacks.splitlines() if "candidate.py" in l][:3]
     what = {"compile": "compile (import, trace, lower, compile)", "check": "the correctness runs",
-            "timing": "the timing runs"}.get(phase, phase)
+            "timing": "the timing runs", "export": "lowering"}.get(phase, phase)
     msg = f"{what} exceeded {limit:g} s"
     if where:
         msg += "\n  stuck at " + "\n  stuck at ".join(where)
@@ -164,16 +164,22 @@ def _start_job(child, rec: dict, timeouts: dict, *, mode: str, source: str | Non
     base_name = _program_name() if mode == "candidate" else None
     interpret = mode == "candidate" and hello["platform"] == "cpu"
     rec["mode"] = "interpret" if interpret else "compiled"
-    job = {"cmd": "job", "mode": mode, "name": name, "interpret": interpret,
-           "config": wl.config(profile), "workload": wl.id, "profile": profile,
-           "baseline_name": base_name}
+    _send_job(child, rec, timeouts, {"cmd": "job", "mode": mode, "name": name,
+                                     "interpret": interpret, "config": wl.config(profile),
+                                     "workload": wl.id, "profile": profile,
+                                     "baseline_name": base_name})
+    return name, base_name
+
+
+def _send_job(child, rec: dict, timeouts: dict, job: dict) -> None:
+    """Give the child its job (still before any candidate code); a child that does not
+    acknowledge it is the harness's failure."""
     try:
         ack = _Run(child, timeouts, rec).ask("job", job, "startup")
     except (PhaseTimeout, ChildGone) as exc:
         raise InfrastructureError(f"the child did not accept the job: {exc}") from None
     if ack.get("type") != "ack":
         raise InfrastructureError(f"the child did not accept the job: {str(ack)[:1000]}")
-    return name, base_name
 
 
 def _compile_phase(child, rec, timeouts, *, mode, require_pallas, wl=None, profile=None):

@@ -45,6 +45,14 @@ def test_lower_for_tpu_precheck():
     json.dumps(bad)
 
 
+def test_lower_for_tpu_precheck_times_out_where_the_candidate_is_stuck():
+    low = harness.lower_for_platform("12p", source("timeout_trace_loop.py"), platform="tpu",
+                                     profile="full", timeouts={"export": 8})
+    assert low["ok"] is False and (low["outcome"], low["error_category"]) == ("timeout", "export")
+    assert low["message"].startswith("lowering exceeded 8 s") and "stuck at" in low["message"]
+    json.dumps(low)
+
+
 def _cli(*args, timeout=300):
     return subprocess.run([sys.executable, "-m", "evaluator.bench", *args], cwd=REPO,
                           capture_output=True, text=True, timeout=timeout)
