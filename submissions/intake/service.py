@@ -49,6 +49,12 @@ def resolve_hardware(hardware):
 
 _LINK_RE = re.compile(trace_format.LINK_PATTERN)
 _UPLOAD_KEY_RE = re.compile(trace_format.UPLOAD_KEY_PATTERN)
+_UPLOAD_KEY_RULE = "1-128 characters: letters, digits and ._:/+=-, starting with a letter or digit"
+
+
+def _valid_upload_key(key) -> bool:
+    """An absent key is valid (no idempotency); a given one must match the pattern."""
+    return key in (None, "") or (isinstance(key, str) and bool(_UPLOAD_KEY_RE.match(key)))
 
 
 def clean_meta(meta: dict) -> tuple[dict, list[dict]]:
@@ -74,13 +80,11 @@ def clean_meta(meta: dict) -> tuple[dict, list[dict]]:
     if out.get("link") and not _LINK_RE.match(out["link"]):
         errors.append({"field": "link", "message": "must be an http(s) URL"})
     key = meta.get("upload_key")
-    out["upload_key"] = None
-    if key not in (None, ""):
-        if not isinstance(key, str) or not _UPLOAD_KEY_RE.match(key):
-            errors.append({"field": "upload_key", "message": "1-128 characters: letters, digits and ._:/+=-, "
-                                                             "starting with a letter or digit"})
-        else:
-            out["upload_key"] = key
+    if _valid_upload_key(key):
+        out["upload_key"] = key or None
+    else:
+        out["upload_key"] = None
+        errors.append({"field": "upload_key", "message": _UPLOAD_KEY_RULE})
     return out, errors
 
 
@@ -92,9 +96,14 @@ def check_team(team, user) -> None:
 
 
 def existing_upload(team, upload_key: str | None) -> Submission | None:
+    """The team's earlier submission with this upload key, marked ``was_duplicate``: a retried
+    upload answers with it and stores nothing."""
     if not upload_key:
         return None
-    return Submission.objects.filter(team=team, upload_key=upload_key).first()
+    first = Submission.objects.filter(team=team, upload_key=upload_key).first()
+    if first is not None:
+        first.was_duplicate = True
+    return first
 
 
 # The columns of a trace sample's Candidate row, in the order create_trace_submission builds them.
@@ -125,7 +134,6 @@ def _store(submission: Submission, candidates: list[Candidate] = (), rows: list[
         first = existing_upload(submission.team, submission.upload_key)
         if first is None:
             raise
-        first.was_duplicate = True
         return first
     submission.was_duplicate = False
     return submission
@@ -142,7 +150,6 @@ def create_kernel_submission(team, user, hardware, meta: dict, files: Iterable[U
         raise IntakeError(errors)
     first = existing_upload(team, meta["upload_key"])
     if first is not None:
-        first.was_duplicate = True
         return first
     hw = resolve_hardware(hardware)
     catalog, pk_of = workload_catalog()
@@ -165,12 +172,10 @@ def create_trace_submission(team, user, stream, upload_key: str | None = None) -
     """An agent trace (``jaxbench-trace/1`` JSON Lines) from a binary stream, parsed line by line.
     ``upload_key`` (or the header's) makes a retried upload return the first submission."""
     check_team(team, user)
-    if upload_key not in (None, "") and (not isinstance(upload_key, str) or not _UPLOAD_KEY_RE.match(upload_key)):
-        raise IntakeError("1-128 characters: letters, digits and ._:/+=-, starting with a letter or digit",
-                          field="upload_key")
+    if not _valid_upload_key(upload_key):
+        raise IntakeError(_UPLOAD_KEY_RULE, field="upload_key")
     first = existing_upload(team, upload_key)
     if first is not None:
-        first.was_duplicate = True
         return first
     catalog, pk_of = workload_catalog()
     try:
@@ -186,7 +191,6 @@ def create_trace_submission(team, user, stream, upload_key: str | None = None) -
     if key and not upload_key:
         first = existing_upload(team, key)
         if first is not None:
-            first.was_duplicate = True
             return first
     hw = HardwareTarget.objects.get(slug=h["hardware"])
     submission = Submission(team=team, created_by=user, hardware=hw, kind=Submission.TRACE,
