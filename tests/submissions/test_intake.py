@@ -245,6 +245,10 @@ def test_trace_upload_key_from_argument_or_header(catalog, people):
     assert intake.create_trace_submission(people.team_a, people.alice, boom, upload_key="h-1").pk == first.pk
     with pytest.raises(IntakeError, match="differs"):
         intake.create_trace_submission(people.team_a, people.alice, io.BytesIO(data), upload_key="other")
+    for bad in ("bad key", "-x", "k" * 129, 7):
+        with pytest.raises(IntakeError, match="1-128 characters") as caught:
+            intake.create_trace_submission(people.team_a, people.alice, io.BytesIO(data), upload_key=bad)
+        assert caught.value.errors[0]["field"] == "upload_key"
     assert counts() == (1, 1, 1)
 
 
