@@ -59,9 +59,9 @@ test-postgres-rabbitmq:
 	  $(PY) -m pytest -m integration
 
 bench: venv-test
-	$(PY) bench/workloads_small.py
-	$(PY) bench/harness_overhead.py
-	$(PY) bench/trace_upload.py
+	$(PY) benchmarks/workloads_small.py
+	$(PY) benchmarks/harness_overhead.py
+	$(PY) benchmarks/trace_upload.py
 
 clean:
 	rm -rf $(VENV) var/staticfiles

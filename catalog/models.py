@@ -1,11 +1,11 @@
 """The catalog: the hardware targets, the 50 workloads (a mirror of the registry in
-``evaluator/bench/workloads``), their XLA baselines and the expert references. The lowest Django
+``jaxbench/workloads``), their XLA baselines and the expert references. The lowest Django
 layer: every other app points here, it points nowhere."""
 from django.db import models
 from django.urls import reverse
 
-from evaluator.bench import record as record_terms
-from evaluator.bench import workloads as registry
+from jaxbench import record as record_terms
+from jaxbench import workloads as registry
 
 
 class HardwareTarget(models.Model):
@@ -29,7 +29,7 @@ class HardwareTarget(models.Model):
 
 
 class Workload(models.Model):
-    """Mirror of the registry in evaluator/bench/workloads, written only by sync_registry."""
+    """Mirror of the registry in jaxbench/workloads, written only by sync_registry."""
 
     wid = models.CharField("ID", max_length=4, unique=True)
     number = models.PositiveSmallIntegerField(unique=True)

@@ -4,7 +4,7 @@ import inspect
 from django.db import transaction
 
 from catalog.models import HardwareTarget, Workload
-from evaluator.bench import hardware, workloads
+from jaxbench import hardware, workloads
 
 
 def _spec(s):

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from catalog.models import HardwareTarget, Workload
 from evaluator import experts_sweep
-from evaluator.bench import environment
+from jaxbench import environment
 from evaluator.models import QueuePing
 from evaluator.queues import DECLARED_QUEUE, MAINTENANCE_QUEUE, hardware_queue
 from evaluator.runner import baseline_for, reconcile, run_evaluation

@@ -7,14 +7,14 @@ import logging
 from django.db import transaction
 
 from catalog.models import ExpertReference, ExpertSweepPoint, Workload
-from evaluator.bench.record import CORRECT_OUTCOMES
+from jaxbench.record import CORRECT_OUTCOMES
 
 log = logging.getLogger(__name__)
 
 
 def sweep_configs(wid: str, profile: str, limit: int | None = None) -> tuple[str, list[dict]]:
     """(implementation, configurations to try) declared by the expert file of ``wid``."""
-    from evaluator.bench import experts  # deferred: JAX loads only where the harness runs, never in the web process
+    from jaxbench.kernels import experts  # deferred: JAX loads only where the harness runs, never in the web process
     configs = [dict(c) for c in experts.sweep(wid, profile)] or [dict(experts.default_config(wid))]
     if limit:
         configs = configs[:limit]
@@ -33,7 +33,8 @@ def sweep_expert(workload: Workload, hardware, baseline_record: dict, limit: int
                  progress=None) -> ExpertReference:
     import jax  # deferred: JAX loads only where the harness runs, never in the web process
 
-    from evaluator.bench import HARNESS_VERSION, experts, harness  # deferred: JAX loads only where the harness runs, never in the web process
+    from jaxbench import HARNESS_VERSION, harness  # deferred: JAX loads only where the harness runs, never in the web process
+    from jaxbench.kernels import experts
     implementation, configs = sweep_configs(workload.wid, hardware.profile, limit)
     points = []
     for i, config in enumerate(configs):

@@ -2,7 +2,7 @@
 from django.db import models
 
 from catalog.models import HardwareTarget
-from evaluator.bench import record as record_terms
+from jaxbench import record as record_terms
 from evaluator.queues import PRECHECK_QUEUE, hardware_queue
 
 

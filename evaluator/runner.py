@@ -16,7 +16,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from catalog.models import Baseline
-from evaluator.bench import HARNESS_VERSION, environment
+from jaxbench import HARNESS_VERSION, environment
 from evaluator.models import Evaluation
 from evaluator.pipeline import enqueue_many
 from evaluator.queues import hardware_queue, stage_queue
@@ -118,7 +118,7 @@ def baseline_for(workload, hardware) -> Baseline:
     first need on this worker (which runs on that hardware) and cached."""
     import jax  # deferred: JAX loads only where the harness runs, never in the web process
 
-    from evaluator.bench import harness  # deferred: JAX loads only where the harness runs, never in the web process
+    from jaxbench import harness  # deferred: JAX loads only where the harness runs, never in the web process
     key = dict(workload=workload, hardware=hardware, profile=hardware.profile,
                jax_version=jax.__version__, harness_version=HARNESS_VERSION)
     existing = Baseline.objects.filter(**key).first()
@@ -144,7 +144,7 @@ _local = threading.local()
 def warm_pool():
     """One warm sandboxed child per worker thread (JAX already imported in it), so the next
     candidate pays only for its own compile and run. Each child still serves one candidate."""
-    from evaluator.bench import harness  # deferred: JAX loads only where the harness runs, never in the web process
+    from jaxbench import harness  # deferred: JAX loads only where the harness runs, never in the web process
     pool = getattr(_local, "pool", None)
     if pool is None:
         pool = _local.pool = harness.WarmPool()
@@ -168,7 +168,7 @@ def run_harness(ev: Evaluation) -> tuple[dict, str]:
 def precheck(wl, code: str, hardware, require_pallas: bool) -> tuple[dict, str]:
     """Stage 1 for accelerator targets, on CPU: lower for the target platform at full shapes,
     then numerics in TPU interpret mode at the small profile. Stops candidates that fail."""
-    from evaluator.bench import harness  # deferred: JAX loads only where the harness runs, never in the web process
+    from jaxbench import harness  # deferred: JAX loads only where the harness runs, never in the web process
     lowered = harness.lower_for_platform(wl.wid, code, platform=hardware.platform, profile="full",
                                          timeouts=harness_timeouts(), require_pallas=require_pallas)
     if lowered.get("outcome") not in (None, "ok", "lowered"):

@@ -14,7 +14,7 @@ import dramatiq
 from django.db import close_old_connections, connection
 from django.utils import timezone
 
-from evaluator.bench import environment
+from jaxbench import environment
 from evaluator.queues import MAINTENANCE_QUEUE, PRECHECK_QUEUE, hardware_queue
 from evaluator.workers import HEARTBEAT_SECONDS, worker_name
 
@@ -37,7 +37,7 @@ class HardwareQueues(dramatiq.Middleware):
             queues = set(override)
             slug = environment.get("JAXBENCH_WORKER_HARDWARE")
         else:
-            from evaluator.bench.hardware import (  # deferred: JAX loads only where the harness runs, never in the web process
+            from jaxbench.hardware import (  # deferred: JAX loads only where the harness runs, never in the web process
                 detect
             )
             slug = detect().slug

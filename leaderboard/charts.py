@@ -12,7 +12,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from leaderboard.metrics import OUTCOMES
+from jaxbench.metrics import OUTCOMES
 
 OUTCOME_COLORS = {
     "correct_faster": "#1a7f37", "correct_tie": "#7f8fa6", "correct_slower": "#8cc152", "incorrect": "#e8a33d",

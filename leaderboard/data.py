@@ -20,9 +20,9 @@ from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from catalog.models import ExpertReference, HardwareTarget, Workload
-from evaluator.bench.record import faster_than
-from leaderboard import metrics
-from leaderboard.aggregates.curves import set_values, unpack_curves
+from jaxbench.record import faster_than
+from jaxbench import metrics
+from jaxbench.metrics.curves import set_values, unpack_curves
 from leaderboard.aggregates.refresh import SET_FILTERS
 from leaderboard.models import SET_NAMES, SubmissionSummary, WorkloadResult
 from submissions.models import Submission

@@ -14,7 +14,7 @@ reported outcomes/speedups: self-reported, shown apart, never ranked with verifi
 """
 from django.db import models
 
-from leaderboard.metrics import WorkloadAggregate
+from jaxbench.metrics import WorkloadAggregate
 
 SET_NAMES = ("all", "production", "kernelbench", "expert")
 

@@ -1,11 +1,11 @@
 """The source study's published numbers, shown beside the portal's own results but never
 ranked with them (reported, not evaluated here). docs/DESIGN.md "Facts from the source study"
-states them in prose; tests/leaderboard/test_metrics.py checks that the two agree."""
+states them in prose; tests/jaxbench/metrics/test_metrics.py checks that the two agree."""
 from __future__ import annotations
 
 from typing import Any
 
-from leaderboard.metrics import INDEPENDENT, SEQUENTIAL
+from jaxbench.metrics import INDEPENDENT, SEQUENTIAL
 
 REPORTED_NOT_EVALUATED = "reported-not-evaluated"
 

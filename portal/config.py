@@ -1,4 +1,4 @@
-"""Turning the declared environment (``evaluator.bench.environment``) into Django settings,
+"""Turning the declared environment (``jaxbench.environment``) into Django settings,
 validated up front so a bad URL fails fast and clearly."""
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pathlib
 import secrets
 from urllib.parse import urlsplit
 
-from evaluator.bench import environment
-from evaluator.bench.environment import ConfigError
+from jaxbench import environment
+from jaxbench.environment import ConfigError
 
 
 def secret_key(var_dir: pathlib.Path) -> str:

@@ -1,6 +1,6 @@
 from django.conf import settings
 
-from evaluator.bench import HARNESS_VERSION
+from jaxbench import HARNESS_VERSION
 
 
 def site(request):

@@ -10,21 +10,22 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from catalog.starter import starter_source
-from submissions import intake, trace_format
+from submissions import intake
+from jaxbench import traces as trace_format
 from submissions.models import Membership, Submission, Team
 
-EXAMPLES_DIR = pathlib.Path(__file__).resolve().parent.parent / "evaluator" / "bench" / "examples"
+EXAMPLES_DIR = pathlib.Path(__file__).resolve().parent.parent / "jaxbench" / "kernels" / "examples"
 TEAM_NAME = "JAXBench examples"
 
 
 def example_files() -> dict[str, str]:
-    from evaluator.bench.examples import EXAMPLES  # deferred: JAX loads only where the harness runs, never in the web process
+    from jaxbench.kernels.examples import EXAMPLES  # deferred: JAX loads only where the harness runs, never in the web process
     return {wid: (EXAMPLES_DIR / name).read_text() for wid, name in EXAMPLES.items()}
 
 
 def broken_variants(wid: str, code: str) -> list[tuple[str, str]]:
     """What an agent's search typically produces before it gets a kernel right."""
-    from evaluator.bench import workloads  # deferred: JAX loads only where the harness runs, never in the web process
+    from jaxbench import workloads  # deferred: JAX loads only where the harness runs, never in the web process
     wl = workloads.get(wid)
     args = ", ".join(wl.input_names)
     return [
@@ -74,7 +75,7 @@ def create_demo(hardware: str = "cpu") -> list[Submission]:
         kernels = intake.create_kernel_submission(
             team, user, hardware,
             {"method": "Hand-written Pallas examples", "model_name": "human",
-             "description": "The example kernels of evaluator/bench/examples, evaluated on this machine.",
+             "description": "The example kernels of jaxbench/kernels/examples, evaluated on this machine.",
              "upload_key": "demo-kernels"},
             [(f"{wid}.py", code) for wid, code in example_files().items()])
         trace = intake.create_trace_submission(team, user, io.BytesIO(demo_trace(hardware).encode()),

@@ -3,7 +3,7 @@ DATABASE_URL and DRAMATIQ_BROKER_URL (see README)."""
 import os
 import pathlib
 
-from evaluator.bench import environment
+from jaxbench import environment
 from portal.config import ConfigError, broker_config, database_config, secret_key
 
 BASE_DIR = pathlib.Path(__file__).resolve().parent.parent

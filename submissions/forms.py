@@ -8,7 +8,7 @@ from django.utils.text import slugify
 from catalog.models import HardwareTarget
 from submissions.intake import IntakeError, Upload, teams_for
 from submissions.models import Team, meta_limit
-from submissions.trace_format import format_error
+from jaxbench.traces import format_error
 
 
 def new_upload_key() -> str:

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from evaluator.bench import environment
+from jaxbench import environment
 
 VARIANT = environment.get("JAXBENCH_VARIANT")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -13,7 +13,7 @@ def hardware(slug="cpu") -> HardwareTarget:
 
 
 def workload(wid="12p") -> Workload:
-    from evaluator.bench import workloads
+    from jaxbench import workloads
     wl = workloads.get(wid)
     obj, _ = Workload.objects.get_or_create(wid=wl.id, defaults=workload_fields(wl))
     return obj

@@ -7,7 +7,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 NAMES = ("DESIGN", "TRUST", "WORKLOADS")
-SCANNED = ("bench", "catalog", "docs", "evaluator", "leaderboard", "portal", "submissions",
+SCANNED = ("benchmarks", "jaxbench", "catalog", "docs", "evaluator", "leaderboard", "portal", "submissions",
            "templates", "tests")
 # Forms cited: DESIGN.md's, (DESIGN.md, "Metrics"), DESIGN.md 'Facts from the source study',
 # TRUST.md 1, TRUST.md point 4, `docs/TRUST.md` 2.

@@ -1,15 +1,15 @@
-"""Every environment variable is declared once (evaluator/bench/environment.py), read through
+"""Every environment variable is declared once (jaxbench/environment.py), read through
 it, and listed in the README exactly as declared."""
 import pathlib
 import re
 
 import pytest
 
-from evaluator.bench import environment
+from jaxbench import environment
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-BEGIN, END = "<!-- environment table: python -m evaluator.bench.environment -->", "<!-- end of environment table -->"
-SOURCES = [p for d in ("portal", "catalog", "submissions", "evaluator", "leaderboard", "tests", "bench")
+BEGIN, END = "<!-- environment table: python -m jaxbench.environment -->", "<!-- end of environment table -->"
+SOURCES = [p for d in ("portal", "catalog", "submissions", "evaluator", "leaderboard", "tests", "benchmarks", "jaxbench")
            for p in (ROOT / d).rglob("*.py") if "/migrations/" not in p.as_posix()]
 
 
@@ -18,7 +18,7 @@ def test_the_readme_table_is_the_declared_list():
     assert BEGIN in readme and END in readme, "the README lost its environment table markers"
     table = readme.split(BEGIN, 1)[1].split(END, 1)[0].strip()
     assert table == environment.markdown_table().strip(), \
-        "README's table differs: paste the output of `python -m evaluator.bench.environment` between the markers"
+        "README's table differs: paste the output of `python -m jaxbench.environment` between the markers"
 
 
 def test_every_variable_the_code_names_is_declared():

@@ -1,4 +1,4 @@
-"""The apps run one way (portal > leaderboard > evaluator > submissions > catalog), the harness
+"""The apps run one way (portal > leaderboard > evaluator > submissions > catalog > jaxbench), the harness
 library imports no Django, and every import inside a function says why it is there."""
 import ast
 import pathlib
@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-APPS = ("portal", "leaderboard", "evaluator", "submissions", "catalog")
+APPS = ("portal", "leaderboard", "evaluator", "submissions", "catalog", "jaxbench")
 
 
 def test_import_linter_contracts_hold():

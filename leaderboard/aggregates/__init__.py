@@ -10,9 +10,9 @@ One module per job:
   rebuilds, and the workload sets the SubmissionSummary / WorkloadResult rows are summed over.
 
 Import from those modules. The names below are those the callers that use the package as one
-namespace read (tests/leaderboard/test_aggregates.py, bench/leaderboard_load.py).
+namespace read (tests/leaderboard/test_aggregates.py, benchmarks/leaderboard_load.py).
 """
-from leaderboard.aggregates.curves import (WorkloadState, _floored_log, _independent_log_curve, build,
+from jaxbench.metrics.curves import (WorkloadState, _floored_log, _independent_log_curve, build,
                                            curve_length, set_values, unpack_curves, workload_curves)
 from leaderboard.aggregates.refresh import (SET_FILTERS, _candidate_totals, ensure_reported, rebuild_reported,
                                             rebuild_submission, refresh_for_evaluation, set_sizes,

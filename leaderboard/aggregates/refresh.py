@@ -24,12 +24,12 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Q, Sum
 
 from catalog.models import Workload
-from leaderboard import metrics
-from leaderboard.aggregates.curves import (DuplicateSample, WorkloadState, add_curves, build, empty_curves, fold,
+from jaxbench import metrics
+from jaxbench.metrics.curves import (DuplicateSample, WorkloadState, add_curves, build, empty_curves, fold,
                                            pack_curves, set_values, unpack_curves)
 from leaderboard.aggregates.samples import (FoldSample, evaluated_samples, reported_samples,
                                             sample_from_evaluation)
-from leaderboard.metrics import INDEPENDENT, SEQUENTIAL
+from jaxbench.metrics import INDEPENDENT, SEQUENTIAL
 from leaderboard.models import SET_NAMES, SubmissionSummary, WorkloadResult
 from submissions.models import Candidate, Submission
 

@@ -12,10 +12,10 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from evaluator.bench.record import speed_outcome
+from jaxbench.record import speed_outcome
 from evaluator.models import Evaluation
-from leaderboard import metrics
-from leaderboard.aggregates.curves import HI_CAP, FoldSample  # FoldSample: defined with the pure folding
+from jaxbench import metrics
+from jaxbench.metrics.curves import HI_CAP, FoldSample  # FoldSample: defined with the pure folding
 from submissions.models import Candidate
 
 log = logging.getLogger(__name__)

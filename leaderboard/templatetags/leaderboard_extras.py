@@ -4,7 +4,7 @@ import math
 from django import template
 from django.utils.html import format_html
 
-from evaluator.bench.record import OUTCOME_LABELS
+from jaxbench.record import OUTCOME_LABELS
 
 register = template.Library()
 

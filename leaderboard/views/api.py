@@ -9,7 +9,7 @@ from rest_framework import permissions, serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from leaderboard.aggregates.curves import set_values, unpack_curves
+from jaxbench.metrics.curves import set_values, unpack_curves
 from leaderboard.data import SORTS, Query, leaderboard_data, set_members
 from leaderboard.study import PUBLISHED_RESULTS
 from leaderboard.models import SET_NAMES, SubmissionSummary, WorkloadResult

@@ -10,12 +10,13 @@ from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 
 from catalog.models import Baseline, ExpertReference, Workload
-from evaluator.bench import pallas_share
-from evaluator.bench.record import format_speedup
+from jaxbench.verdict import pallas_share
+from jaxbench.record import format_speedup
 from evaluator.models import Evaluation
 from evaluator.progress import ACCELERATOR_OVERHEAD_S, submission_progress
-from leaderboard import charts, metrics
-from leaderboard.aggregates.curves import set_values, unpack_curves
+from leaderboard import charts
+from jaxbench import metrics
+from jaxbench.metrics.curves import set_values, unpack_curves
 from leaderboard.aggregates.samples import counts_for_candidate
 from leaderboard.data import SET_LABELS, cache_key, experts_for, fast_curve_series, set_members
 from leaderboard.highlight import STYLE_DEFS, highlighted

@@ -9,7 +9,7 @@ from portal.api.filters import BaselineFilter, ExpertFilter, WorkloadFilter
 from portal.api.serializers import (
     BaselineSerializer, ExpertSerializer, HardwareSerializer, WorkloadDetailSerializer, WorkloadSerializer
 )
-from submissions.trace_format import WorkloadCatalog
+from jaxbench.traces import WorkloadCatalog
 
 
 @extend_schema_view(

@@ -6,7 +6,7 @@ from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from rest_framework import exceptions, pagination, parsers, status
 from rest_framework.response import Response
 
-from evaluator.bench import environment
+from jaxbench import environment
 from submissions.intake import IntakeError
 from submissions.tokens import TokenRateThrottle
 

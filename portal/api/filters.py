@@ -6,7 +6,7 @@ from django.db.models import Q
 from catalog.models import Baseline, ExpertReference, Workload
 from evaluator.models import Evaluation
 from submissions.models import Submission
-from submissions.trace_format import WorkloadCatalog
+from jaxbench.traces import WorkloadCatalog
 
 
 def workload_ids(value: str) -> list[str]:

@@ -21,7 +21,7 @@ from portal.api.serializers import (
 )
 from submissions import intake
 from submissions.models import Submission
-from submissions.trace_format import MAX_TRACE_BYTES
+from jaxbench.traces import MAX_TRACE_BYTES
 
 # A kernel upload holds at most a zip and MAX_FILES kernel files, plus the form's own bytes.
 MAX_KERNEL_REQUEST_BYTES = intake.MAX_ZIP_BYTES + intake.MAX_FILES * intake.MAX_KERNEL_BYTES + 1024 * 1024

@@ -2,7 +2,7 @@ from django.conf import settings
 from django.shortcuts import render
 
 from catalog.models import Workload
-from evaluator.bench import pallas_share
+from jaxbench.verdict import pallas_share
 from evaluator.health import status
 from leaderboard.study import PUBLISHED_RESULTS
 

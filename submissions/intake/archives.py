@@ -7,7 +7,7 @@ import re
 import struct
 import zipfile
 
-from submissions import trace_format
+from jaxbench import traces as trace_format
 from submissions.intake.uploads import MAX_FILES, MAX_KERNEL_BYTES, Upload, read_capped
 
 MAX_ZIP_BYTES = 32 * 1024 * 1024     # one archive, compressed

@@ -7,7 +7,7 @@ import dataclasses
 import posixpath
 from typing import Iterable
 
-from submissions import trace_format
+from jaxbench import traces as trace_format
 from submissions.intake.archives import expand_zip
 from submissions.intake.uploads import MAX_FILES, MAX_KERNEL_BYTES, Upload, read_capped
 

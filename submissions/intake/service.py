@@ -16,7 +16,7 @@ from typing import Iterable
 from django.db import IntegrityError, transaction
 
 from catalog.models import HardwareTarget, Workload
-from submissions import trace_format
+from jaxbench import traces as trace_format
 from submissions.bulk import insert_rows
 from submissions.intake.kernels import validate_kernel_uploads
 from submissions.models import META_FIELDS, Candidate, Submission, Team, meta_limit

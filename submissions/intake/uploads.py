@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from submissions import trace_format
+from jaxbench import traces as trace_format
 
 MAX_KERNEL_BYTES = 256 * 1024        # one kernel file
 MAX_FILES = 200                      # files in one kernel submission before duplicates are found

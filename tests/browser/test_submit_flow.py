@@ -13,7 +13,7 @@ from tests.browser.conftest import SCREENSHOTS
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-EXAMPLE = ROOT / "evaluator" / "bench" / "examples" / "12p-rmsnorm.py"
+EXAMPLE = ROOT / "jaxbench" / "kernels" / "examples" / "12p-rmsnorm.py"
 PASSWORD = "Browser-pass-2024!"
 
 

@@ -6,7 +6,7 @@ from django.core.management import call_command
 
 from catalog.models import HardwareTarget, Workload
 from catalog.starter import starter_source
-from evaluator.bench import hardware, workloads
+from jaxbench import hardware, workloads
 from tests import factories
 
 pytestmark = pytest.mark.django_db

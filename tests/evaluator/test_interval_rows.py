@@ -18,7 +18,7 @@ def sent(monkeypatch):
 
 
 def test_the_runner_stores_the_interval_and_a_reused_row_keeps_it(sent, monkeypatch):
-    from evaluator.bench import HARNESS_VERSION
+    from jaxbench import HARNESS_VERSION
     monkeypatch.setattr(runner, "run_harness", lambda ev: ({
         "outcome": "correct_tie", "speedup": 1.03, "speedup_ci": [0.97, 1.09],
         "harness_version": HARNESS_VERSION, "profile": "small"}, Evaluation.DONE))

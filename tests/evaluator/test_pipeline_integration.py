@@ -9,7 +9,7 @@ import time
 import pytest
 from django.db import transaction
 
-from evaluator.bench.record import CORRECT_OUTCOMES
+from jaxbench.record import CORRECT_OUTCOMES
 from evaluator.models import Evaluation
 from evaluator.pipeline import schedule_submission
 from tests import factories
@@ -17,7 +17,7 @@ from tests.conftest import restart_broker, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
-EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "evaluator" / "bench" / "examples"
+EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "jaxbench" / "kernels" / "examples"
 CORRECT = (EXAMPLES / "12p-rmsnorm.py").read_text()
 # wrong inside the kernel (an error outside it would be work outside Pallas, rejected first)
 INCORRECT = CORRECT.replace("o_ref[...] = (normed * scale_ref[...])", "o_ref[...] = (normed * scale_ref[...] * 1.5)")

@@ -99,7 +99,7 @@ def test_a_candidate_failure_is_an_outcome_not_a_retry(sent, monkeypatch):
 
 
 def test_identical_code_is_evaluated_once(sent, monkeypatch):
-    from evaluator.bench import HARNESS_VERSION
+    from jaxbench import HARNESS_VERSION
     calls = []
 
     def fake(ev):

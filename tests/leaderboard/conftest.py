@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from catalog.models import Baseline, ExpertReference, HardwareTarget, Workload
 from catalog.registry_sync import sync_hardware
-from evaluator.bench.record import CORRECT_OUTCOMES
+from jaxbench.record import CORRECT_OUTCOMES
 from evaluator.models import Evaluation
 from leaderboard.aggregates.refresh import rebuild_submission
 from submissions.models import Candidate, Membership, Submission, Team

@@ -1,5 +1,5 @@
 """Aggregates: folding evaluations one at a time, in any order, equals a full rebuild; the
-stored curves agree with leaderboard.metrics at every N; refresh is idempotent and cheap."""
+stored curves agree with jaxbench.metrics at every N; refresh is idempotent and cheap."""
 from __future__ import annotations
 
 import math
@@ -9,7 +9,7 @@ import time
 import pytest
 
 from leaderboard import aggregates as A
-from leaderboard import metrics as m
+from jaxbench import metrics as m
 from leaderboard.models import SubmissionSummary, WorkloadResult
 from tests.leaderboard.conftest import make_submission, make_team, random_interval_sequence, random_sequence
 
@@ -264,7 +264,7 @@ def test_ties_and_intervals_fold_conservatively(workloads, hardware, users):
     # the geomean takes points: w1's best point is the tie's 1.2
     assert r1.best_speedup == 1.2 and (r1.best_low, r1.best_high) == (0.95, 1.5)
     # fast@1: no workload has a faster sample at index 0
-    from leaderboard import metrics
+    from jaxbench import metrics
     aggs = [r0.agg, r1.agg]
     assert metrics.fast_p(aggs, 1) == 0.0 and metrics.fast_p(aggs, 2) == 1.0
     assert metrics.solved(aggs, 1) == 2

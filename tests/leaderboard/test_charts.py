@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from evaluator.bench.record import OUTCOMES
+from jaxbench.record import OUTCOMES
 from leaderboard import charts
 
 

@@ -11,7 +11,7 @@ from django.core.cache import cache
 
 from catalog.models import ExpertReference, Workload
 from evaluator.models import Evaluation
-from leaderboard import metrics as m
+from jaxbench import metrics as m
 from leaderboard.aggregates.refresh import rebuild_submission
 from leaderboard.models import WorkloadResult
 from tests.leaderboard.conftest import make_submission, make_team

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.core.cache import cache
 
-from evaluator.bench import pallas_share
+from jaxbench.verdict import pallas_share
 from evaluator.models import Evaluation
 from leaderboard.aggregates.refresh import rebuild_submission
 from tests.leaderboard.conftest import make_submission, make_team

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from evaluator.bench import environment
+from jaxbench import environment
 from portal.config import ConfigError, broker_config, database_config
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

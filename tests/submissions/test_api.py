@@ -11,7 +11,7 @@ from catalog.models import Baseline, ExpertReference, HardwareTarget, Workload
 from evaluator.models import Evaluation
 from submissions import intake
 from submissions.models import Submission
-from submissions.trace_format import FORMAT, dumps_lines, example_trace
+from jaxbench.traces import FORMAT, dumps_lines, example_trace
 from tests.submissions.conftest import counts, kernel, make_zip
 
 pytestmark = pytest.mark.django_db

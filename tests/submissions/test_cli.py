@@ -10,7 +10,7 @@ import pytest
 
 from evaluator.models import Evaluation
 from submissions.models import Submission
-from submissions.trace_format import FORMAT, dumps_lines, example_trace
+from jaxbench.traces import FORMAT, dumps_lines, example_trace
 from tests.submissions.conftest import counts, kernel
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -18,7 +18,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 def cli(*args, url=None, token=None, timeout=120):
     env = {k: v for k, v in os.environ.items() if not k.startswith("JAXBENCH_")}
-    cmd = [sys.executable, "-m", "submissions.client"]
+    cmd = [sys.executable, "-m", "jaxbench.client"]
     if url:
         cmd += ["--url", url]
     if token:
@@ -214,7 +214,7 @@ def test_workloads_and_leaderboard(portal):
 def test_the_client_env_configuration(portal):
     env = {k: v for k, v in os.environ.items() if not k.startswith("JAXBENCH_")}
     env.update(JAXBENCH_URL=portal.url, JAXBENCH_TOKEN=portal.token)
-    out = subprocess.run([sys.executable, "-m", "submissions.client", "whoami"], cwd=ROOT, env=env,
+    out = subprocess.run([sys.executable, "-m", "jaxbench.client", "whoami"], cwd=ROOT, env=env,
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and "alice" in out.stdout
 
@@ -230,7 +230,7 @@ def test_summary_counts_ties_apart_and_prints_intervals(capsys):
     point alone."""
     import types
 
-    from submissions.client import commands
+    from jaxbench.client import commands
 
     def ev(wid, index, outcome, speedup=None, lo=None, hi=None):
         return {"workload": wid, "index": index, "stage": "main", "state": "done", "outcome": outcome,

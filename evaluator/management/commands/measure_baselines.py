@@ -2,7 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from catalog.models import Baseline, HardwareTarget, Workload
-from evaluator.bench import HARNESS_VERSION
+from jaxbench import HARNESS_VERSION
 from evaluator.runner import baseline_for
 
 
@@ -17,7 +17,7 @@ class Command(BaseCommand):
     def handle(self, *args, **opts):
         import jax  # deferred: JAX loads only where the harness runs, never in the web process
 
-        from evaluator.bench.hardware import detect  # deferred: JAX loads only where the harness runs, never in the web process
+        from jaxbench.hardware import detect  # deferred: JAX loads only where the harness runs, never in the web process
         here = detect().slug
         slug = opts["hardware"] or here
         if slug != here:

@@ -9,7 +9,7 @@ import time
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from evaluator.bench import environment
+from jaxbench import environment
 from portal.embedded import start_redis
 
 

@@ -15,7 +15,7 @@ from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 
-from evaluator.bench import environment
+from jaxbench import environment
 from tests.portal.security.conftest import Member, make_catalog
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]

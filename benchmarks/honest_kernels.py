@@ -1,0 +1,74 @@
+"""Every honest kernel the project has, through the real harness at the small profile on CPU:
+the example kernels, the expert kernels (default configuration) and JAX's own TPU kernels
+wrapped as candidates. Prints each one's outcome, speedup interval and errors against the exact
+answer (candidate's and XLA's). Run after changing a verdict rule; asserts nothing.
+
+``.venv/bin/python benchmarks/honest_kernels.py [--only 12p,1p]``
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from jaxbench.kernels import experts  # noqa: E402
+from jaxbench import harness
+from jaxbench.record import format_speedup  # noqa: E402
+
+EXAMPLES = ROOT / "jaxbench" / "kernels" / "examples"
+JAX_CANDIDATES = ROOT / "tests" / "jaxbench" / "kernels" / "jax_candidates"
+
+
+def kernels():
+    for p in sorted(EXAMPLES.glob("*.py")):
+        if p.name != "__init__.py":
+            yield "example", p.name.split("-")[0], p.read_text(), p.name
+    for wid in experts.EXPERTS:
+        yield "expert", wid, experts.source(wid), experts.implementation(wid)
+    for p in sorted(JAX_CANDIDATES.glob("*.py")):
+        yield "jax", p.name.split("_")[0], p.read_text(), p.name
+
+
+def _share(rec):
+    """Share of the evaluation's wall time spent re-timing the baseline beside it."""
+    p = rec["phases"]
+    if not p.get("child_baseline_s") or not p.get("total_s"):
+        return "-"
+    return f"{100 * p['child_baseline_s'] / p['total_s']:.1f}%"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", default="", help="comma-separated workload IDs")
+    args = ap.parse_args()
+    only = set(filter(None, args.only.split(",")))
+    print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    print(f"{'kind':<8} {'workload':<8} {'outcome':<16} {'speedup':<22} {'cand err':>9} "
+          f"{'XLA err':>9} {'beyond tol c/x':>15} {'baseline +':>10}  file")
+    t0 = time.time()
+    with harness.WarmPool("cpu") as pool:
+        for kind, wid, src, name in kernels():
+            if only and wid not in only:
+                continue
+            rec = pool.evaluate(wid, src, profile="small", hardware="cpu", require_pallas=True,
+                                timeouts={"compile": 600, "check": 900, "timing": 1800})
+            e = rec.get("errors") or {}
+            c, x = e.get("candidate") or {}, e.get("xla") or {}
+            lo, hi = rec.get("speedup_ci") or (None, None)
+            print(f"{kind:<8} {wid:<8} {rec['outcome']:<16} "
+                  f"{format_speedup(rec.get('speedup'), lo, hi):<22} "
+                  f"{c.get('max_abs', float('nan')):>9.4f} {x.get('max_abs', float('nan')):>9.4f} "
+                  f"{str(c.get('n_beyond_tol', '-')) + '/' + str(x.get('n_beyond_tol', '-')):>15} "
+                  f"{_share(rec):>10}  {name}", flush=True)
+            if not rec["outcome"].startswith("correct_"):
+                print("         " + rec["message"][:300].replace("\n", " "))
+    print(f"(total {time.time() - t0:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()

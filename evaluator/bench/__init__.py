@@ -1,7 +1,0 @@
-"""The JAXBench harness: workloads, gates, timing, sandbox and CLI.
-
-Nothing under evaluator/bench imports Django, so agent frameworks can run exactly what the
-portal runs (``python -m evaluator.bench ...``) and the sandboxed child stays small.
-"""
-
-HARNESS_VERSION = "1.1.0"   # 1.1: exact-answer correctness, baseline timed side by side

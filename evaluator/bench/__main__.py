@@ -1,7 +1,0 @@
-"""``python -m evaluator.bench`` (see :mod:`evaluator.bench.cli`)."""
-import sys
-
-from .cli import main
-
-if __name__ == "__main__":
-    sys.exit(main())

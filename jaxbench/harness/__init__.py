@@ -1,0 +1,89 @@
+"""The JAXBench evaluation harness: the Python API the worker (and the CLI) calls.
+
+Stable API (no Django anywhere under jaxbench)::
+
+    from jaxbench import harness
+
+    record = harness.evaluate(workload, source, *, profile, hardware=None,
+                              require_pallas=True, baseline=None, timeouts=None) -> dict
+    base   = harness.measure_baseline(workload, *, profile, hardware=None) -> dict
+    low    = harness.lower_for_platform(workload, source, platform="tpu",
+                                        profile="full") -> dict
+    pool   = harness.WarmPool(platform="cpu")          # one pre-spawned child, JAX imported
+    record = pool.evaluate(workload, source, profile=..., ...)   # same arguments as evaluate
+    pool.close()
+    harness.available_protections(platform=None) -> dict   # what the sandbox can do here
+    harness.probe_environment(platform=None) -> dict       # check-env: hardware, versions, ...
+    harness.inputs_from_seed(workload, profile, seed_hex)  # rebuild a recorded input set
+
+* ``workload``: an ID, slug or public name (``"12p"``, ``"12p-rmsnorm"``) or a Workload.
+* ``source``: the candidate file's text (str). It must define ``workload(*inputs)``.
+* ``hardware``: a target slug (``"cpu"``, ``"tpu-v6e"``); None = what the child's JAX reports.
+* ``baseline``: a record from ``measure_baseline`` for the same workload, profile, hardware and
+  harness version (anything else raises ``ValueError``); None = measure one now (cached in this
+  process). It is the guard's reference only: speedups come from the side-by-side timings.
+* ``timeouts``: per-phase wall-clock limits in seconds, keys ``startup``, ``compile``,
+  ``check``, ``timing``, ``export`` (defaults in :data:`DEFAULT_TIMEOUTS`).
+
+Record formats: :mod:`jaxbench.record`. Failures of the harness itself (the sandbox
+cannot start, the child's JAX runs on another platform than the target's, the reference fails)
+raise :class:`InfrastructureError`; everything the candidate can cause is an outcome.
+
+How one evaluation runs (TRUST.md): a fresh sandboxed child (:mod:`jaxbench.sandbox`) per candidate; the
+trusted side draws 64-bit seeds from ``secrets``, builds the input sets and computes, itself,
+both the XLA baseline's outputs and the exact answer (``Workload.exact``: float32 from the same
+bf16 inputs); it writes the inputs as .npy, the candidate's source and the baseline exported
+with ``jax.export`` (a serialized program: no reference source reaches the child). The child
+compiles the baseline under one harness-chosen name, then imports the candidate and compiles it
+under another (recording pallas_call and host callbacks), runs every input set (check and
+timing sets alike), then times both programs interleaved call by call on the same inputs (ABBA
+order, 5 warm-up and 50 timed calls each) inside one profiler trace. The trusted side judges
+every output against the exact answer with XLA's own error as the allowance
+(``verdict_math.exact_rule_report``), re-checks saved timed outputs, parses the trace itself
+(caps on size and events), selects both programs by name, requires exactly 50 executions of
+each inside the phase's time window, applies the plausibility gates, and reports the median of
+the paired ratios with a seeded 95% bootstrap interval (``verdict_math.paired_speedup``):
+faster or slower only when the interval excludes 1, a tie otherwise. The baseline timed beside
+the candidate runs in the candidate's (hostile) process, so it is checked against the same
+program timed alone in a clean child (``baseline_guard``): when it ran far slower beside the
+candidate, the clean measurement is repeated at once and, if the gap stays, used instead and the
+result held for review.
+
+Input sets reach the child only when the phase that uses them starts (the candidate's module
+is imported and its program compiled before any input value exists in the sandbox). On the
+``cpu`` target each child is confined to one core (a cpuset cgroup where available) once JAX
+is initialised, the same for baselines and candidates.
+
+Processes: children are started from the calling thread and die with it (the launcher sets
+``PR_SET_PDEATHSIG``; bubblewrap's ``--die-with-parent`` below it), so call from long-lived
+threads (the warm pool spawns and cleans up from its own thread). The trusted side's own JAX
+(inputs, references) is pinned to the CPU platform so a worker never holds the accelerator its
+children need; on accelerator targets the references are therefore computed by XLA:CPU on the
+host (slow for some ``full`` shapes; see the report of the harness task).
+
+Modules: ``api`` (the calls above), ``prepare`` (the trusted side's JAX, inputs, answers,
+exported baseline, the child's files, limits, target), ``phases`` (one run through a child,
+phase by phase), ``speed`` (the speed verdict), ``warm`` (the warm pool), ``settings`` (the
+numbers every part shares, and :class:`InfrastructureError`).
+"""
+from .. import HARNESS_VERSION
+from .api import (_evaluate, available_protections, evaluate, lower_for_platform,
+                  measure_baseline, probe_environment)
+from .phases import _new_child
+from .prepare import _platform_hint, exported_baseline, inputs_from_seed, reference_cost
+from .settings import (BLOCK, DEFAULT_TIMEOUTS, ITERS, MAX_SOURCE_BYTES, N_CHECK_SETS,
+                       N_TIMING_SETS, PUBLIC_SEEDS, SET_BUDGET_BYTES, TEXT_CAP, TRACE_CAP, WARMUP,
+                       InfrastructureError)
+from .speed import BASELINE_GUARD, BASELINE_GUARD_DEFAULT, SYSTEMATIC, SYSTEMATIC_DEFAULT
+from .warm import WarmPool
+
+__all__ = [
+    "BASELINE_GUARD", "BASELINE_GUARD_DEFAULT", "BLOCK", "DEFAULT_TIMEOUTS", "HARNESS_VERSION",
+    "ITERS", "MAX_SOURCE_BYTES", "N_CHECK_SETS", "N_TIMING_SETS", "PUBLIC_SEEDS",
+    "SET_BUDGET_BYTES", "SYSTEMATIC", "SYSTEMATIC_DEFAULT", "TEXT_CAP", "TRACE_CAP", "WARMUP",
+    "InfrastructureError", "WarmPool", "available_protections", "evaluate", "exported_baseline",
+    "inputs_from_seed", "lower_for_platform", "measure_baseline", "probe_environment",
+    "reference_cost",
+    # internals the CLI (_platform_hint) and the isolation tests (_new_child, _evaluate) reach
+    "_evaluate", "_new_child", "_platform_hint",
+]

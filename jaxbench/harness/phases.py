@@ -1,0 +1,385 @@
+"""One evaluation through one child, phase by phase (trusted side): the job, compile, check
+and timing phases, each asked of the child through :meth:`_Run.phase` (one place for the
+timeout, crash, error-reply and protocol handling), the child's files read back, the trace
+parsed, and every failure written into the record as its outcome."""
+from __future__ import annotations
+
+import secrets
+import time
+
+import numpy as np
+
+from .. import arrays, environment
+from ..profiling import xplane
+from ..verdict import pallas_share, rules as verdict
+from ..record import trim
+from ..sandbox.child import SandboxedChild
+from ..sandbox.options import ChildGone, PhaseTimeout, SandboxError, SandboxOptions
+from ..sandbox.safedir import SafeDir
+from .prepare import (_Prepared, _target_for, _write_cost_model, _write_input, exported_baseline,
+                      reference_cost)
+from .settings import BLOCK, ITERS, TEXT_CAP, TRACE_CAP, WARMUP, InfrastructureError
+
+class _Run:
+    """One candidate (or baseline) through one child, phase by phase."""
+
+    def __init__(self, child: SandboxedChild, timeouts: dict, rec: dict):
+        self.child, self.timeouts, self.rec = child, timeouts, rec
+        self.phases = rec["phases"]
+
+    def ask(self, phase: str, cmd: dict, timeout_key: str | None = None) -> dict:
+        t = time.monotonic()
+        self.child.send(cmd)
+        try:
+            return self.child.recv(self.timeouts[timeout_key or phase])
+        finally:
+            self.phases[f"{phase}_s"] = round(time.monotonic() - t, 6)
+
+    def phase(self, phase: str, cmd: dict, expect: str, *, strict: bool = False) -> dict:
+        """Ask the child for ``phase`` and return its reply of type ``expect``. Anything else
+        ends the evaluation with its outcome in the record (raises _Stop): a timeout (the
+        child's stacks, then it is killed), the child's death, an error reply (classified) or
+        another reply (a protocol breach). With ``strict`` (the baseline's own timing) each of
+        them is the harness's failure instead (raises InfrastructureError). ``replied_ns``:
+        the wall clock when the reply arrived."""
+        rec, child, limit = self.rec, self.child, self.timeouts[phase]
+        try:
+            reply = self.ask(phase, cmd)
+        except PhaseTimeout:
+            if strict:
+                raise InfrastructureError(f"the baseline's {phase} exceeded {limit:g} s") from None
+            _timeout(rec, child, phase, limit)
+        except ChildGone:
+            if strict:
+                raise InfrastructureError(f"the baseline child died while {phase}") from None
+            _crash(rec, child, phase)
+        self.replied_ns = time.time_ns()
+        if reply.get("type") == "error":
+            if strict:
+                raise InfrastructureError(f"the baseline failed while {phase}: {reply.get('message')}")
+            outcome, cat, msg = verdict.classify_child_error(reply, phase)
+            _finish(rec, outcome, cat, msg)
+        if reply.get("type") != expect:
+            if strict:
+                raise InfrastructureError(f"the baseline child broke the protocol: {str(reply)[:300]}")
+            _finish(rec, "runtime_error", "protocol", f"unexpected reply to {phase}: {str(reply)[:300]}")
+        return reply
+
+
+class _Stop(Exception):
+    """Ends an evaluation with an outcome already written into the record."""
+
+
+def _timeout(rec, child, phase, limit):
+    """A phase ran out of time: take the child's stacks (where it was stuck), then kill it."""
+    stacks = ""
+    try:
+        stacks = child.dump_stacks()
+    except Exception:  # noqa: BLE001 - diagnostics only
+        pass
+    child.kill()
+    where = [l.strip() for l in stacks.splitlines() if "candidate.py" in l][:3]
+    what = {"compile": "compile (import, trace, lower, compile)", "check": "the correctness runs",
+            "timing": "the timing runs", "export": "lowering"}.get(phase, phase)
+    msg = f"{what} exceeded {limit:g} s"
+    if where:
+        msg += "\n  stuck at " + "\n  stuck at ".join(where)
+    rec["notes"].append("stacks at timeout: " + trim(stacks, 3000) if stacks else "no stacks at timeout")
+    _finish(rec, "timeout", phase, msg)
+
+
+def _finish(rec, outcome, category, message):
+    rec["outcome"], rec["error_category"], rec["message"] = outcome, category, trim(message)
+    raise _Stop()
+
+
+def _crash(rec, child, phase):
+    rc, sig, oom = child.wait_exit(5.0)
+    err = child.stderr_tail()
+    tail = "\n".join(err.strip().splitlines()[-8:])
+    if oom:
+        _finish(rec, "runtime_error", "oom",
+                f"the child was killed by the memory limit during {phase}")
+    if sig:
+        _finish(rec, "runtime_error", "crash", f"the child died of {sig} during {phase}\n{tail}")
+    _finish(rec, "runtime_error", "exit", f"the child exited (status {rc}) during {phase}\n{tail}")
+
+
+def _read_texts(work: SafeDir) -> dict:
+    texts = {}
+    for name in ("jaxpr", "lowered", "compiled", "exported"):
+        try:
+            texts[name] = work.read(f"compile/{name}.txt", TEXT_CAP + 4096).decode("utf-8", "replace")
+        except OSError:
+            pass
+    return texts
+
+
+def _load_outputs(work, tag, meta, out_specs):
+    out = []
+    for k, (dt, shape) in enumerate(out_specs):
+        try:
+            data = work.read(f"out/{tag}/{k}.npy", arrays.NPY_HEADER_CAP +
+                             int(np.prod(shape, dtype=np.int64)) * 8 + 1)
+        except OSError as exc:
+            raise arrays.OutputError("bad_output", f"output {k} of {tag}: {exc}") from None
+        out.append(arrays.load_npy_bytes(data, dt, shape))
+    return out
+
+
+def _program_name() -> str:
+    return "jaxbench_" + secrets.token_hex(8)
+
+
+def _hello(child, timeout: float) -> dict:
+    """The child's hello (trustworthy: before any candidate code); a child that does not
+    start is the harness's failure."""
+    try:
+        return child.hello(timeout)
+    except (PhaseTimeout, ChildGone, SandboxError) as exc:
+        raise InfrastructureError(f"the sandboxed child did not start: {exc}; "
+                                  f"{child.stderr_tail()[-2000:]}") from None
+
+
+def _start_job(child, rec: dict, timeouts: dict, *, mode: str, source: str | None, wl, profile,
+               hardware, manifest_writer):
+    """hello (trustworthy: before any candidate code), the files, the job. A candidate's child
+    also gets the exported XLA baseline, compiled there before the candidate's module is
+    imported, to be timed beside it. Returns (program name, baseline program name or None)."""
+    phases = rec["phases"]
+    t = time.monotonic()
+    if child.hello_info is None:
+        _hello(child, timeouts["startup"])
+    phases["startup_s"] = round(phases.get("startup_s", 0) + time.monotonic() - t, 6)
+    hello = child.hello_info
+    rec["sandbox"] = dict(child.protections)      # complete now (CPU pinning happens at hello)
+    target = child.target = _target_for(hardware, hello)
+    rec.update(hardware=target.slug, platform=hello["platform"],
+               device_kind=hello.get("device_kind"), jax_version=hello.get("jax_version"),
+               jaxlib_version=hello.get("jaxlib_version"), python_version=hello.get("python"))
+    if source is not None:
+        _write_input(child.in_dir, "candidate.py", source)
+    _write_input(child.in_dir, "baseline.jaxexport", exported_baseline(wl, profile, hello["platform"]))
+    _write_cost_model(child.in_dir)
+    manifest_writer(child.in_dir)
+    name = _program_name()
+    base_name = _program_name() if mode == "candidate" else None
+    interpret = mode == "candidate" and hello["platform"] == "cpu"
+    rec["mode"] = "interpret" if interpret else "compiled"
+    _send_job(child, rec, timeouts, {"cmd": "job", "mode": mode, "name": name,
+                                     "interpret": interpret, "config": wl.config(profile),
+                                     "workload": wl.id, "profile": profile,
+                                     "baseline_name": base_name})
+    return name, base_name
+
+
+def _send_job(child, rec: dict, timeouts: dict, job: dict) -> None:
+    """Give the child its job (still before any candidate code); a child that does not
+    acknowledge it is the harness's failure."""
+    try:
+        ack = _Run(child, timeouts, rec).ask("job", job, "startup")
+    except (PhaseTimeout, ChildGone) as exc:
+        raise InfrastructureError(f"the child did not accept the job: {exc}") from None
+    if ack.get("type") != "ack":
+        raise InfrastructureError(f"the child did not accept the job: {str(ack)[:1000]}")
+
+
+def _compile_phase(child, rec, timeouts, *, mode, require_pallas, wl=None, profile=None):
+    run = _Run(child, timeouts, rec)
+    phases = rec["phases"]
+    rec["phase"] = "compile"
+    reply = run.phase("compile", {"cmd": "compile"}, "compiled")
+    phases["child_compile"] = {k: round(float(v), 6) for k, v in (reply.get("times") or {}).items()
+                               if isinstance(v, (int, float))}
+    scan = verdict.scan_program(reply.get("primitives"), _read_texts(child.work),
+                                child.hello_info["platform"])
+    rec["has_pallas_call"] = scan["has_pallas_call"] if mode == "candidate" else False
+    rec["host_callbacks"] = scan["host_callbacks"]
+    if mode == "candidate":
+        # the Pallas kernels must carry the work: the share of the workload's FLOPs computed
+        # outside them (the child's walk of its jaxpr, over the trusted walk of the reference),
+        # recorded on every candidate that compiled, decisive below only under require_pallas
+        share = None
+        if wl is not None:
+            share = rec["pallas_share"] = pallas_share.assess(
+                reply.get("cost"), reference_cost(wl, profile)["outside_flops"],
+                require_pallas=require_pallas, threshold=pallas_share.threshold_for(wl.id))
+        if scan["host_callbacks"]:
+            _finish(rec, "rejected", "host_callback",
+                    "the program calls back into the host: " + ", ".join(scan["host_callbacks"]))
+        if require_pallas and not scan["has_pallas_call"]:
+            _finish(rec, "rejected", "no_pallas_call",
+                    "the compiled program contains no pallas_call (this leaderboard requires a "
+                    "Pallas kernel)")
+        if share is not None and not share["ok"]:
+            _finish(rec, "rejected", pallas_share.CATEGORY, share["message"])
+
+
+def _check_phase(child, prep: _Prepared, rec, timeouts, *, mode, atol, rtol) -> dict:
+    """Every input set once (check and timing sets alike, indistinguishable to the child);
+    each output judged against the exact answer. Returns the outputs per set."""
+    run = _Run(child, timeouts, rec)
+    rec["phase"] = "check"
+    prep.write_sets(child.in_dir, prep.all_ids)
+    reply = run.phase("check", {"cmd": "check", "sets": prep.all_ids}, "outputs")
+    rec["phases"]["child_exec_s"] = float(reply.get("exec_s") or 0.0)
+    cands, failure, errors = {}, None, None
+    for sid in prep.all_ids:
+        meta = (reply.get("sets") or {}).get(sid)
+        bad = verdict.check_claims(meta, prep.treedef, prep.out_specs)
+        if bad:
+            _finish(rec, "incorrect", bad[0], f"input set {sid}: {bad[1]}")
+        try:
+            cands[sid] = _load_outputs(child.work, sid, meta, prep.out_specs)
+        except arrays.OutputError as exc:
+            cat = exc.category
+            _finish(rec, "runtime_error" if cat == "bad_output" else "incorrect", cat,
+                    f"input set {sid}: {exc}")
+        ok, cat, errs, msg = verdict.compare_set(prep.exact[sid], prep.refs[sid], cands[sid],
+                                                 atol, rtol)
+        errors = verdict.merge_errors(errors, errs)
+        if not ok and failure is None:
+            failure = (cat, f"input set {sid} (seed {prep.seeds[sid]:016x}): {msg}")
+    rec["errors"] = errors
+    rec["max_abs_err"] = errors["candidate"]["max_abs"]
+    rec["max_rel_err"] = errors["candidate"]["max_rel"]
+    if failure is not None:
+        if mode == "candidate":
+            try:
+                extra = prep.extra_refs()
+            except Exception:  # noqa: BLE001 - the memorisation probe is best effort
+                extra = None
+            cheat = verdict.detect_cheat(prep.all_ids, prep.inputs, prep.refs, cands, atol,
+                                         rtol, extra, exacts=prep.exact)
+            if cheat:
+                _finish(rec, "rejected", cheat[0], cheat[1])
+        _finish(rec, "incorrect", failure[0], failure[1])
+    return cands
+
+
+def _save_iters(prep: _Prepared) -> list[int]:
+    """One timed call per timing set, drawn from the second half, whose output is checked."""
+    rng = secrets.SystemRandom()
+    m = len(prep.timing_ids)
+    return sorted(rng.choice([i for i in range(ITERS // 2, ITERS) if i % m == s])
+                  for s in range(m))
+
+
+def _read_trace(child, name: str, platform: str, space=None):
+    """(Executions of program ``name``, the parsed trace) from the child's one trace file."""
+    if space is None:
+        work = child.work
+        base = "trace/plugins/profile"
+        runs = work.listdir(base)
+        if len(runs) != 1:
+            raise xplane.TraceError(f"expected one profile run, found {len(runs)}")
+        files = work.listdir(f"{base}/{runs[0]}")
+        pbs = [f for f in files if f.endswith(".xplane.pb")]
+        if len(pbs) != 1 or len(files) > 16:
+            raise xplane.TraceError(f"expected one .xplane.pb, found {len(pbs)}")
+        space = xplane.XSpace(work.read(f"{base}/{runs[0]}/{pbs[0]}", TRACE_CAP))
+    ex = xplane.program_executions(space, name, platform)
+    if len(ex.durations_s) != ITERS:
+        raise xplane.TraceError(f"the trace holds {len(ex.durations_s)} executions of the "
+                                f"program, expected exactly {ITERS}")
+    return ex, space
+
+
+def _timing_phase(child, prep: _Prepared, rec, timeouts, *, wl, profile, mode, name, atol, rtol,
+                  checked: dict | None = None, base_name: str | None = None):
+    """Time the candidate (and, interleaved in the same child on the same inputs, the baseline
+    program ``base_name``); check the saved timed outputs; parse the trace; the plausibility
+    gates. Fills rec["timing"] (and rec["baseline_timing"]); raises _Stop on a failing outcome."""
+    run = _Run(child, timeouts, rec)
+    phases = rec["phases"]
+    rec["phase"] = "timing"
+    platform = child.hello_info["platform"]
+    save_iters = _save_iters(prep) if mode == "candidate" else []
+    t_lo = time.time_ns()
+    reply = run.phase("timing", {"cmd": "timing", "sets": prep.timing_ids, "warmup": WARMUP,
+                                 "iters": ITERS, "save_iters": save_iters, "block": BLOCK},
+                      "timed", strict=mode != "candidate")
+    t_hi = run.replied_ns
+    phase_wall = phases["timing_s"]
+    phases["child_loop_s"] = float(reply.get("loop_s") or 0.0)
+    phases["child_warmup_s"] = float(reply.get("warmup_s") or 0.0)
+    phases["child_stop_trace_s"] = float(reply.get("stop_trace_s") or 0.0)
+    if base_name:
+        # the child's own account of re-timing the baseline: compiling it, its warm-up and
+        # timed calls (wall seconds)
+        phases["child_baseline_s"] = float(reply.get("baseline_s") or 0.0)
+    t_v = time.monotonic()
+    m = len(prep.timing_ids)
+    saved = reply.get("saved") or {}
+    for i in save_iters:
+        sid = prep.timing_ids[i % m]
+        meta = saved.get(str(i))
+        bad = verdict.check_claims(meta, prep.treedef, prep.out_specs)
+        outs = None
+        if bad is None:
+            try:
+                outs = _load_outputs(child.work, f"t{i}", meta, prep.out_specs)
+            except arrays.OutputError as exc:
+                bad = (exc.category, str(exc))
+        judged = verdict.timed_output_verdict(prep.exact[sid], prep.refs[sid],
+                                              (checked or {}).get(sid), outs, bad, atol, rtol)
+        if judged:
+            _finish(rec, judged[0], judged[1], f"timed call {i}: {judged[2]}")
+
+    def walls_of(key):
+        return [float(x) for x in (reply.get(key) or []) if isinstance(x, (int, float))]
+    walls, b_walls = walls_of("wall_s"), walls_of("baseline_wall_s")
+    flops, nbytes = wl.cost(profile)
+    target = child.target
+    floor = verdict.physical_floor(flops, nbytes, target.peak_flops, target.peak_bandwidth,
+                                   platform)
+    wall_only = environment.get("JAXBENCH_TIMING") == "wall"
+    n_events = profile_ns = starts = None
+    b_durations = b_walls
+    if wall_only:
+        if len(walls) != ITERS or (base_name and len(b_walls) != ITERS):
+            _finish(rec, "rejected", "trace_invalid",
+                    f"{len(walls)} wall-clock samples, expected {ITERS}")
+        durations, method = walls, "wall_clock"
+    else:
+        try:
+            ex, space = _read_trace(child, name, platform)
+            n_events, profile_ns = space.n_events, space.profile_window_ns()
+            if base_name:
+                b_durations = _read_trace(child, base_name, platform, space)[0].durations_s
+        except (OSError, xplane.TraceError) as exc:
+            if mode != "candidate":
+                raise InfrastructureError(f"baseline trace unusable: {exc}") from None
+            _finish(rec, "rejected", "trace_invalid", f"the profiler trace is unusable: {exc}")
+        durations, method = ex.durations_s, ex.method
+        starts = [s // 1000 for s in ex.starts_ps]
+    reason = verdict.plausibility(durations, starts, phase_wall,
+                                  None if wall_only else (t_lo, t_hi), floor, profile_ns,
+                                  also=b_durations if base_name else ())
+    stats = verdict.timing_stats(durations)
+    stats.update(method=method, wall_median_s=float(np.median(walls)) if walls else None,
+                 phase_wall_s=phase_wall, floor_s=floor, trace_events=n_events, program=name)
+    rec["timing"] = stats
+    if base_name:
+        b_stats = verdict.timing_stats(b_durations)
+        b_stats.update(method=method, wall_median_s=float(np.median(b_walls)) if b_walls else None,
+                       phase_wall_s=phase_wall, floor_s=None, trace_events=n_events,
+                       program=base_name)
+        rec["baseline_timing"] = b_stats
+    rec["phase"] = "verdict"
+    phases["verdict_s"] = round(time.monotonic() - t_v, 6)
+    if reason:
+        if mode != "candidate":
+            raise InfrastructureError(f"baseline timing implausible: {reason}")
+        _finish(rec, "rejected", "implausible_timing", reason)
+    return stats
+
+
+def _new_child(platform, limits) -> SandboxedChild:
+    child = SandboxedChild(SandboxOptions(platform=platform, limits=limits))
+    try:
+        child.start()
+    except SandboxError as exc:
+        raise InfrastructureError(str(exc)) from None
+    return child
+

@@ -1,0 +1,279 @@
+"""Preparing an evaluation on the trusted side: its own JAX (pinned to the CPU), the input sets,
+the XLA reference's and the exact answers, the exported baseline and the reference's FLOPs,
+the files a child reads, the sizes and limits of its sandbox, and the target it runs on."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import secrets
+import threading
+
+import numpy as np
+
+from .. import arrays, environment, hardware as hw
+from ..profiling import jaxpr_cost
+from ..sandbox.options import Limits
+from .settings import (DEFAULT_TIMEOUTS, N_CHECK_SETS, N_TIMING_SETS, PUBLIC_SEEDS,
+                       SET_BUDGET_BYTES, TRACE_CAP, InfrastructureError)
+
+# --------------------------------------------------------------------------- trusted JAX
+
+_JAX_LOCK = threading.RLock()
+_FN_CACHE: dict = {}
+
+
+def _trusted_jax():
+    """JAX for the trusted side's own work (inputs, references), pinned to the CPU so that
+    the worker never holds the accelerator its children need."""
+    import jax  # deferred: JAX loads only when this runs, not when the module is imported
+    try:
+        from jax._src import xla_bridge  # deferred: JAX loads only when this runs, not when the module is imported
+        initialised = bool(getattr(xla_bridge, "_backends", None))
+    except Exception:  # noqa: BLE001
+        initialised = True
+    if not initialised and not os.environ.get("JAX_PLATFORMS"):
+        jax.config.update("jax_platforms", "cpu")
+    return jax
+
+
+def _cpu_device():
+    jax = _trusted_jax()
+    return jax.devices("cpu")[0]
+
+
+def _key(seed: int):
+    jax = _trusted_jax()
+    data = np.array([(seed >> 32) & 0xFFFFFFFF, seed & 0xFFFFFFFF], dtype=np.uint32)
+    return jax.random.wrap_key_data(data)
+
+
+def _fns(wl, profile):
+    """(create inputs, XLA reference, exact answer), jitted once per process."""
+    jax = _trusted_jax()
+    k = (wl.id, wl.reference, profile)
+    if k not in _FN_CACHE:
+        create = jax.jit(lambda key: tuple(wl.create_inputs(profile, key)))
+        ref = jax.jit(wl.baseline(profile))
+        exact = jax.jit(wl.exact(profile))
+        _FN_CACHE[k] = (create, ref, exact)
+    return _FN_CACHE[k]
+
+
+_EXPORT_CACHE: dict = {}
+
+
+def exported_baseline(wl, profile: str, platform: str) -> bytes:
+    """The XLA baseline serialized with ``jax.export`` for ``platform`` at ``profile``'s shapes:
+    what a baseline child deserializes, compiles and times. No reference source reaches any
+    child, and the baseline timed beside a candidate is exactly this program."""
+    jax = _trusted_jax()
+    k = (wl.id, wl.reference, profile, platform)
+    if k not in _EXPORT_CACHE:
+        with _JAX_LOCK:
+            specs = _specs(wl, profile)[0]
+            exp = jax.export.export(jax.jit(wl.baseline(profile)), platforms=[platform])(*specs)
+            _EXPORT_CACHE[k] = bytes(exp.serialize())
+    return _EXPORT_CACHE[k]
+
+
+_REF_COST_CACHE: dict = {}
+
+
+def reference_cost(wl, profile: str) -> dict:
+    """The workload's FLOPs: ``jaxpr_cost``'s walk over the XLA reference's jaxpr, traced here
+    on the trusted side (the denominator of the share of FLOPs outside Pallas)."""
+    jax = _trusted_jax()
+    k = (wl.id, wl.reference, profile)
+    if k not in _REF_COST_CACHE:
+        with _JAX_LOCK:
+            specs = _specs(wl, profile)[0]
+            traced = jax.jit(wl.baseline(profile)).trace(*specs)
+            _REF_COST_CACHE[k] = jaxpr_cost.program_cost(traced.jaxpr)
+    return _REF_COST_CACHE[k]
+
+
+def _write_input(in_dir, name: str, data: str | bytes):
+    """One file of the child's input directory (which the child sees read-only)."""
+    path = os.path.join(in_dir, name)
+    with open(path, "wb") as f:
+        f.write(data.encode("utf-8") if isinstance(data, str) else data)
+    os.chmod(path, 0o644)
+
+
+def _write_cost_model(in_dir):
+    """The FLOP walk the child applies to its traced program (``jaxpr_cost.py``)."""
+    with open(jaxpr_cost.__file__, encoding="utf-8") as src:
+        _write_input(in_dir, "jaxpr_cost.py", src.read())
+
+
+def inputs_from_seed(workload, profile: str, seed) -> tuple:
+    """Rebuild one recorded input set (``seed``: the hex string of the record, or an int)."""
+    wl = _workload(workload)
+    seed = int(seed, 16) if isinstance(seed, str) else int(seed)
+    jax = _trusted_jax()
+    with jax.default_device(_cpu_device()):
+        create = _fns(wl, profile)[0]
+        return tuple(np.asarray(a) for a in create(_key(seed)))
+
+
+class _Prepared:
+    """Input sets, the XLA reference outputs and the exact answers, all computed on the
+    trusted side. Every set (check and timing) is checked; timing sets are also timed."""
+
+    def __init__(self, wl, profile, n_check, n_timing):
+        jax = _trusted_jax()
+        self.wl, self.profile = wl, profile
+        self.check_ids = [f"s{i}" for i in range(n_check)]
+        self.timing_ids = [f"s{n_check + i}" for i in range(n_timing)]
+        self.all_ids = self.check_ids + self.timing_ids
+        self.seeds = {sid: secrets.randbits(64) for sid in self.all_ids}
+        self.inputs: dict[str, list[np.ndarray]] = {}
+        self.refs: dict[str, list[np.ndarray]] = {}
+        self.exact: dict[str, list[np.ndarray]] = {}
+        with _JAX_LOCK, jax.default_device(_cpu_device()):
+            create, ref, exact = _fns(wl, profile)
+            for sid, seed in self.seeds.items():
+                xs = create(_key(seed))
+                self.inputs[sid] = [np.asarray(x) for x in xs]
+                leaves, treedef = jax.tree_util.tree_flatten(ref(*xs))
+                self.refs[sid] = [np.asarray(x) for x in leaves]
+                self.treedef = str(treedef)
+                self.exact[sid] = [np.asarray(x) for x in jax.tree_util.tree_leaves(exact(*xs))]
+        self.input_specs = _manifest_specs(wl, self.inputs[self.all_ids[0]])
+        r0 = self.refs[self.all_ids[0]]
+        self.out_specs = [(arrays.dtype_name(r.dtype), tuple(r.shape)) for r in r0]
+
+    def extra_refs(self):
+        """(exact, XLA) answers for the fixed public keys (memorisation check), on demand."""
+        jax = _trusted_jax()
+        out = {}
+        with _JAX_LOCK, jax.default_device(_cpu_device()):
+            create, ref, exact = _fns(self.wl, self.profile)
+            for s in PUBLIC_SEEDS:
+                xs = create(jax.random.key(s))
+                out[f"jax.random.key({s})"] = (
+                    [np.asarray(x) for x in jax.tree_util.tree_leaves(exact(*xs))],
+                    [np.asarray(x) for x in jax.tree_util.tree_leaves(ref(*xs))])
+        return out
+
+    def seeds_hex(self):
+        return {"check": [f"{self.seeds[s]:016x}" for s in self.check_ids],
+                "timing": [f"{self.seeds[s]:016x}" for s in self.timing_ids]}
+
+    def write_manifest(self, in_dir):
+        arrays.write_manifest(in_dir, self.input_specs)
+
+    def write_sets(self, in_dir, set_ids):
+        """Input sets reach the child only when the phase that uses them starts: the program is
+        compiled (and the candidate's module imported) before any input value exists there."""
+        arrays.write_sets(in_dir, {sid: self.inputs[sid] for sid in set_ids})
+
+    @property
+    def set_bytes(self):
+        return sum(a.nbytes for a in self.inputs[next(iter(self.inputs))])
+
+
+def _input_names(wl, n):
+    names = list(getattr(wl, "input_names", ()) or ())
+    return names + [f"arg{i}" for i in range(len(names), n)]
+
+
+def _manifest_specs(wl, xs) -> list[dict]:
+    """The manifest's entry (name, dtype, shape) of each input (arrays or ShapeDtypeStructs)."""
+    return [{"name": n, "dtype": arrays.dtype_name(x.dtype), "shape": list(x.shape)}
+            for n, x in zip(_input_names(wl, len(xs)), xs)]
+
+
+def _workload(workload):
+    if hasattr(workload, "create_inputs") and hasattr(workload, "baseline"):
+        return workload
+    from .. import workloads  # deferred: the registry imports JAX
+    return workloads.get(str(workload))
+
+
+_SPEC_CACHE: dict = {}
+
+
+def _specs(wl, profile):
+    """(input ShapeDtypeStructs, output leaves' ShapeDtypeStructs), cached per process."""
+    k = (wl.id, wl.reference, profile)
+    if k not in _SPEC_CACHE:
+        jax = _trusted_jax()
+        with _JAX_LOCK:
+            ins = tuple(wl.input_specs(profile))
+            outs = tuple(jax.tree_util.tree_leaves(jax.eval_shape(wl.baseline(profile), *ins)))
+        _SPEC_CACHE[k] = (ins, outs)
+    return _SPEC_CACHE[k]
+
+
+def _nbytes(spec) -> int:
+    return int(np.prod(spec.shape, dtype=np.int64)) * np.dtype(spec.dtype).itemsize
+
+
+def _set_counts(wl, profile) -> tuple[int, int]:
+    specs = _specs(wl, profile)[0]
+    per_set = sum(_nbytes(s) for s in specs)
+    n_check, n_timing = N_CHECK_SETS, N_TIMING_SETS
+    while (n_check + n_timing) * per_set > SET_BUDGET_BYTES and (n_check > 2 or n_timing > 2):
+        if n_check >= n_timing and n_check > 2:
+            n_check -= 1
+        elif n_timing > 2:
+            n_timing -= 1
+    return n_check, n_timing
+
+
+def _limits_for(wl, profile, platform, n_sets) -> Limits:
+    specs, out_leaves = _specs(wl, profile)
+    in_bytes = sum(_nbytes(s) for s in specs)
+    out_bytes = sum(_nbytes(s) for s in out_leaves)
+    big = max([out_bytes] + [_nbytes(s) for s in out_leaves])
+    lim = Limits()
+    # Interpret-mode Pallas materialises blocks on the host: paged attention needs > 4 GiB.
+    lim.memory_bytes = int(max(6 << 30, 3 * n_sets * (in_bytes + out_bytes) + (3 << 30)))
+    lim.file_bytes = int(max(TRACE_CAP, big + (1 << 20)))
+    lim.work_bytes = int(TRACE_CAP + (n_sets + N_TIMING_SETS) * out_bytes + (256 << 20))
+    if platform != "cpu":
+        lim.pids = 2048
+        lim.nproc = 4096
+    return lim
+
+
+def _timeouts(overrides) -> dict:
+    t = dict(DEFAULT_TIMEOUTS)
+    for k, v in (overrides or {}).items():
+        if k not in t:
+            raise ValueError(f"unknown timeout phase {k!r}; known: {sorted(t)}")
+        t[k] = float(v)
+    return t
+
+
+def _target_for(hardware, hello):
+    platform = hello.get("platform")
+    if hardware is None:
+        slug = hw.slug_for_device_kind(platform, hello.get("device_kind", ""))
+        target = hw.TARGETS.get(slug) or hw.Target(slug, hello.get("device_kind", slug), platform,
+                                                   "full", 0.0, 0.0)
+    else:
+        target = hardware if isinstance(hardware, hw.Target) else hw.get_target(hardware)
+    if target.platform != platform:
+        raise InfrastructureError(f"the child's JAX runs on {platform!r}, the target "
+                                  f"{target.slug} needs {target.platform!r}")
+    return target
+
+
+def _platform_hint(hardware) -> str:
+    if hardware is None:
+        env = environment.get("JAXBENCH_PLATFORM")
+        return env or _detect_platform()
+    target = hardware if isinstance(hardware, hw.Target) else hw.get_target(hardware)
+    return target.platform
+
+
+def _detect_platform() -> str:
+    """Which JAX platform a child would get: a GPU/TPU plugin installed means that platform."""
+    if importlib.util.find_spec("libtpu") is not None:
+        return "tpu"
+    for name in ("jax_cuda12_plugin", "jax_cuda13_plugin", "jax_rocm60_plugin"):
+        if importlib.util.find_spec(name) is not None:
+            return "gpu"
+    return "cpu"

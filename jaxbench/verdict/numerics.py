@@ -1,0 +1,210 @@
+"""The harness's numeric rules as pure functions (numpy only: no Django, no JAX).
+
+Correctness (:func:`exact_rule_report`): an output element passes when
+
+    |cand - exact| <= atol + rtol * |exact| + |xla - exact|
+
+where ``exact`` is the workload's answer computed in float32 from the same bf16 inputs and
+``xla`` is the XLA baseline's own output. The candidate may be as far from the truth as XLA is,
+plus the tolerance: a kernel that keeps float32 internally (closer to the truth than the bf16
+baseline) is never failed for disagreeing with XLA's rounding. NaN/Inf never pass (numpy's
+``allclose`` would accept Inf == Inf and a ``max|diff| < tol`` check would miss NaN).
+
+Speed (:func:`paired_speedup`): the candidate and the baseline are timed interleaved in the same
+child, so each iteration gives a pair; the speedup is the median of the paired ratios
+t_XLA / t_candidate, with a seeded percentile-bootstrap interval over the pairs.
+
+:func:`allclose_report` is the plain two-array rule (used for comparisons between two outputs of
+the same program, and by the cheat probes).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def _as_f32(x) -> np.ndarray:
+    arr = np.asarray(x)
+    if arr.dtype == np.float32:
+        return arr
+    return arr.astype(np.float32)
+
+
+def allclose_report(ref, cand, atol: float, rtol: float) -> dict:
+    """Compare ``cand`` with ``ref`` elementwise under the harness rule.
+
+    Returns ``passed`` (bool), ``max_abs`` (largest |ref - cand| over elements where both are
+    finite), ``max_rel`` (largest |ref - cand| / |ref| over those where also ref != 0),
+    ``n_bad`` (elements that fail, non-finite ones included) and ``n_nonfinite`` (elements where
+    either side is NaN or Inf). Shapes must be identical: no broadcasting; a mismatch raises
+    ``ValueError`` (the harness checks shapes before it compares values).
+    """
+    r = _as_f32(ref)
+    c = _as_f32(cand)
+    if r.shape != c.shape:
+        raise ValueError(f"shape mismatch: reference {r.shape}, candidate {c.shape}")
+    if atol < 0 or rtol < 0:
+        raise ValueError("atol and rtol must be >= 0")
+    finite = np.isfinite(r) & np.isfinite(c)
+    n_nonfinite = int(r.size - np.count_nonzero(finite))
+    with np.errstate(invalid="ignore", over="ignore"):
+        diff = np.where(finite, np.abs(r - c), np.float32(0))
+        ok = finite & (diff <= np.float32(atol) + np.float32(rtol) * np.abs(r))
+        nz = finite & (r != 0)
+        rel = np.where(nz, diff / np.where(nz, np.abs(r), np.float32(1)), np.float32(0))
+    n_bad = int(r.size - np.count_nonzero(ok))
+    return {
+        "passed": n_bad == 0,
+        "max_abs": float(diff.max()) if diff.size else 0.0,
+        "max_rel": float(rel.max()) if rel.size else 0.0,
+        "n_bad": n_bad,
+        "n_nonfinite": n_nonfinite,
+    }
+
+
+def _err_stats(err: np.ndarray, tol: np.ndarray, exact: np.ndarray, finite: np.ndarray) -> dict:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        nz = finite & (exact != 0)
+        rel = np.where(nz, err / np.where(nz, np.abs(exact), np.float32(1)), np.float32(0))
+    e = np.where(finite, err, np.float32(0))
+    return {"max_abs": float(e.max()) if e.size else 0.0,
+            "max_rel": float(rel.max()) if rel.size else 0.0,
+            "n_beyond_tol": int(np.count_nonzero(finite & (err > tol)) +
+                                (err.size - np.count_nonzero(finite)))}
+
+
+def exact_rule_report(exact, xla, cand, atol: float, rtol: float) -> dict:
+    """Judge ``cand`` against the exact answer with XLA's own error as the allowance.
+
+    Returns ``passed``; ``n_fail`` (elements outside the allowance, non-finite ones included);
+    ``n_nonfinite`` (candidate elements that are NaN/Inf); ``worst_excess`` (the largest
+    |cand - exact| / allowance over the finite elements: below 1 passes, 10 means ten times
+    the allowance); ``candidate`` and ``xla``: ``max_abs``, ``max_rel`` (against the exact
+    answer) and ``n_beyond_tol`` (elements beyond ``atol + rtol*|exact|`` alone). Shapes must be
+    identical (``ValueError`` otherwise). Where XLA itself is not finite it earns no allowance.
+    """
+    e = _as_f32(exact)
+    x = _as_f32(xla)
+    c = _as_f32(cand)
+    if not (e.shape == x.shape == c.shape):
+        raise ValueError(f"shape mismatch: exact {e.shape}, xla {x.shape}, candidate {c.shape}")
+    if atol < 0 or rtol < 0:
+        raise ValueError("atol and rtol must be >= 0")
+    e_fin = np.isfinite(e)
+    x_fin = e_fin & np.isfinite(x)
+    c_fin = e_fin & np.isfinite(c)
+    with np.errstate(invalid="ignore", over="ignore"):
+        tol = np.float32(atol) + np.float32(rtol) * np.abs(np.where(e_fin, e, np.float32(0)))
+        x_err = np.where(x_fin, np.abs(x - e), np.float32(0))
+        c_err = np.where(c_fin, np.abs(c - e), np.float32(np.inf))
+        allowed = tol + x_err
+        ok = c_fin & (c_err <= allowed)
+        # over the finite candidate elements only: the record is JSON (no Infinity in it);
+        # non-finite ones are counted in n_nonfinite and always fail
+        excess = np.where(c_fin & (allowed > 0),
+                          c_err / np.where(allowed > 0, allowed, np.float32(1)), np.float32(0))
+    n_fail = int(c.size - np.count_nonzero(ok))
+    return {
+        "passed": n_fail == 0,
+        "n_fail": n_fail,
+        "n_nonfinite": int(c.size - np.count_nonzero(np.isfinite(c))),
+        "worst_excess": float(excess.max()) if excess.size else 0.0,
+        "candidate": _err_stats(np.where(c_fin, c_err, np.float32(0)), tol, e, c_fin),
+        "xla": _err_stats(x_err, tol, e, x_fin),
+    }
+
+
+BOOTSTRAP_RESAMPLES = 10_000
+BOOTSTRAP_SEED = 20_261_203          # fixed: anyone can recompute an interval from the samples
+
+
+def paired_speedup(baseline_s, candidate_s, confidence: float = 0.95,
+                   resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED,
+                   block: int = 1, systematic: float = 0.0) -> dict:
+    """Speedup of a candidate over the baseline from interleaved, paired timings.
+
+    ``baseline_s[i]`` and ``candidate_s[i]`` were measured next to each other, so load hits both
+    alike; the ratio of each pair cancels it. Returns ``speedup`` (median of the paired ratios
+    t_XLA / t_candidate), ``lo``/``hi`` (the ``confidence`` percentile-bootstrap interval of
+    that median, with a fixed seed), ``n`` and ``method``. Calls were timed in blocks of
+    ``block`` (all of one program's block, then the other's), so disturbances are shared within
+    a block: the bootstrap resamples whole blocks of pairs, not single pairs, or the interval
+    would be too narrow. ``systematic`` widens the interval by that relative amount on each
+    side: what differs between two runs of the same code and no resampling within one run can
+    see (where each program's buffers landed in memory, say), measured with identical code by
+    benchmarks/self_speedup.py.
+    """
+    b = np.asarray(baseline_s, dtype=np.float64)
+    c = np.asarray(candidate_s, dtype=np.float64)
+    if b.shape != c.shape or b.ndim != 1 or b.size < 2:
+        raise ValueError("need two equally long series of at least 2 paired timings")
+    if not systematic >= 0:
+        raise ValueError("systematic must be >= 0")
+    if not (np.all(np.isfinite(b)) and np.all(np.isfinite(c)) and np.all(b > 0) and np.all(c > 0)):
+        raise ValueError("timings must be finite and positive")
+    if not 0 < confidence < 1:
+        raise ValueError("confidence must be in (0, 1)")
+    block = int(block)
+    if block < 1 or b.size % block or b.size // block < 2:
+        raise ValueError(f"{b.size} pairs do not form at least two blocks of {block}")
+    ratios = b / c
+    groups = ratios.reshape(-1, block)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, groups.shape[0], size=(int(resamples), groups.shape[0]))
+    medians = np.median(groups[idx].reshape(int(resamples), -1), axis=1)
+    alpha = (1.0 - confidence) / 2.0
+    lo, hi = np.quantile(medians, [alpha, 1.0 - alpha])
+    return {"speedup": float(np.median(ratios)), "lo": float(lo) / (1.0 + systematic),
+            "hi": float(hi) * (1.0 + systematic), "n": int(ratios.size),
+            "confidence": confidence, "systematic": systematic,
+            "method": f"median of paired ratios; percentile bootstrap over "
+                      f"{'pairs' if block == 1 else f'blocks of {block} pairs'}, "
+                      f"{int(resamples)} resamples, seed {seed}"
+                      + (f"; widened by {systematic:.0%} run-to-run systematic uncertainty"
+                         if systematic else "")}
+
+
+def unpaired_speedup(baseline_s, candidate_s, confidence: float = 0.95,
+                     resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> dict:
+    """Speedup from timings that were NOT taken side by side (the guard's fallback): the ratio
+    of the medians, with a percentile-bootstrap interval resampling both series independently."""
+    b = np.asarray(baseline_s, dtype=np.float64)
+    c = np.asarray(candidate_s, dtype=np.float64)
+    if b.ndim != 1 or c.ndim != 1 or b.size < 2 or c.size < 2:
+        raise ValueError("need two series of at least 2 timings")
+    if not (np.all(np.isfinite(b)) and np.all(np.isfinite(c)) and np.all(b > 0) and np.all(c > 0)):
+        raise ValueError("timings must be finite and positive")
+    rng = np.random.default_rng(seed)
+    mb = np.median(b[rng.integers(0, b.size, size=(int(resamples), b.size))], axis=1)
+    mc = np.median(c[rng.integers(0, c.size, size=(int(resamples), c.size))], axis=1)
+    alpha = (1.0 - confidence) / 2.0
+    lo, hi = np.quantile(mb / mc, [alpha, 1.0 - alpha])
+    return {"speedup": float(np.median(b) / np.median(c)), "lo": float(lo), "hi": float(hi),
+            "n": int(min(b.size, c.size)), "confidence": confidence,
+            "method": f"ratio of medians (not side by side); percentile bootstrap of each series, "
+                      f"{int(resamples)} resamples, seed {seed}"}
+
+
+def hull(a: dict, b: dict) -> dict:
+    """Two estimates of one speedup that cannot be told apart as right or wrong: the lower
+    point, and an interval covering both (neither a noisy one nor a forged one decides)."""
+    return {"speedup": min(a["speedup"], b["speedup"]), "lo": min(a["lo"], b["lo"]),
+            "hi": max(a["hi"], b["hi"]), "n": min(a["n"], b["n"]),
+            "confidence": a["confidence"],
+            "method": f"the hull of two estimates: ({a['method']}) and ({b['method']})"}
+
+
+def baseline_guard(beside_median_s: float, alone_median_s: float, limit: float) -> dict:
+    """Can the baseline timed beside the candidate (in the candidate's own process, which the
+    candidate controls) be believed? It is compared with the same program timed alone in a
+    clean child: ``trusted`` unless it ran more than ``limit`` times slower beside the
+    candidate. Faster beside the candidate only lowers the candidate's speedup, so it passes."""
+    if not (beside_median_s > 0 and alone_median_s > 0):
+        raise ValueError("medians must be positive")
+    ratio = beside_median_s / alone_median_s
+    trusted = ratio <= limit
+    msg = "" if trusted else (
+        f"the XLA baseline ran {ratio:.2f}x slower beside this candidate than alone in a clean "
+        f"child (limit {limit:g}x): the side-by-side timing alone is not trusted; the speedup "
+        "interval covers both the side-by-side and the clean estimate, the point is the lower "
+        "of the two, and the result is held for review")
+    return {"trusted": trusted, "ratio": ratio, "limit": limit, "message": msg}

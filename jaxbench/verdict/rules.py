@@ -1,0 +1,323 @@
+"""Verdict logic (trusted side, pure: numpy and the standard library only).
+
+Everything here takes data the child produced as untrusted claims plus arrays read back with
+size and dtype checks, and decides outcomes. The elementwise rule is
+:func:`jaxbench.verdict.numerics.exact_rule_report` (the exact float32 answer, XLA's own
+error as the allowance, NaN/Inf never pass).
+"""
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+
+from jaxbench.verdict.numerics import exact_rule_report
+
+# host callbacks: the candidate's program may not call back into Python (a callback can do
+# anything, including returning cached results or reading the clock)
+HOST_CALLBACK_PRIMITIVES = ("pure_callback", "io_callback", "debug_callback", "ffi_call",
+                            "callback", "outside_call")
+PALLAS_PRIMITIVES = ("pallas_call",)
+# custom-call targets that show a real Pallas kernel in an accelerator's lowered module
+PALLAS_CUSTOM_CALLS = {"tpu": ("tpu_custom_call",),
+                       "gpu": ("__gpu$xla.gpu.triton", "mosaic_gpu", "triton_kernel_call")}
+# floors: a time below floor * slack is physically implausible; the CPU "peaks" are rough
+FLOOR_SLACK = {"cpu": 0.02, "tpu": 0.5, "gpu": 0.5}
+# top-level names of the portal and harness code a candidate may not import (the harness moved
+# from evaluator.bench to jaxbench: both names stay refused)
+REFERENCE_MODULES = ("jaxbench", "evaluator", "jaxbench_reference")
+_PRIM_RE = re.compile(r"\b(" + "|".join(HOST_CALLBACK_PRIMITIVES + PALLAS_PRIMITIVES) + r")\[")
+
+
+# --------------------------------------------------------------------------- compile errors
+
+def classify_child_error(reply: dict, phase: str) -> tuple[str, str, str]:
+    """(outcome, error_category, message) for an ``error`` reply of the child."""
+    stage = reply.get("stage", "")
+    exc = reply.get("exc_type", "")
+    msg = _useful_lines(reply.get("message", ""))
+    where = reply.get("where") or []
+    if where:
+        msg = msg + "\n  at " + "\n  at ".join(where)
+    if stage == "no_workload":
+        return "rejected", "no_workload", "the module defines no callable `workload(*inputs)`"
+    if stage == "syntax" or exc in ("SyntaxError", "IndentationError", "TabError"):
+        return "compile_error", "syntax_error", msg
+    missing = reply.get("missing_module") or ""
+    if stage == "import":
+        if missing.split(".")[0] in REFERENCE_MODULES or "jaxbench." in msg or "evaluator.bench" in msg:
+            return ("rejected", "reads_reference",
+                    f"the candidate tried to import the harness/reference code ({missing or msg}); "
+                    "it is not available to candidates")
+        return "compile_error", "import_error", msg
+    if stage == "trace":
+        return "compile_error", ("pallas_error" if reply.get("pallas") else "trace_error"), msg
+    if stage == "lower":
+        if "mosaic" in msg.lower():
+            return "compile_error", "mosaic_error", msg
+        return "compile_error", ("pallas_error" if reply.get("pallas") else "lowering_error"), msg
+    if stage == "compile":
+        return "compile_error", "xla_compile_error", msg
+    if stage == "execute":
+        return "runtime_error", "exception", msg
+    return "runtime_error", "protocol", f"unexpected child error in {phase}: {msg}"
+
+
+_EXC_LINE = re.compile(r"^\s*([A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)|"
+                       r"jax\.errors\.\w+|[A-Z]\w*Error)\b.*")
+
+
+def _useful_lines(message: str, max_lines: int = 12) -> str:
+    """The lines of an exception message that say something: JAX's traceback-filtering notes,
+    separators and embedded Python tracebacks are dropped, the exception lines kept (for a
+    runtime error inside a callback the real cause is the last of them)."""
+    out = []
+    in_tb = False
+    for line in message.splitlines():
+        s = line.strip()
+        if not s or set(s) <= set("-=^~") or s.startswith("For simplicity, JAX has removed") or \
+                s.startswith("The stack trace below excludes") or "JAX_TRACEBACK_FILTERING" in s:
+            continue
+        if "Traceback (most recent call last)" in s:
+            head = line.split("Traceback (most recent call last)")[0].rstrip(": ")
+            if head.strip() and head not in out:
+                out.append(head)
+            in_tb = True
+            continue
+        if in_tb:
+            if line.startswith((" ", "\t")) or s.startswith("File "):
+                continue
+            in_tb = False
+        if line not in out:
+            out.append(line.rstrip())
+    if len(out) > max_lines:
+        exc = [l for l in out if _EXC_LINE.match(l)]
+        keep = out[:3] + [l for l in exc[-4:] if l not in out[:3]]
+        out = keep[:max_lines]
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- the program
+
+def scan_program(primitives: dict | None, texts: dict, platform: str) -> dict:
+    """What the program contains: from the child's primitive counts (a claim) united with a
+    trusted scan of the jaxpr/lowered texts the child wrote (a claim too: both are tripwires,
+    the outputs and the trace are what is verified)."""
+    prims = {k: int(v) for k, v in (primitives or {}).items() if isinstance(v, (int, float))}
+    jaxpr = texts.get("jaxpr", "")
+    for m in _PRIM_RE.finditer(jaxpr):
+        prims[m.group(1)] = max(prims.get(m.group(1), 0), 1)
+    has_pallas = any(prims.get(p, 0) > 0 for p in PALLAS_PRIMITIVES)
+    if platform in PALLAS_CUSTOM_CALLS:
+        lowered = texts.get("lowered", "") + texts.get("compiled", "")
+        has_pallas = has_pallas and any(t in lowered for t in PALLAS_CUSTOM_CALLS[platform])
+    callbacks = sorted(p for p in HOST_CALLBACK_PRIMITIVES if prims.get(p, 0) > 0)
+    return {"has_pallas_call": has_pallas, "host_callbacks": callbacks, "primitives": prims}
+
+
+# --------------------------------------------------------------------------- outputs
+
+def check_claims(meta: dict, ref_treedef: str, expected: list[tuple[str, tuple]]):
+    """Check the child's description of one output against the expected structure.
+    Returns None or (category, message)."""
+    if not isinstance(meta, dict):
+        return "structure_mismatch", "no output description"
+    if meta.get("treedef") != ref_treedef:
+        return "structure_mismatch", (f"output pytree {meta.get('treedef')!r}, expected "
+                                      f"{ref_treedef!r}")
+    leaves = meta.get("leaves") or []
+    if len(leaves) != len(expected):
+        return "structure_mismatch", f"{len(leaves)} output leaves, expected {len(expected)}"
+    for k, (leaf, (dt, shape)) in enumerate(zip(leaves, expected)):
+        if not leaf.get("is_jax_array") or not str(leaf.get("type", "")).startswith("jaxlib"):
+            return "not_array", f"output {k} is a {leaf.get('type')}, not a concrete jax.Array"
+        if leaf.get("dtype") != dt:
+            return "dtype_mismatch", f"output {k} has dtype {leaf.get('dtype')}, expected {dt}"
+        if tuple(leaf.get("shape") or ()) != tuple(shape):
+            return "shape_mismatch", (f"output {k} has shape {tuple(leaf.get('shape') or ())}, "
+                                      f"expected {tuple(shape)}")
+    return None
+
+
+def merge_errors(acc: dict | None, rep: dict) -> dict:
+    """Fold one output's exact-rule report into the running error summary of an evaluation."""
+    acc = acc or {"candidate": {"max_abs": 0.0, "max_rel": 0.0, "n_beyond_tol": 0},
+                  "xla": {"max_abs": 0.0, "max_rel": 0.0, "n_beyond_tol": 0},
+                  "n_fail": 0, "worst_excess": 0.0, "n_elements": 0}
+    for side in ("candidate", "xla"):
+        a, r = acc[side], rep[side]
+        a["max_abs"] = max(a["max_abs"], r["max_abs"])
+        a["max_rel"] = max(a["max_rel"], r["max_rel"])
+        a["n_beyond_tol"] += r["n_beyond_tol"]
+    acc["n_fail"] += rep["n_fail"]
+    acc["worst_excess"] = max(acc["worst_excess"], rep["worst_excess"])
+    acc["n_elements"] += rep.get("n_elements", 0)
+    return acc
+
+
+def compare_set(exacts: list[np.ndarray], xlas: list[np.ndarray], cands: list[np.ndarray],
+                atol: float, rtol: float):
+    """Compare one input set's outputs under the exact rule (verdict_math.exact_rule_report).
+    Returns (ok, category, errors, message); ``errors`` as :func:`merge_errors` builds it."""
+    errors = None
+    failure = None
+    for k, (e, x, c) in enumerate(zip(exacts, xlas, cands)):
+        rep = exact_rule_report(e, x, c, atol, rtol)
+        rep["n_elements"] = int(np.asarray(c).size)
+        errors = merge_errors(errors, rep)
+        if failure is not None:
+            continue
+        if rep["n_nonfinite"]:
+            failure = ("non_finite", f"output {k}: {rep['n_nonfinite']} NaN/Inf values")
+        elif not rep["passed"]:
+            cr, xr = rep["candidate"], rep["xla"]
+            failure = ("not_allclose",
+                       f"output {k}: {rep['n_fail']} of {np.asarray(c).size} elements farther from "
+                       f"the exact answer than atol={atol:g} + rtol={rtol:g}*|exact| + XLA's own "
+                       f"error (candidate max abs err {cr['max_abs']:.4g}, XLA's {xr['max_abs']:.4g}; "
+                       f"worst element {rep['worst_excess']:.3g}x its allowance)")
+    if failure:
+        return False, failure[0], errors, failure[1]
+    return True, None, errors, ""
+
+
+def _passes(exacts, xlas, cands, atol, rtol) -> bool:
+    return all(e.shape == c.shape and exact_rule_report(e, x, c, atol, rtol)["passed"]
+               for e, x, c in zip(exacts, xlas, cands))
+
+
+TIMED_FAR = 10.0    # a timed output this many times its allowance away is no precision effect
+
+
+def timed_output_verdict(exacts, xlas, checked, timed, bad_claim, atol, rtol):
+    """Judge one saved timed output. ``checked``: the candidate's checked outputs for the same
+    inputs (they passed), or None; ``timed``: the timed outputs, or None when ``bad_claim``
+    (category, message) says why they could not be read. Returns None (fine) or
+    (outcome, category, message).
+
+    ``rejected`` only for a difference precision cannot explain: the timed output is far outside
+    the allowance (> TIMED_FAR times), or it differs from the checked output of the same inputs
+    by more than the whole allowance (the same program on the same inputs); otherwise
+    ``incorrect`` with the numbers (e.g. a nondeterministic kernel that lands just outside)."""
+    if bad_claim is not None:
+        return ("rejected", "timed_output_mismatch",
+                f"the output could not be read or has the wrong structure ({bad_claim[1]}); "
+                "the outputs of timed calls must be as correct as the checked ones")
+    ok, cat, errs, msg = compare_set(exacts, xlas, timed, atol, rtol)
+    if ok:
+        return None
+    if errs["worst_excess"] > TIMED_FAR:
+        return ("rejected", "timed_output_mismatch",
+                f"wrong result, far outside the allowance ({msg}): the outputs of timed calls "
+                "must be as correct as the checked ones")
+    if checked is not None:
+        for e, x, c, t in zip(exacts, xlas, checked, timed):
+            ef, xf = _f32(e), _f32(x)
+            allowed = atol + rtol * np.abs(ef) + np.where(np.isfinite(xf), np.abs(xf - ef), 0)
+            with np.errstate(invalid="ignore"):
+                if np.any(~(np.abs(_f32(t) - _f32(c)) <= allowed)):
+                    return ("rejected", "timed_output_mismatch",
+                            f"the timed output differs from the checked output for the same "
+                            f"inputs by more than the allowance ({msg})")
+    return "incorrect", cat, msg
+
+
+def _f32(a):
+    return np.asarray(a, dtype=np.float32)
+
+
+def detect_cheat(set_ids, inputs, refs, cands, atol, rtol, extra_refs=None, exacts=None):
+    """Classify a failed candidate whose outputs look like a cheat rather than a bug.
+
+    ``inputs``/``refs`` (XLA outputs)/``exacts`` (exact answers)/``cands``: set id -> list of
+    arrays. ``extra_refs``: label -> (exact outputs, XLA outputs) for well-known inputs (the
+    fixed public seeds). Returns None or (category, message)."""
+    ids = [s for s in set_ids if s in cands]
+    exacts = exacts or refs
+    for sid in ids:
+        # memorised: the output is the answer for ANOTHER input set
+        for other in ids:
+            if other != sid and _passes(exacts[other], refs[other], cands[sid], atol, rtol):
+                return ("memorized_output",
+                        f"the output for input set {sid} matches the reference of another set")
+        for label, (oex, oxla) in (extra_refs or {}).items():
+            if _passes(oex, oxla, cands[sid], atol, rtol):
+                return ("memorized_output",
+                        f"the output matches the reference for {label}, not for the inputs given")
+    for sid in ids:
+        # an input passed through
+        for k, c in enumerate(cands[sid]):
+            for j, x in enumerate(inputs[sid]):
+                if x.shape == c.shape and np.array_equal(_f32(x), _f32(c)):
+                    return "returns_input", f"output {k} is input {j} returned unchanged"
+    for sid in ids:
+        # a constant
+        for k, (r, c) in enumerate(zip(refs[sid], cands[sid])):
+            cf = _f32(c)
+            if cf.size > 1 and np.all(cf == cf.flat[0]) and not np.all(_f32(r) == _f32(r).flat[0]):
+                return "constant_output", f"output {k} is the constant {float(cf.flat[0]):g}"
+    if len(ids) >= 2:
+        # the same output for different inputs
+        a, b = ids[0], ids[1]
+        if all(np.array_equal(_f32(x), _f32(y)) for x, y in zip(cands[a], cands[b])) and \
+                not all(np.array_equal(_f32(x), _f32(y)) for x, y in zip(refs[a], refs[b])):
+            return ("constant_output",
+                    "identical outputs for different inputs: the output ignores its inputs")
+    return None
+
+
+# --------------------------------------------------------------------------- timing
+
+def timing_stats(samples: list[float]) -> dict:
+    arr = np.asarray(samples, dtype=np.float64)
+    med = float(np.median(arr))
+    p10, p90 = np.percentile(arr, [10, 90])
+    return {"median_s": med, "min_s": float(arr.min()), "max_s": float(arr.max()),
+            "spread": float((p90 - p10) / med) if med > 0 else math.inf, "n": int(arr.size),
+            "samples": [float(x) for x in arr]}
+
+
+def physical_floor(flops: int, nbytes: int, peak_flops: float, peak_bw: float,
+                   platform: str) -> float | None:
+    """The least time the work can take on the target (roofline), with the platform's slack;
+    None where the peaks are unknown."""
+    if peak_flops <= 0 or peak_bw <= 0:
+        return None
+    t = max(flops / peak_flops, nbytes / peak_bw)
+    return t * FLOOR_SLACK.get(platform, 0.5)
+
+
+def plausibility(durations: list[float], starts_ns: list[int] | None, phase_wall_s: float,
+                 window_ns: tuple[int, int] | None, floor_s: float | None,
+                 profile_ns: tuple[int, int] | None = None, also: list[float] = ()):
+    """Returns None or a reason the timing cannot be true.
+
+    ``window_ns``: the trusted side's clock (Unix ns) when the timing phase was asked for and
+    when its reply arrived; ``profile_ns``: the trace's own session start/stop (Unix ns);
+    ``starts_ns``: execution starts relative to the session start; ``also``: the durations of
+    the other program timed in the same phase (the baseline beside the candidate)."""
+    if any(not (d > 0) or not math.isfinite(d) for d in list(durations) + list(also)):
+        return "a timed execution has a non-positive duration"
+    total = sum(durations) + sum(also)
+    if total >= phase_wall_s:
+        return (f"the timed executions add up to {total:.4g} s, more than the {phase_wall_s:.4g} s "
+                "the whole timing phase took")
+    if window_ns is not None:
+        if profile_ns is None:
+            return "the trace does not say when it was recorded"
+        lo, hi = window_ns
+        p0, p1 = profile_ns
+        if p0 < lo or p1 > hi:
+            return "the trace was not recorded during this timing phase"
+        if starts_ns:
+            span = p1 - p0
+            if min(starts_ns) < 0 or max(s + int(d * 1e9) for s, d in
+                                         zip(starts_ns, durations)) > span + 1_000_000:
+                return "trace events lie outside the profiling session"
+    if floor_s is not None:
+        med = float(np.median(durations))
+        if med < floor_s:
+            return (f"median {med:.3g} s is below the physical floor {floor_s:.3g} s for this "
+                    "workload on this hardware")
+    return None

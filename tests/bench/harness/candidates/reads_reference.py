@@ -1,9 +1,0 @@
-# expect: rejected reads_reference
-# Tries to call the harness's own reference implementation.
-from evaluator.bench import workloads
-
-_REF = workloads.get("12p").baseline("small")
-
-
-def workload(x, scale):
-    return _REF(x, scale)

@@ -1,0 +1,224 @@
+"""Unit tests of the trusted side's pieces (no child process): trace decoding and selection,
+reading the child's files, the verdict rules."""
+import os
+import struct
+
+import numpy as np
+import pytest
+
+from jaxbench import arrays, sandbox
+from jaxbench.verdict import rules as verdict
+from jaxbench.profiling import xplane
+
+
+# --------------------------------------------------------------------------- a tiny encoder
+
+def _varint(v):
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+
+def _field(num, payload):
+    if isinstance(payload, int):
+        return _varint(num << 3) + _varint(payload)
+    return _varint(num << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _stat(mid, *, ref=None, i=None, s=None):
+    body = _field(1, mid)
+    if ref is not None:
+        body += _field(7, ref)
+    if i is not None:
+        body += _field(4, i)
+    if s is not None:
+        body += _field(5, s.encode())
+    return body
+
+
+def _space(events_per_run, module="jit_prog", n_runs=3, other_module_events=2, start=10**18):
+    """An XSpace like the CPU profiler's: thunk events with interned hlo_module + run_id."""
+    stat_md = {1: "hlo_module", 2: "run_id", 3: module, 4: "jit_other"}
+    ev_md = {1: "fusion", 2: "copy"}
+    events = b""
+    t = 0
+    for run in range(n_runs):
+        for k in range(events_per_run):
+            ev = _field(1, 1) + _field(2, t * 1000) + _field(3, 5000 * 1000)
+            ev += _field(4, _stat(1, ref=3)) + _field(4, _stat(2, i=100 + run))
+            events += _field(4, ev)
+            t += 6000
+        for k in range(other_module_events):
+            ev = _field(1, 2) + _field(2, t * 1000) + _field(3, 1000) + _field(4, _stat(1, ref=4)) \
+                + _field(4, _stat(2, i=900 + run))
+            events += _field(4, ev)
+            t += 100
+    line = _field(2, b"tf_XLACpu") + _field(3, 0) + events
+    plane = _field(2, b"/host:CPU") + _field(3, line)
+    for k, v in stat_md.items():
+        plane += _field(5, _field(1, k) + _field(2, _field(1, k) + _field(2, v.encode())))
+    for k, v in ev_md.items():
+        plane += _field(4, _field(1, k) + _field(2, _field(1, k) + _field(2, v.encode())))
+    env = _field(2, b"Task Environment")
+    env_md = {10: "profile_start_time", 11: "profile_stop_time"}
+    for k, v in env_md.items():
+        env += _field(5, _field(1, k) + _field(2, _field(1, k) + _field(2, v.encode())))
+    env += _field(6, _stat(10, i=start)) + _field(6, _stat(11, i=start + t + 10**6))
+    return _field(1, plane) + _field(1, env)
+
+
+def test_xplane_selects_own_program_runs():
+    data = _space(events_per_run=4, n_runs=3)
+    space = xplane.XSpace(data)
+    ex = xplane.program_executions(space, "prog", "cpu")
+    assert len(ex.durations_s) == 3
+    # each run: 4 thunks of 5 us, 6 us apart -> span 3*6 + 5 = 23 us
+    assert ex.durations_s == pytest.approx([23e-6] * 3)
+    assert ex.method == "cpu_thunk_span"
+    assert space.profile_window_ns() == (10**18, 10**18 + (3 * (4 * 6000 + 200)) + 10**6)
+    # another name selects nothing
+    assert xplane.program_executions(space, "progX", "cpu").durations_s == []
+
+
+def test_xplane_caps_and_garbage():
+    with pytest.raises(xplane.TraceError):
+        xplane.XSpace(b"\x0a\xff\xff\xff\x0f")          # length past the end
+    with pytest.raises(xplane.TraceError):
+        xplane.XSpace(b"\x0f")                          # wire type 7
+    old = xplane.MAX_EVENTS
+    xplane.MAX_EVENTS = 5
+    try:
+        with pytest.raises(xplane.TraceError, match="events"):
+            xplane.XSpace(_space(events_per_run=4, n_runs=3))
+    finally:
+        xplane.MAX_EVENTS = old
+
+
+def test_xplane_reads_a_real_cpu_trace(tmp_path):
+    import jax
+    import jax.numpy as jnp
+
+    def prog_abc(x):
+        return jnp.tanh(x) @ x
+    f = jax.jit(prog_abc)
+    x = jnp.ones((64, 64))
+    f(x).block_until_ready()
+    opts = jax.profiler.ProfileOptions()
+    opts.python_tracer_level = 0
+    opts.host_tracer_level = 1
+    jax.profiler.start_trace(str(tmp_path), profiler_options=opts)
+    for _ in range(7):
+        f(x).block_until_ready()
+    jax.profiler.stop_trace()
+    files = [os.path.join(r, n) for r, _, ns in os.walk(tmp_path) for n in ns if n.endswith(".xplane.pb")]
+    space = xplane.read_trace_file(files[0])
+    ex = xplane.program_executions(space, "prog_abc", "cpu")
+    assert len(ex.durations_s) == 7 and all(d > 0 for d in ex.durations_s)
+    assert space.profile_window_ns() is not None
+
+
+def test_safedir_refuses_symlinks_fifos_and_big_files(tmp_path):
+    (tmp_path / "ok.bin").write_bytes(b"12345")
+    os.symlink("/etc/hostname", tmp_path / "link")
+    os.mkdir(tmp_path / "d")
+    os.symlink(str(tmp_path / "d"), tmp_path / "dlink")
+    os.mkfifo(tmp_path / "fifo")
+    d = sandbox.SafeDir(str(tmp_path))
+    assert d.read("ok.bin", 10) == b"12345"
+    with pytest.raises(OSError):
+        d.read("ok.bin", 4)
+    with pytest.raises(OSError):
+        d.read("link", 1000)
+    with pytest.raises(OSError):
+        d.read("dlink/x", 1000)
+    with pytest.raises(OSError):
+        d.read("fifo", 1000)
+    with pytest.raises(OSError):
+        d.read("../etc/hostname", 1000)
+
+
+def test_npy_roundtrip_and_strict_checks(tmp_path):
+    import ml_dtypes
+    a = (np.arange(12, dtype=np.float32) / 7).astype(ml_dtypes.bfloat16).reshape(3, 4)
+    arrays.write_npy(str(tmp_path / "a.npy"), a)
+    data = (tmp_path / "a.npy").read_bytes()
+    back = arrays.load_npy_bytes(data, "bfloat16", (3, 4))
+    assert back.dtype == a.dtype and np.array_equal(back.view(np.uint16), a.view(np.uint16))
+    with pytest.raises(arrays.OutputError) as e:
+        arrays.load_npy_bytes(data, "float32", (3, 4))
+    assert e.value.category in ("dtype_mismatch", "shape_mismatch")
+    with pytest.raises(arrays.OutputError) as e:
+        arrays.load_npy_bytes(data, "bfloat16", (4, 3))
+    assert e.value.category == "shape_mismatch"
+    # a pickled object array is never loaded
+    np.save(tmp_path / "o.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    with pytest.raises(arrays.OutputError):
+        arrays.load_npy_bytes((tmp_path / "o.npy").read_bytes(), "float32", (1,))
+
+
+def test_claims_checks():
+    exp = [("bfloat16", (2, 3))]
+    ok = {"treedef": "PyTreeDef(*)", "leaves": [{"type": "jaxlib._jax.ArrayImpl",
+                                                 "is_jax_array": True, "dtype": "bfloat16",
+                                                 "shape": [2, 3]}]}
+    assert verdict.check_claims(ok, "PyTreeDef(*)", exp) is None
+    assert verdict.check_claims({**ok, "treedef": "PyTreeDef((*,))"}, "PyTreeDef(*)", exp)[0] == "structure_mismatch"
+    bad = {"treedef": "PyTreeDef(*)", "leaves": [{**ok["leaves"][0], "is_jax_array": False,
+                                                  "type": "numpy.ndarray"}]}
+    assert verdict.check_claims(bad, "PyTreeDef(*)", exp)[0] == "not_array"
+    bad = {"treedef": "PyTreeDef(*)", "leaves": [{**ok["leaves"][0], "shape": [1, 3]}]}
+    assert verdict.check_claims(bad, "PyTreeDef(*)", exp)[0] == "shape_mismatch"
+
+
+def test_cheat_detection():
+    rng = np.random.default_rng(0)
+    ids = ["s0", "s1"]
+    inputs = {s: [rng.normal(size=(4, 8)).astype(np.float32)] for s in ids}
+    refs = {s: [inputs[s][0] * 2] for s in ids}
+    assert verdict.detect_cheat(ids, inputs, refs, {s: [inputs[s][0]] for s in ids}, 1e-2, 1e-2)[0] == "returns_input"
+    assert verdict.detect_cheat(ids, inputs, refs, {s: [np.zeros((4, 8), np.float32)] for s in ids}, 1e-2, 1e-2)[0] == "constant_output"
+    swapped = {"s0": refs["s1"], "s1": refs["s0"]}
+    assert verdict.detect_cheat(ids, inputs, refs, swapped, 1e-2, 1e-2)[0] == "memorized_output"
+    same = {s: [refs["s0"][0] + 5] for s in ids}
+    assert verdict.detect_cheat(ids, inputs, refs, same, 1e-2, 1e-2)[0] == "constant_output"
+    honest_bug = {s: [refs[s][0] + 1] for s in ids}
+    assert verdict.detect_cheat(ids, inputs, refs, honest_bug, 1e-2, 1e-2) is None
+
+
+def test_nan_never_passes():
+    r = [np.ones((3, 3), np.float32)]
+    c = [np.ones((3, 3), np.float32)]
+    c[0][1, 1] = np.nan
+    ok, cat, *_ = verdict.compare_set(r, r, c, 1e-2, 1e-2)
+    assert not ok and cat == "non_finite"
+
+
+def test_plausibility_gates():
+    d = [1e-3] * 50
+    assert verdict.plausibility(d, None, 1.0, None, None) is None
+    assert "more than" in verdict.plausibility(d, None, 0.01, None, None)
+    assert "floor" in verdict.plausibility(d, None, 1.0, None, 1e-2)
+    assert "recorded" in verdict.plausibility(d, [0] * 50, 1.0, (100, 200), None, profile_ns=(50, 150))
+    assert "say when" in verdict.plausibility(d, [0] * 50, 1.0, (100, 200), None, profile_ns=None)
+    assert verdict.plausibility(d, [0] * 50, 1.0, (100, 10**12), None, profile_ns=(150, 10**11)) is None
+    assert verdict.physical_floor(10**9, 0, 1e12, 1e12, "tpu") == pytest.approx(0.5e-3)
+
+
+def test_error_messages_keep_the_useful_lines():
+    msg = ("ValueError: Block shape for args[0] must have the same number of dimensions\n"
+           "--------------------\n"
+           "For simplicity, JAX has removed its internal frames from the traceback of the "
+           "following exception. Set JAX_TRACEBACK_FILTERING=off to include these.\n")
+    out, cat, text = verdict.classify_child_error(
+        {"stage": "trace", "exc_type": "ValueError", "message": msg, "pallas": True,
+         "where": ["candidate.py:12 in workload: return pl.pallas_call("]}, "compile")
+    assert (out, cat) == ("compile_error", "pallas_error")
+    assert "JAX has removed" not in text and "candidate.py:12" in text
+    out, cat, _ = verdict.classify_child_error(
+        {"stage": "import", "exc_type": "ModuleNotFoundError", "missing_module": "evaluator",
+         "message": "No module named 'evaluator'"}, "compile")
+    assert (out, cat) == ("rejected", "reads_reference")
