@@ -4,6 +4,7 @@ from __future__ import annotations
 from django.db.models import Count, IntegerField, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 
+from jaxbench.record import Outcome
 from catalog.models import Baseline
 from evaluator.health import live_workers_for
 from evaluator.models import Evaluation
@@ -84,7 +85,7 @@ def progress_annotations(qs):
                                           outcome=outcome)
                 .values("candidate__submission").annotate(n=Count("id")).values("n"))
     # faster only when the speedup's 95% interval lies above 1; a tie is within noise of XLA
-    faster, ties = of_outcome("correct_faster"), of_outcome("correct_tie")
+    faster, ties = of_outcome(Outcome.CORRECT_FASTER), of_outcome(Outcome.CORRECT_TIE)
     total = (Candidate.objects.filter(submission=OuterRef("pk")).values("submission")
              .annotate(n=Count("id")).values("n"))
     zero = Value(0, output_field=IntegerField())

@@ -15,6 +15,7 @@ from django.db import close_old_connections, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from jaxbench.record import Outcome
 from catalog.models import Baseline
 from jaxbench import HARNESS_VERSION, environment
 from evaluator.models import Evaluation
@@ -180,9 +181,9 @@ def precheck(wl, code: str, hardware, require_pallas: bool) -> tuple[dict, str]:
     numerics["lowering"] = {k: lowered.get(k) for k in ("platform", "profile", "duration_s", "has_pallas_call",
                                                         "pallas_share")}
     outcome = numerics.get("outcome")
-    if outcome in ("incorrect", "rejected", "timeout", "runtime_error"):
+    if outcome in (Outcome.INCORRECT, Outcome.REJECTED, Outcome.TIMEOUT, Outcome.RUNTIME_ERROR):
         return numerics, Evaluation.SKIPPED
-    if outcome == "compile_error":
+    if outcome == Outcome.COMPILE_ERROR:
         # A candidate that cannot run at the small sizes only for shape reasons goes on, marked.
         if numerics.get("error_category") in ("shape", "unsupported_shape"):
             numerics["numerics_prechecked"] = False

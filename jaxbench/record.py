@@ -94,13 +94,26 @@ Timing keys
 """
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any, Optional, TypedDict
 
 from . import HARNESS_VERSION
 
-OUTCOMES = ("compile_error", "runtime_error", "timeout", "incorrect", "correct_slower",
-            "correct_tie", "correct_faster", "rejected")
-CORRECT_OUTCOMES = ("correct_slower", "correct_tie", "correct_faster")
+class Outcome(StrEnum):
+    """The outcome of one evaluation: the one set of names (a ``str``, so records, rows and JSON
+    hold the plain value)."""
+    COMPILE_ERROR = "compile_error"
+    RUNTIME_ERROR = "runtime_error"
+    TIMEOUT = "timeout"
+    INCORRECT = "incorrect"
+    CORRECT_SLOWER = "correct_slower"
+    CORRECT_TIE = "correct_tie"
+    CORRECT_FASTER = "correct_faster"
+    REJECTED = "rejected"
+
+
+OUTCOMES: tuple[Outcome, ...] = tuple(Outcome)
+CORRECT_OUTCOMES: tuple[Outcome, ...] = (Outcome.CORRECT_SLOWER, Outcome.CORRECT_TIE, Outcome.CORRECT_FASTER)
 # Human labels, shared by pages, exports and the CLI.
 OUTCOME_LABELS = {
     "compile_error": "compile error", "runtime_error": "runtime error", "timeout": "timeout",
@@ -281,11 +294,20 @@ def faster_than(p: float, speedup, lo=None) -> bool:
     return speedup is not None and speedup > p
 
 
-def format_speedup(speedup, lo=None, hi=None) -> str:
+# an interval's upper end at or above this is unbounded (a candidate time of ~0)
+UNBOUNDED = 1e9
+
+
+def format_interval(lo: float, hi: float) -> str:
+    """``[1.37, 1.48]``; an unbounded upper end shows as ``∞``."""
+    return f"[{lo:.2f}, {'∞' if hi >= UNBOUNDED else f'{hi:.2f}'}]"
+
+
+def format_speedup(speedup: float | None, lo: float | None = None, hi: float | None = None) -> str:
     """``1.42x [1.37, 1.48]``; a row timed before intervals existed shows the point alone."""
     if speedup is None:
         return "-"
     text = f"{speedup:.2f}x"
     if lo is not None and hi is not None:
-        text += f" [{lo:.2f}, {hi:.2f}]"
+        text += " " + format_interval(lo, hi)
     return text

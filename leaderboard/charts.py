@@ -12,11 +12,12 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from jaxbench.record import Outcome
 from jaxbench.metrics import OUTCOMES
 
 OUTCOME_COLORS = {
-    "correct_faster": "#1a7f37", "correct_tie": "#7f8fa6", "correct_slower": "#8cc152", "incorrect": "#e8a33d",
-    "compile_error": "#c0362c", "runtime_error": "#e05d44", "timeout": "#8e44ad", "rejected": "#5b6475",
+    Outcome.CORRECT_FASTER: "#1a7f37", Outcome.CORRECT_TIE: "#7f8fa6", Outcome.CORRECT_SLOWER: "#8cc152", Outcome.INCORRECT: "#e8a33d",
+    Outcome.COMPILE_ERROR: "#c0362c", Outcome.RUNTIME_ERROR: "#e05d44", Outcome.TIMEOUT: "#8e44ad", Outcome.REJECTED: "#5b6475",
 }
 XLA_COLOR = "#5b6475"
 EXPERT_COLOR = "#9a6700"

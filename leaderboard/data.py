@@ -20,14 +20,13 @@ from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from catalog.models import ExpertReference, HardwareTarget, Workload
+from jaxbench.workloads.sets import SET_FILTERS, SET_LABELS, SET_NAMES
 from jaxbench.record import faster_than
 from jaxbench import metrics
 from jaxbench.metrics.curves import set_values, unpack_curves
-from leaderboard.aggregates.refresh import SET_FILTERS
-from leaderboard.models import SET_NAMES, SubmissionSummary, WorkloadResult
+from leaderboard.models import SubmissionSummary, WorkloadResult
 from submissions.models import Submission
 
-SET_LABELS = {"all": "All 50", "production": "Production 17", "kernelbench": "KernelBench 33", "expert": "Expert 8"}
 DEFAULT_SORT = "-geomean"
 # sort key -> (label, row field, default descending)
 SORTS = {

@@ -16,7 +16,6 @@ from django.db import models
 
 from jaxbench.metrics import WorkloadAggregate
 
-SET_NAMES = ("all", "production", "kernelbench", "expert")
 
 
 class SubmissionSummary(models.Model):

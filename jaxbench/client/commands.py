@@ -14,21 +14,14 @@ import zipfile
 
 from tqdm import tqdm
 
+from jaxbench import limits
 from jaxbench import record
+from jaxbench.record import Outcome, format_speedup
 from jaxbench import traces as trace_format
 from jaxbench.client.http import EXIT_INVALID, EXIT_OK, EXIT_TIMEOUT, EXIT_USAGE, ClientError, Portal
 from jaxbench.client.tables import table
 
-# jaxbench.record's lists, spelled out: the client imports nothing of the portal (a
-# test keeps them equal)
 CORRECT = record.CORRECT_OUTCOMES
-
-
-def format_speedup(speedup, lo=None, hi=None) -> str:
-    """``1.42x [1.37, 1.48]`` (as jaxbench.record.format_speedup)."""
-    if speedup is None:
-        return "-"
-    return f"{speedup:.2f}x" + (f" [{lo:.2f}, {hi:.2f}]" if lo is not None and hi is not None else "")
 
 
 def err(*parts):
@@ -254,7 +247,7 @@ def _header_upload_key(path: pathlib.Path) -> str | None:
     """The header's own upload_key, if any (it then is the key of the upload)."""
     try:
         with open(path, "rb") as f:
-            first = f.readline(trace_format.MAX_LINE_BYTES).decode("utf-8-sig")
+            first = f.readline(limits.MAX_LINE_BYTES).decode("utf-8-sig")
         key = json.loads(first).get("upload_key")
     except (OSError, ValueError, AttributeError):
         return None
@@ -354,8 +347,8 @@ def per_workload(evaluations: list[dict]) -> list[dict]:
             if e.get("speedup") is not None and (r["best"] is None or e["speedup"] > r["best"]):
                 r["best"], r["best_lo"], r["best_hi"] = (e["speedup"], e.get("speedup_lo"),
                                                          e.get("speedup_hi"))
-        r["faster"] += e.get("outcome") == "correct_faster"
-        r["ties"] += e.get("outcome") == "correct_tie"
+        r["faster"] += e.get("outcome") == Outcome.CORRECT_FASTER
+        r["ties"] += e.get("outcome") == Outcome.CORRECT_TIE
     return list(rows.values())
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
+from ..record import Outcome
 from .. import HARNESS_VERSION, arrays, hardware as hw
 from ..verdict import pallas_share, rules as verdict
 from ..record import json_safe, new_record, trim
@@ -213,10 +214,10 @@ def lower_for_platform(workload, source: str, platform: str = "tpu", profile: st
             out.update(has_pallas_call=scan["has_pallas_call"],
                        host_callbacks=scan["host_callbacks"], pallas_share=share)
             if scan["host_callbacks"]:
-                out.update(outcome="rejected", error_category="host_callback",
+                out.update(outcome=Outcome.REJECTED, error_category="host_callback",
                            message="host callbacks: " + ", ".join(scan["host_callbacks"]))
             elif not share["ok"]:
-                out.update(outcome="rejected", error_category=pallas_share.CATEGORY,
+                out.update(outcome=Outcome.REJECTED, error_category=pallas_share.CATEGORY,
                            message=trim(share["message"]))
             else:
                 out.update(ok=True, message=f"lowers for {platform} at {profile} shapes")

@@ -9,6 +9,7 @@ import time
 
 import numpy as np
 
+from ..record import Outcome
 from .. import arrays, environment
 from ..profiling import xplane
 from ..verdict import pallas_share, rules as verdict
@@ -62,7 +63,7 @@ class _Run:
         if reply.get("type") != expect:
             if strict:
                 raise InfrastructureError(f"the baseline child broke the protocol: {str(reply)[:300]}")
-            _finish(rec, "runtime_error", "protocol", f"unexpected reply to {phase}: {str(reply)[:300]}")
+            _finish(rec, Outcome.RUNTIME_ERROR, "protocol", f"unexpected reply to {phase}: {str(reply)[:300]}")
         return reply
 
 
@@ -85,7 +86,7 @@ def _timeout(rec, child, phase, limit):
     if where:
         msg += "\n  stuck at " + "\n  stuck at ".join(where)
     rec["notes"].append("stacks at timeout: " + trim(stacks, 3000) if stacks else "no stacks at timeout")
-    _finish(rec, "timeout", phase, msg)
+    _finish(rec, Outcome.TIMEOUT, phase, msg)
 
 
 def _finish(rec, outcome, category, message):
@@ -98,11 +99,11 @@ def _crash(rec, child, phase):
     err = child.stderr_tail()
     tail = "\n".join(err.strip().splitlines()[-8:])
     if oom:
-        _finish(rec, "runtime_error", "oom",
+        _finish(rec, Outcome.RUNTIME_ERROR, "oom",
                 f"the child was killed by the memory limit during {phase}")
     if sig:
-        _finish(rec, "runtime_error", "crash", f"the child died of {sig} during {phase}\n{tail}")
-    _finish(rec, "runtime_error", "exit", f"the child exited (status {rc}) during {phase}\n{tail}")
+        _finish(rec, Outcome.RUNTIME_ERROR, "crash", f"the child died of {sig} during {phase}\n{tail}")
+    _finish(rec, Outcome.RUNTIME_ERROR, "exit", f"the child exited (status {rc}) during {phase}\n{tail}")
 
 
 def _read_texts(work: SafeDir) -> dict:
@@ -205,14 +206,14 @@ def _compile_phase(child, rec, timeouts, *, mode, require_pallas, wl=None, profi
                 reply.get("cost"), reference_cost(wl, profile)["outside_flops"],
                 require_pallas=require_pallas, threshold=pallas_share.threshold_for(wl.id))
         if scan["host_callbacks"]:
-            _finish(rec, "rejected", "host_callback",
+            _finish(rec, Outcome.REJECTED, "host_callback",
                     "the program calls back into the host: " + ", ".join(scan["host_callbacks"]))
         if require_pallas and not scan["has_pallas_call"]:
-            _finish(rec, "rejected", "no_pallas_call",
+            _finish(rec, Outcome.REJECTED, "no_pallas_call",
                     "the compiled program contains no pallas_call (this leaderboard requires a "
                     "Pallas kernel)")
         if share is not None and not share["ok"]:
-            _finish(rec, "rejected", pallas_share.CATEGORY, share["message"])
+            _finish(rec, Outcome.REJECTED, pallas_share.CATEGORY, share["message"])
 
 
 def _check_phase(child, prep: _Prepared, rec, timeouts, *, mode, atol, rtol) -> dict:
@@ -228,12 +229,12 @@ def _check_phase(child, prep: _Prepared, rec, timeouts, *, mode, atol, rtol) -> 
         meta = (reply.get("sets") or {}).get(sid)
         bad = verdict.check_claims(meta, prep.treedef, prep.out_specs)
         if bad:
-            _finish(rec, "incorrect", bad[0], f"input set {sid}: {bad[1]}")
+            _finish(rec, Outcome.INCORRECT, bad[0], f"input set {sid}: {bad[1]}")
         try:
             cands[sid] = _load_outputs(child.work, sid, meta, prep.out_specs)
         except arrays.OutputError as exc:
             cat = exc.category
-            _finish(rec, "runtime_error" if cat == "bad_output" else "incorrect", cat,
+            _finish(rec, Outcome.RUNTIME_ERROR if cat == "bad_output" else Outcome.INCORRECT, cat,
                     f"input set {sid}: {exc}")
         ok, cat, errs, msg = verdict.compare_set(prep.exact[sid], prep.refs[sid], cands[sid],
                                                  atol, rtol)
@@ -252,8 +253,8 @@ def _check_phase(child, prep: _Prepared, rec, timeouts, *, mode, atol, rtol) -> 
             cheat = verdict.detect_cheat(prep.all_ids, prep.inputs, prep.refs, cands, atol,
                                          rtol, extra, exacts=prep.exact)
             if cheat:
-                _finish(rec, "rejected", cheat[0], cheat[1])
-        _finish(rec, "incorrect", failure[0], failure[1])
+                _finish(rec, Outcome.REJECTED, cheat[0], cheat[1])
+        _finish(rec, Outcome.INCORRECT, failure[0], failure[1])
     return cands
 
 
@@ -338,7 +339,7 @@ def _timing_phase(child, prep: _Prepared, rec, timeouts, *, wl, profile, mode, n
     b_durations = b_walls
     if wall_only:
         if len(walls) != ITERS or (base_name and len(b_walls) != ITERS):
-            _finish(rec, "rejected", "trace_invalid",
+            _finish(rec, Outcome.REJECTED, "trace_invalid",
                     f"{len(walls)} wall-clock samples, expected {ITERS}")
         durations, method = walls, "wall_clock"
     else:
@@ -350,7 +351,7 @@ def _timing_phase(child, prep: _Prepared, rec, timeouts, *, wl, profile, mode, n
         except (OSError, xplane.TraceError) as exc:
             if mode != "candidate":
                 raise InfrastructureError(f"baseline trace unusable: {exc}") from None
-            _finish(rec, "rejected", "trace_invalid", f"the profiler trace is unusable: {exc}")
+            _finish(rec, Outcome.REJECTED, "trace_invalid", f"the profiler trace is unusable: {exc}")
         durations, method = ex.durations_s, ex.method
         starts = [s // 1000 for s in ex.starts_ps]
     reason = verdict.plausibility(durations, starts, phase_wall,
@@ -371,7 +372,7 @@ def _timing_phase(child, prep: _Prepared, rec, timeouts, *, wl, profile, mode, n
     if reason:
         if mode != "candidate":
             raise InfrastructureError(f"baseline timing implausible: {reason}")
-        _finish(rec, "rejected", "implausible_timing", reason)
+        _finish(rec, Outcome.REJECTED, "implausible_timing", reason)
     return stats
 
 

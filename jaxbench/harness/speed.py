@@ -2,6 +2,7 @@
 measured alone in a clean child."""
 from __future__ import annotations
 
+from ..record import Outcome
 from ..verdict import numerics as verdict_math
 from ..record import CONFIDENCE, REVIEW_SPEEDUP, format_speedup, speed_outcome
 from .settings import BLOCK
@@ -59,8 +60,8 @@ def _speed_verdict(rec: dict, alone: dict, remeasure):
     if est["speedup"] > REVIEW_SPEEDUP:
         rec["held_for_review"] = True
         rec["notes"].append(f"speedup above {REVIEW_SPEEDUP:g}x: held for review")
-    label = {"correct_faster": "faster", "correct_slower": "slower",
-             "correct_tie": "a tie (within noise)"}[rec["outcome"]]
+    label = {Outcome.CORRECT_FASTER: "faster", Outcome.CORRECT_SLOWER: "slower",
+             Outcome.CORRECT_TIE: "a tie (within noise)"}[rec["outcome"]]
     against = ("side by side" if guard["trusted"] else
                f"side by side ({alone['median_s'] * 1e3:.4g} ms alone)")
     rec["message"] = (f"correct; {c['median_s'] * 1e3:.4g} ms vs XLA "

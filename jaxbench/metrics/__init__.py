@@ -65,10 +65,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from jaxbench import record as _record   # the outcome list and the "faster" rule
+from jaxbench.record import Outcome
 
 __all__ = [
     "OUTCOMES", "CORRECT_OUTCOMES", "API_RUNTIME_FAILURE_OUTCOMES", "SEQUENTIAL", "INDEPENDENT",
-    "MODES", "DEFAULT_P", "WORKLOAD_SET_SIZES",
+    "MODES", "DEFAULT_P",
     "Sample", "WorkloadAggregate", "update", "from_samples", "from_sequence", "select",
     "best_within", "workload_speedup", "solve_probability", "fast_probability", "pass_at_k",
     "expected_log_speedup", "floored_geomean", "floored_geomean_of", "solved", "fast_p",
@@ -86,16 +87,13 @@ __all__ = [
 OUTCOMES: tuple[str, ...] = _record.OUTCOMES
 CORRECT_OUTCOMES: frozenset[str] = frozenset(_record.CORRECT_OUTCOMES)
 # The study's "API/runtime failures": samples that failed at compilation or first execution.
-API_RUNTIME_FAILURE_OUTCOMES: tuple[str, ...] = ("compile_error", "runtime_error")
+API_RUNTIME_FAILURE_OUTCOMES: tuple[str, ...] = (Outcome.COMPILE_ERROR, Outcome.RUNTIME_ERROR)
 _OUTCOME_POS = {name: i for i, name in enumerate(OUTCOMES)}
 
 SEQUENTIAL = "sequential"
 INDEPENDENT = "independent"
 MODES = (SEQUENTIAL, INDEPENDENT)
 DEFAULT_P = 1.0
-
-# Sizes of the workload sets named in DESIGN.md (the registry holds their members).
-WORKLOAD_SET_SIZES = {"all": 50, "production": 17, "kernelbench": 33, "expert": 8}
 
 
 def _check_index(index: Any) -> int:
@@ -132,7 +130,7 @@ def _check_speedup(outcome: str, speedup: Any, low: Any = None) -> tuple[float, 
     if not math.isfinite(s) or s <= 0.0:
         raise ValueError(f"speedup must be finite and > 0, got {speedup!r}")
     if low is None:
-        if outcome == "correct_tie":
+        if outcome == Outcome.CORRECT_TIE:
             raise ValueError("a correct_tie sample needs the lower end of its interval")
         lo = s
     else:
@@ -141,11 +139,11 @@ def _check_speedup(outcome: str, speedup: Any, low: Any = None) -> tuple[float, 
         lo = float(low)
         if not math.isfinite(lo) or lo <= 0.0 or lo > s:
             raise ValueError(f"low must be finite, > 0 and <= the speedup, got {low!r}")
-    if outcome == "correct_faster" and not (s > 1.0 and lo > 1.0):
+    if outcome == Outcome.CORRECT_FASTER and not (s > 1.0 and lo > 1.0):
         raise ValueError(f"correct_faster needs speedup and low > 1, got {s!r}, {lo!r}")
-    if outcome == "correct_slower" and s > 1.0:
+    if outcome == Outcome.CORRECT_SLOWER and s > 1.0:
         raise ValueError(f"correct_slower needs speedup <= 1, got {s!r}")
-    if outcome == "correct_tie" and lo > 1.0:
+    if outcome == Outcome.CORRECT_TIE and lo > 1.0:
         raise ValueError(f"correct_tie needs low <= 1, got {lo!r}")
     return s, lo
 
@@ -267,7 +265,7 @@ class WorkloadAggregate:
             fail("sum(counts) != n_samples")
         if self.n_correct != sum(self.count(o) for o in CORRECT_OUTCOMES):
             fail("n_correct != correct_slower + correct_tie + correct_faster")
-        if self.n_faster != self.count("correct_faster"):
+        if self.n_faster != self.count(Outcome.CORRECT_FASTER):
             fail("n_faster != correct_faster")
         cs, lows = self.correct_speedups, self.correct_lows
         if len(cs) != self.n_correct or list(cs) != sorted(cs):

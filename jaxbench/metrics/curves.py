@@ -25,6 +25,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
+from jaxbench.record import Outcome
 from jaxbench import metrics
 from jaxbench.metrics import INDEPENDENT, WorkloadAggregate
 
@@ -171,7 +172,7 @@ class WorkloadState:
             "best_high": rec[1] if rec else None,
             # a record folded before the flag existed (4 entries) says nothing: a rebuild tells
             "best_before_intervals": bool(rec) and len(rec) > 4 and not rec[4],
-            "n_tie": agg.count("correct_tie"),
+            "n_tie": agg.count(Outcome.CORRECT_TIE),
             "best_median_s": rec[2] if rec else None,
             "baseline_median_s": rec[3] if rec else None,
             "first_correct_index": agg.first_correct_index,

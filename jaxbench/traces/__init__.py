@@ -32,18 +32,15 @@ import re
 from typing import Any, Iterable, Iterator
 
 from jaxbench import record
+from jaxbench.limits import (META_LIMITS, MAX_BUDGET, MAX_CODE_CHARS, MAX_LINE_BYTES, MAX_OBJECT_CHARS, MAX_SAMPLES,
+                             MAX_TRACE_BYTES)
+from jaxbench.workloads import names
 
 FORMAT = "jaxbench-trace/1"
 FORMAT_PREFIX = "jaxbench-trace/"
 SCHEMA_PATH = "/schemas/jaxbench-trace-1.json"
 
-MAX_TRACE_BYTES = 128 * 1024 * 1024      # a whole trace
-MAX_LINE_BYTES = 2 * 1024 * 1024          # one line (a sample's code is JSON-escaped in it)
-MAX_CODE_CHARS = 256 * 1024               # one sample's code, the same cap as a kernel file
-MAX_SAMPLES = 50_000                      # a whole trace (50 workloads x 1000)
 MAX_ERRORS = 50                           # then parsing stops with a note
-MAX_BUDGET = 100_000
-MAX_OBJECT_CHARS = 64 * 1024              # the header's free-form settings, as JSON
 
 SAMPLING = ("independent", "sequential")
 # The harness's outcomes (from the Django-free harness library, as the client ships with it) plus
@@ -95,10 +92,11 @@ HEADER_FIELDS = (
     Field("format", "const", f'The format and its version, exactly "{FORMAT}".', required=True,
           choices=(FORMAT,)),
     Field("method", "string", "The method: e.g. best-of-N, iterative refinement, Autocomp.",
-          required=True, minimum=1, maximum=120),
+          required=True, minimum=1, maximum=META_LIMITS["method"]),
     Field("model", "string", "The model that wrote the samples, e.g. Gemini 3 Flash.", required=True,
-          minimum=1, maximum=120),
-    Field("framework", "string", "The agent framework and its version.", maximum=120, nullable=True),
+          minimum=1, maximum=META_LIMITS["model_name"]),
+    Field("framework", "string", "The agent framework and its version.", maximum=META_LIMITS["framework"],
+          nullable=True),
     Field("hardware", "string", "The hardware target slug to evaluate on, e.g. tpu-v6e or cpu.",
           required=True, pattern=HARDWARE_PATTERN, minimum=1, maximum=40),
     Field("sampling", "enum", '"independent": samples drawn independently (best-of-N); '
@@ -108,13 +106,14 @@ HEADER_FIELDS = (
           minimum=1, maximum=MAX_BUDGET),
     Field("settings", "object", "Free-form settings (temperature, context, prompts, ...).",
           nullable=True),
-    Field("description", "string", "A description shown with the submission.", maximum=10_000,
+    Field("description", "string", "A description shown with the submission.", maximum=META_LIMITS["description"],
           nullable=True),
-    Field("link", "string", "A link to a paper, code or write-up (http or https).", maximum=200,
+    Field("link", "string", "A link to a paper, code or write-up (http or https).",
+          maximum=META_LIMITS["link"],
           pattern=LINK_PATTERN, nullable=True),
     Field("upload_key", "string", "A client-chosen key, unique per team: uploading again with the "
           "same key returns the first submission instead of creating a duplicate.", minimum=1,
-          maximum=128, pattern=UPLOAD_KEY_PATTERN, nullable=True),
+          maximum=META_LIMITS["upload_key"], pattern=UPLOAD_KEY_PATTERN, nullable=True),
 )
 
 SAMPLE_FIELDS = (
@@ -171,25 +170,11 @@ def format_error(e: dict) -> str:
 
 # -- workload names ------------------------------------------------------------------------
 
-_ID_RE = re.compile(r"^0*(\d{1,2})([pkPK])(?:$|[-_])")
-
-
-def _norm(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "", text.lower())
-
-
-def _strip_py(name: str) -> str:
-    raw = name.strip()
-    return raw[:-3] if raw.endswith(".py") else raw
-
-
 class WorkloadCatalog:
-    """Resolves a workload name to its ID with the same rules as
-    ``jaxbench.workloads.get``: an ID (``12p``), a slug (``12p-rmsnorm``), the public
-    folder name (``12p_RMSNorm``), each with or without ``.py``.
-
-    ``entries`` are ``(id, slug, public_name)`` triples. Without entries (``offline()``) only the
-    ID part is checked: production workloads are 1p-17p, KernelBench ones 18k-50k."""
+    """Resolves a workload name to its ID by :func:`jaxbench.workloads.names.resolve` (the one
+    rule), over ``entries``: ``(id, slug, public_name)`` triples. Without entries
+    (``offline()``) only the ID part is checked: production workloads are 1p-17p, KernelBench
+    ones 18k-50k."""
 
     def __init__(self, entries: Iterable[tuple[str, str, str]] | None):
         self.offline_mode = entries is None
@@ -206,32 +191,13 @@ class WorkloadCatalog:
     def resolve(self, name: str) -> str | None:
         if name in self._cache:
             return self._cache[name]
-        wid = self._resolve(name)
+        wid = names.resolve(name, None if self.offline_mode else self._entries)
         if len(self._cache) < 10_000:
             self._cache[name] = wid
         return wid
 
-    def _resolve(self, name: str) -> str | None:
-        raw = _strip_py(name)
-        m = _ID_RE.match(raw)
-        if not m:
-            return None
-        number, letter = int(m.group(1)), m.group(2).lower()
-        wid = f"{number}{letter}"
-        rest = raw[len(m.group(0)):]
-        if self.offline_mode:
-            ok = (1 <= number <= 17 and letter == "p") or (18 <= number <= 50 and letter == "k")
-            return wid if ok else None
-        if wid not in self._entries:
-            return None
-        slug, public = self._entries[wid]
-        if not rest or _norm(rest) in (_norm(slug[len(wid):]), _norm(public[len(wid):])):
-            return wid
-        return None
-
     def hint(self) -> str:
-        return ("use an ID such as 12p, a slug such as 12p-rmsnorm, or a public folder name such "
-                "as 12p_RMSNorm")
+        return names.HINT
 
 
 # -- field validation ----------------------------------------------------------------------

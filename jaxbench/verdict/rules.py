@@ -12,6 +12,7 @@ import re
 
 import numpy as np
 
+from jaxbench.record import Outcome
 from jaxbench.verdict.numerics import exact_rule_report
 
 # host callbacks: the candidate's program may not call back into Python (a callback can do
@@ -41,27 +42,27 @@ def classify_child_error(reply: dict, phase: str) -> tuple[str, str, str]:
     if where:
         msg = msg + "\n  at " + "\n  at ".join(where)
     if stage == "no_workload":
-        return "rejected", "no_workload", "the module defines no callable `workload(*inputs)`"
+        return Outcome.REJECTED, "no_workload", "the module defines no callable `workload(*inputs)`"
     if stage == "syntax" or exc in ("SyntaxError", "IndentationError", "TabError"):
-        return "compile_error", "syntax_error", msg
+        return Outcome.COMPILE_ERROR, "syntax_error", msg
     missing = reply.get("missing_module") or ""
     if stage == "import":
         if missing.split(".")[0] in REFERENCE_MODULES or "jaxbench." in msg or "evaluator.bench" in msg:
-            return ("rejected", "reads_reference",
+            return (Outcome.REJECTED, "reads_reference",
                     f"the candidate tried to import the harness/reference code ({missing or msg}); "
                     "it is not available to candidates")
-        return "compile_error", "import_error", msg
+        return Outcome.COMPILE_ERROR, "import_error", msg
     if stage == "trace":
-        return "compile_error", ("pallas_error" if reply.get("pallas") else "trace_error"), msg
+        return Outcome.COMPILE_ERROR, ("pallas_error" if reply.get("pallas") else "trace_error"), msg
     if stage == "lower":
         if "mosaic" in msg.lower():
-            return "compile_error", "mosaic_error", msg
-        return "compile_error", ("pallas_error" if reply.get("pallas") else "lowering_error"), msg
+            return Outcome.COMPILE_ERROR, "mosaic_error", msg
+        return Outcome.COMPILE_ERROR, ("pallas_error" if reply.get("pallas") else "lowering_error"), msg
     if stage == "compile":
-        return "compile_error", "xla_compile_error", msg
+        return Outcome.COMPILE_ERROR, "xla_compile_error", msg
     if stage == "execute":
-        return "runtime_error", "exception", msg
-    return "runtime_error", "protocol", f"unexpected child error in {phase}: {msg}"
+        return Outcome.RUNTIME_ERROR, "exception", msg
+    return Outcome.RUNTIME_ERROR, "protocol", f"unexpected child error in {phase}: {msg}"
 
 
 _EXC_LINE = re.compile(r"^\s*([A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)|"
@@ -201,14 +202,14 @@ def timed_output_verdict(exacts, xlas, checked, timed, bad_claim, atol, rtol):
     by more than the whole allowance (the same program on the same inputs); otherwise
     ``incorrect`` with the numbers (e.g. a nondeterministic kernel that lands just outside)."""
     if bad_claim is not None:
-        return ("rejected", "timed_output_mismatch",
+        return (Outcome.REJECTED, "timed_output_mismatch",
                 f"the output could not be read or has the wrong structure ({bad_claim[1]}); "
                 "the outputs of timed calls must be as correct as the checked ones")
     ok, cat, errs, msg = compare_set(exacts, xlas, timed, atol, rtol)
     if ok:
         return None
     if errs["worst_excess"] > TIMED_FAR:
-        return ("rejected", "timed_output_mismatch",
+        return (Outcome.REJECTED, "timed_output_mismatch",
                 f"wrong result, far outside the allowance ({msg}): the outputs of timed calls "
                 "must be as correct as the checked ones")
     if checked is not None:
@@ -217,10 +218,10 @@ def timed_output_verdict(exacts, xlas, checked, timed, bad_claim, atol, rtol):
             allowed = atol + rtol * np.abs(ef) + np.where(np.isfinite(xf), np.abs(xf - ef), 0)
             with np.errstate(invalid="ignore"):
                 if np.any(~(np.abs(_f32(t) - _f32(c)) <= allowed)):
-                    return ("rejected", "timed_output_mismatch",
+                    return (Outcome.REJECTED, "timed_output_mismatch",
                             f"the timed output differs from the checked output for the same "
                             f"inputs by more than the allowance ({msg})")
-    return "incorrect", cat, msg
+    return Outcome.INCORRECT, cat, msg
 
 
 def _f32(a):

@@ -9,6 +9,7 @@ import importlib
 import pkgutil
 import re
 
+from . import names
 from .base import Workload
 
 _MODULE_RE = re.compile(r"^w\d\d[pk]_\w+$")
@@ -35,26 +36,14 @@ def all_workloads() -> list[Workload]:
     return list(_load().values())
 
 
-def _norm(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "", text.lower())
-
-
 def get(name: str) -> Workload:
-    """Look a workload up by ID (``12p``), slug (``12p-rmsnorm``), the public suite's folder
-    name (``12p_RMSNorm``) or a file name made from any of them (``12p_RMSNorm.py``)."""
+    """Look a workload up by any name :func:`.names.resolve` accepts (ID, slug, public folder
+    name, with or without ``.py``)."""
     reg = _load()
-    raw = name.strip()
-    if raw.endswith(".py"):
-        raw = raw[:-3]
-    m = re.match(r"^0*(\d{1,2}[pkPK])(?:$|[-_])", raw)
-    if m and m.group(1).lower() in reg:
-        wl = reg[m.group(1).lower()]
-        rest = raw[len(m.group(0)):]
-        # "12p" alone, or followed by a name that is this workload's own
-        if not rest or _norm(rest) in (_norm(wl.slug[len(wl.id):]), _norm(wl.public_name[len(wl.id):])):
-            return wl
-    raise KeyError(f"unknown workload {name!r}: use an ID such as 12p, a slug such as "
-                   f"12p-rmsnorm, or a public folder name such as 12p_RMSNorm")
+    wid = names.resolve(name, {w.id: (w.slug, w.public_name) for w in reg.values()})
+    if wid is None:
+        raise KeyError(f"unknown workload {name!r}: {names.HINT}")
+    return reg[wid]
 
 
 def ids() -> list[str]:

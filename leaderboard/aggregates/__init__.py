@@ -14,11 +14,11 @@ namespace read (tests/leaderboard/test_aggregates.py, benchmarks/leaderboard_loa
 """
 from jaxbench.metrics.curves import (WorkloadState, _floored_log, _independent_log_curve, build,
                                            curve_length, set_values, unpack_curves, workload_curves)
-from leaderboard.aggregates.refresh import (SET_FILTERS, _candidate_totals, ensure_reported, rebuild_reported,
+from leaderboard.aggregates.refresh import (_candidate_totals, ensure_reported, rebuild_reported,
                                             rebuild_submission, refresh_for_evaluation, set_sizes,
                                             summary_from_states, workload_set_map)
 from leaderboard.aggregates.samples import sample_from_evaluation
-from leaderboard.models import SET_NAMES
+from jaxbench.workloads.sets import SET_FILTERS, SET_NAMES
 
 __all__ = [
     "SET_FILTERS", "SET_NAMES", "WorkloadState", "_candidate_totals", "_floored_log", "_independent_log_curve",

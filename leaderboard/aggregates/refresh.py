@@ -24,42 +24,25 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Q, Sum
 
 from catalog.models import Workload
+from jaxbench.workloads.sets import SET_NAMES, sets_of, sizes as sizes_of_sets
 from jaxbench import metrics
 from jaxbench.metrics.curves import (DuplicateSample, WorkloadState, add_curves, build, empty_curves, fold,
                                            pack_curves, set_values, unpack_curves)
 from leaderboard.aggregates.samples import (FoldSample, evaluated_samples, reported_samples,
                                             sample_from_evaluation)
 from jaxbench.metrics import INDEPENDENT, SEQUENTIAL
-from leaderboard.models import SET_NAMES, SubmissionSummary, WorkloadResult
+from leaderboard.models import SubmissionSummary, WorkloadResult
 from submissions.models import Candidate, Submission
 
 # --------------------------------------------------------------------------------------------
 # Workload sets
 # --------------------------------------------------------------------------------------------
 
-# The one definition of the workload sets (the workload pages' tabs are built from it).
-SET_FILTERS: dict[str, dict[str, Any]] = {
-    "all": {},
-    "production": {"source": "maxtext"},
-    "kernelbench": {"source": "kernelbench-l2"},
-    "expert": {"expert": True},
-}
-assert tuple(SET_FILTERS) == SET_NAMES
-
-
-def sets_of(source: str, expert: bool) -> tuple[str, ...]:
-    """The workload sets a workload belongs to."""
-    attrs = {"source": source, "expert": bool(expert)}
-    return tuple(name for name, flt in SET_FILTERS.items() if all(attrs[k] == v for k, v in flt.items()))
-
+# The sets themselves are defined once, in jaxbench.workloads.sets.
 
 def set_sizes() -> dict[str, int]:
     """|W| of every set, from the workload table."""
-    sizes = dict.fromkeys(SET_NAMES, 0)
-    for source, expert in Workload.objects.values_list("source", "expert"):
-        for name in sets_of(source, expert):
-            sizes[name] += 1
-    return sizes
+    return sizes_of_sets(Workload.objects.values_list("source", "expert"))
 
 
 def workload_set_map(workload_ids: Iterable[int] | None = None) -> dict[int, tuple[str, tuple[str, ...]]]:

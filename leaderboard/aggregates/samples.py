@@ -12,6 +12,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from jaxbench.record import Outcome
 from jaxbench.record import speed_outcome
 from evaluator.models import Evaluation
 from jaxbench import metrics
@@ -51,12 +52,12 @@ def normalize(outcome: str, speedup: Any, interval: Any = None
     except (TypeError, ValueError):
         s = float("nan")
     if not (math.isfinite(s) and s > 0):
-        return "correct_slower", 1.0, None
+        return Outcome.CORRECT_SLOWER, 1.0, None
     lo_hi = _interval(interval, s)
     if lo_hi is None:
-        if outcome == "correct_tie":       # a self-reported tie without its interval
-            return "correct_tie", s, min(s, 1.0)
-        return ("correct_faster" if s > 1.0 else "correct_slower"), s, None
+        if outcome == Outcome.CORRECT_TIE:       # a self-reported tie without its interval
+            return Outcome.CORRECT_TIE, s, min(s, 1.0)
+        return (Outcome.CORRECT_FASTER if s > 1.0 else Outcome.CORRECT_SLOWER), s, None
     return speed_outcome(*lo_hi), s, lo_hi[0]
 
 

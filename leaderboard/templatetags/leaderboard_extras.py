@@ -4,7 +4,7 @@ import math
 from django import template
 from django.utils.html import format_html
 
-from jaxbench.record import OUTCOME_LABELS
+from jaxbench.record import OUTCOME_LABELS, format_interval
 
 register = template.Library()
 
@@ -59,7 +59,7 @@ def interval(row, prefix="geomean"):
     hi = _finite(hi) if hi is not None else None
     if lo is None or hi is None:
         return ""
-    return f"[{lo:.2f}, {'∞' if hi >= 1e9 else f'{hi:.2f}'}]"
+    return format_interval(lo, hi)
 
 
 BEFORE_INTERVALS_TITLE = ("timed before speedups had 95% intervals: the point speedup alone, classified "
@@ -80,7 +80,7 @@ def speedup_interval(row, prefix="best"):
     lo, hi = _finite(_field(row, f"{prefix}_low")), _finite(_field(row, f"{prefix}_high"))
     if lo is None or hi is None:
         return ""
-    return f"[{lo:.2f}, {'∞' if hi >= 1e9 else f'{hi:.2f}'}]"
+    return format_interval(lo, hi)
 
 
 @register.simple_tag

@@ -3,13 +3,16 @@ progress (``/submissions/<pk>/progress.json``) and the compare page (``/compare/
 from __future__ import annotations
 
 from django.core.cache import cache
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Max
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 
+from jaxbench.record import Outcome
+from catalog.lookup import find_workload
 from catalog.models import Baseline, ExpertReference, Workload
+from jaxbench.workloads.sets import SET_LABELS, SET_NAMES
 from jaxbench.verdict import pallas_share
 from jaxbench.record import format_speedup
 from evaluator.models import Evaluation
@@ -18,9 +21,9 @@ from leaderboard import charts
 from jaxbench import metrics
 from jaxbench.metrics.curves import set_values, unpack_curves
 from leaderboard.aggregates.samples import counts_for_candidate
-from leaderboard.data import SET_LABELS, cache_key, experts_for, fast_curve_series, set_members
+from leaderboard.data import cache_key, experts_for, fast_curve_series, set_members
 from leaderboard.highlight import STYLE_DEFS, highlighted
-from leaderboard.models import SET_NAMES, SubmissionSummary, WorkloadResult
+from leaderboard.models import SubmissionSummary, WorkloadResult
 from leaderboard.views.exports import export_response, wants_export
 from submissions.models import Candidate, Submission
 
@@ -104,11 +107,11 @@ def workload_rows(submission, summary: SubmissionSummary | None, n: int | None =
         if agg is None or agg.n_samples == 0:
             outcome = "pending"
         elif agg.n_faster:
-            outcome = "correct_faster"
-        elif agg.count("correct_tie"):
-            outcome = "correct_tie"
+            outcome = Outcome.CORRECT_FASTER
+        elif agg.count(Outcome.CORRECT_TIE):
+            outcome = Outcome.CORRECT_TIE
         elif agg.n_correct:
-            outcome = "correct_slower"
+            outcome = Outcome.CORRECT_SLOWER
         else:
             outcome = max(agg.outcome_counts.items(), key=lambda kv: kv[1])[0]
         rows.append({
@@ -120,7 +123,7 @@ def workload_rows(submission, summary: SubmissionSummary | None, n: int | None =
             "best_low": r.best_low if r and n is None else None,
             "best_high": r.best_high if r and n is None else None,
             "best_before_intervals": bool(r and n is None and r.best_before_intervals),
-            "n_tie": agg.count("correct_tie") if agg else 0,
+            "n_tie": agg.count(Outcome.CORRECT_TIE) if agg else 0,
             "best_index": r.best_index if r else None,
             "first_correct_index": r.first_correct_index if r else None,
             "first_faster_index": r.first_faster_index if r else None,
@@ -267,8 +270,7 @@ def progress_json(request, pk):
 
 
 def _find_workload(value: str):
-    v = value.strip().lower()
-    w = Workload.objects.filter(Q(wid__iexact=v.lstrip("0")) | Q(slug__iexact=v)).first()
+    w = find_workload(value)
     if w is None:
         raise Http404("unknown workload")
     return w

@@ -1,12 +1,11 @@
 from django.shortcuts import get_object_or_404, render
 
 from catalog.models import Workload
-from leaderboard.aggregates.refresh import SET_FILTERS
-from leaderboard.data import SET_LABELS
+from jaxbench.workloads.sets import SET_FILTERS, SET_LABELS
 from leaderboard.highlight import STYLE_DEFS, highlighted
 from leaderboard.views.workload_results import workload_results_context
 
-# name -> (label, filter): the leaderboard's workload sets, one definition
+# name -> (label, filter), from the one definition of the workload sets
 SETS = {name: (SET_LABELS[name], flt) for name, flt in SET_FILTERS.items()}
 
 

@@ -9,7 +9,7 @@ from portal.api.filters import BaselineFilter, ExpertFilter, WorkloadFilter
 from portal.api.serializers import (
     BaselineSerializer, ExpertSerializer, HardwareSerializer, WorkloadDetailSerializer, WorkloadSerializer
 )
-from jaxbench.traces import WorkloadCatalog
+from catalog.lookup import find_workload
 
 
 @extend_schema_view(
@@ -37,8 +37,7 @@ class WorkloadViewSet(viewsets.ReadOnlyModelViewSet):
 
     def get_object(self):
         name = self.kwargs[self.lookup_url_kwarg]
-        wid = WorkloadCatalog(Workload.objects.values_list("wid", "slug", "public_name")).resolve(name)
-        obj = Workload.objects.filter(wid=wid).first() if wid else None
+        obj = find_workload(name)
         if obj is None:
             raise Http404(f"No workload named {name!r}.")
         self.check_object_permissions(self.request, obj)

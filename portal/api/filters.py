@@ -3,15 +3,15 @@ everywhere (as in uploads)."""
 import django_filters
 from django.db.models import Q
 
+from catalog.lookup import workload_catalog
 from catalog.models import Baseline, ExpertReference, Workload
 from evaluator.models import Evaluation
 from submissions.models import Submission
-from jaxbench.traces import WorkloadCatalog
 
 
 def workload_ids(value: str) -> list[str]:
     """Comma-separated workload names -> IDs (unknown names match nothing)."""
-    catalog = WorkloadCatalog(Workload.objects.values_list("wid", "slug", "public_name"))
+    catalog = workload_catalog()
     return [catalog.resolve(v) or f"?{v}" for v in value.split(",") if v.strip()]
 
 

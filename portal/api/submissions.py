@@ -21,10 +21,10 @@ from portal.api.serializers import (
 )
 from submissions import intake
 from submissions.models import Submission
-from jaxbench.traces import MAX_TRACE_BYTES
+from jaxbench import limits
 
 # A kernel upload holds at most a zip and MAX_FILES kernel files, plus the form's own bytes.
-MAX_KERNEL_REQUEST_BYTES = intake.MAX_ZIP_BYTES + intake.MAX_FILES * intake.MAX_KERNEL_BYTES + 1024 * 1024
+MAX_KERNEL_REQUEST_BYTES = limits.MAX_ZIP_BYTES + limits.MAX_FILES * limits.MAX_KERNEL_BYTES + 1024 * 1024
 
 
 def content_length(request) -> int:
@@ -100,10 +100,10 @@ class SubmissionViewSet(ClearErrorsMixin, mixins.ListModelMixin, mixins.Retrieve
         # parses (and spools) the whole multipart body of a browser-session request.
         if self.action == "create" and content_length(request) > MAX_KERNEL_REQUEST_BYTES:
             raise PayloadTooLarge(f"A kernel upload is at most {MAX_KERNEL_REQUEST_BYTES // (1024 * 1024)} MB: "
-                                  f"a .zip of at most {intake.MAX_ZIP_BYTES // (1024 * 1024)} MB and files of at "
-                                  f"most {intake.MAX_KERNEL_BYTES // 1024} KB each.")
-        if self.action == "trace" and content_length(request) > MAX_TRACE_BYTES + 1024 * 1024:
-            raise PayloadTooLarge(f"A trace is at most {MAX_TRACE_BYTES // (1024 * 1024)} MB.")
+                                  f"a .zip of at most {limits.MAX_ZIP_BYTES // (1024 * 1024)} MB and files of at "
+                                  f"most {limits.MAX_KERNEL_BYTES // 1024} KB each.")
+        if self.action == "trace" and content_length(request) > limits.MAX_TRACE_BYTES + 1024 * 1024:
+            raise PayloadTooLarge(f"A trace is at most {limits.MAX_TRACE_BYTES // (1024 * 1024)} MB.")
         super().initial(request, *args, **kwargs)
 
     def get_throttles(self):

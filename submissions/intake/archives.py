@@ -8,16 +8,13 @@ import struct
 import zipfile
 
 from jaxbench import traces as trace_format
-from submissions.intake.uploads import MAX_FILES, MAX_KERNEL_BYTES, Upload, read_capped
+from jaxbench.limits import (MAX_FILES, MAX_KERNEL_BYTES, MAX_ZIP_BYTES, MAX_ZIP_DEPTH, MAX_ZIP_DIRECTORY_BYTES,
+                             MAX_ZIP_ENTRIES, MAX_ZIP_UNCOMPRESSED)
+from submissions.intake.uploads import Upload, read_capped
 
-MAX_ZIP_BYTES = 32 * 1024 * 1024     # one archive, compressed
-MAX_ZIP_ENTRIES = 2000
-MAX_ZIP_DIRECTORY_BYTES = MAX_ZIP_ENTRIES * 1024   # the central directory zipfile parses up front
-MAX_ZIP_UNCOMPRESSED = 32 * 1024 * 1024   # the kernel members of one archive, decompressed, together
 # Deflate is decompressed in bounded steps; bzip2 and LZMA members are decompressed a whole input
 # chunk at a time (a few hundred bytes of bzip2 expand to gigabytes), so they are refused.
 ZIP_METHODS = frozenset({zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED})
-MAX_ZIP_DEPTH = 6                    # path components of a member, file name included
 # Public-harness folders hold the XLA baseline next to the kernel; it is not a candidate.
 IGNORED_PY = {"baseline.py", "__init__.py", "setup.py", "conftest.py"}
 IGNORED_DIRS = {"__MACOSX", "__pycache__"}

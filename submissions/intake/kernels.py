@@ -9,7 +9,8 @@ from typing import Iterable
 
 from jaxbench import traces as trace_format
 from submissions.intake.archives import expand_zip
-from submissions.intake.uploads import MAX_FILES, MAX_KERNEL_BYTES, Upload, read_capped
+from jaxbench.limits import MAX_FILES, MAX_KERNEL_BYTES
+from submissions.intake.uploads import Upload, read_capped
 
 
 @dataclasses.dataclass

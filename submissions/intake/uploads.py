@@ -6,8 +6,6 @@ import dataclasses
 
 from jaxbench import traces as trace_format
 
-MAX_KERNEL_BYTES = 256 * 1024        # one kernel file
-MAX_FILES = 200                      # files in one kernel submission before duplicates are found
 
 
 class IntakeError(Exception):

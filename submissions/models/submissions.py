@@ -5,6 +5,8 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
+from jaxbench.limits import META_LIMITS
+
 
 def code_digest(code: str) -> str:
     return hashlib.sha256(code.encode()).hexdigest()
@@ -37,15 +39,16 @@ class Submission(models.Model):
                                    related_name="submissions")
     hardware = models.ForeignKey("catalog.HardwareTarget", on_delete=models.PROTECT, related_name="submissions")
     kind = models.CharField(max_length=10, choices=KINDS)
-    method = models.CharField(max_length=120)
-    model_name = models.CharField(max_length=120, blank=True)
-    framework = models.CharField(max_length=120, blank=True)
-    description = models.TextField(blank=True, max_length=10_000)   # checked by forms and the intake
-    link = models.URLField(blank=True)
+    method = models.CharField(max_length=META_LIMITS["method"])
+    model_name = models.CharField(max_length=META_LIMITS["model_name"], blank=True)
+    framework = models.CharField(max_length=META_LIMITS["framework"], blank=True)
+    # checked by forms and the intake (a TextField's max_length is not a column width)
+    description = models.TextField(blank=True, max_length=META_LIMITS["description"])
+    link = models.URLField(blank=True, max_length=META_LIMITS["link"])
     sampling = models.CharField(max_length=12, choices=SAMPLING, default=SEQUENTIAL)
     budget = models.PositiveIntegerField(null=True, blank=True)
     trace_settings = models.JSONField(default=dict, blank=True)
-    upload_key = models.CharField(max_length=128, null=True, blank=True)
+    upload_key = models.CharField(max_length=META_LIMITS["upload_key"], null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     published_at = models.DateTimeField(null=True, blank=True)
     withdrawn_at = models.DateTimeField(null=True, blank=True)
@@ -78,9 +81,9 @@ class Submission(models.Model):
 
 
 def meta_limit(field: str) -> int:
-    """The longest value a submission's metadata field takes: the form, the API serializer and
-    the intake read their limits here (the trace format's Django-free copy is tested equal)."""
-    return Submission._meta.get_field(field).max_length
+    """The longest value a submission's metadata field takes (jaxbench.limits.META_LIMITS, also
+    the model's column widths): the form, the API serializer and the intake read it here."""
+    return META_LIMITS[field]
 
 
 META_FIELDS = ("method", "model_name", "framework", "description", "link", "upload_key")

@@ -16,6 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from catalog.models import Workload
 from submissions import intake
+from jaxbench import limits
 from jaxbench import traces as trace_format
 from submissions.forms import KernelSubmissionForm, TraceUploadForm
 from submissions.models import Submission
@@ -46,8 +47,8 @@ def _render_submit(request, kernel_form=None, trace_form=None, active="kernels",
         "active": active,
         "known_methods": _known("method", intake.KNOWN_METHODS, request.user),
         "known_models": _known("model_name", intake.KNOWN_MODELS, request.user),
-        "limits": {"kernel_kb": intake.MAX_KERNEL_BYTES // 1024, "zip_mb": intake.MAX_ZIP_BYTES // (1024 * 1024),
-                   "trace_mb": trace_format.MAX_TRACE_BYTES // (1024 * 1024)},
+        "limits": {"kernel_kb": limits.MAX_KERNEL_BYTES // 1024, "zip_mb": limits.MAX_ZIP_BYTES // (1024 * 1024),
+                   "trace_mb": limits.MAX_TRACE_BYTES // (1024 * 1024)},
         "has_workloads": workloads.exists(),
         "refused": refused or {},
     }
@@ -75,11 +76,11 @@ def _declared_length(request) -> int:
 def max_kernel_form_bytes() -> int:
     """What the kernel form can legitimately hold: one file per workload row at the kernel size
     limit, one zip at its limit, and 1 MB for the other fields and the multipart framing."""
-    return intake.MAX_ZIP_BYTES + Workload.objects.count() * intake.MAX_KERNEL_BYTES + _MB
+    return limits.MAX_ZIP_BYTES + Workload.objects.count() * limits.MAX_KERNEL_BYTES + _MB
 
 
 def max_trace_form_bytes() -> int:
-    return trace_format.MAX_TRACE_BYTES + _MB
+    return limits.MAX_TRACE_BYTES + _MB
 
 
 def _size(n: int) -> str:
@@ -88,12 +89,12 @@ def _size(n: int) -> str:
 
 def _kernel_limit_message(size: int, limit: int) -> str:
     return (f"This upload is {_size(size)}; a kernel submission is at most {_size(limit)} (one .zip of at "
-            f"most {intake.MAX_ZIP_BYTES // _MB} MB and files of at most {intake.MAX_KERNEL_BYTES // 1024} KB "
+            f"most {limits.MAX_ZIP_BYTES // _MB} MB and files of at most {limits.MAX_KERNEL_BYTES // 1024} KB "
             f"each). It was refused before being read; nothing was stored.")
 
 
 def _trace_limit_message(size: int, limit: int) -> str:
-    return (f"This upload is {_size(size)}; a trace is at most {trace_format.MAX_TRACE_BYTES // _MB} MB. "
+    return (f"This upload is {_size(size)}; a trace is at most {limits.MAX_TRACE_BYTES // _MB} MB. "
             f"It was refused before being read; nothing was stored. Split the run into several traces.")
 
 
@@ -244,7 +245,7 @@ def trace_format_docs(request):
         "example_lines": [json.dumps(o, ensure_ascii=False) for o in example],
         "example_pretty": json.dumps(example[2], indent=2, ensure_ascii=False),
         "outcomes": trace_format.OUTCOMES,
-        "limits": {"line_mb": trace_format.MAX_LINE_BYTES // (1024 * 1024),
-                   "trace_mb": trace_format.MAX_TRACE_BYTES // (1024 * 1024),
-                   "samples": trace_format.MAX_SAMPLES, "code_kb": trace_format.MAX_CODE_CHARS // 1024},
+        "limits": {"line_mb": limits.MAX_LINE_BYTES // (1024 * 1024),
+                   "trace_mb": limits.MAX_TRACE_BYTES // (1024 * 1024),
+                   "samples": limits.MAX_SAMPLES, "code_kb": limits.MAX_CODE_CHARS // 1024},
     })

@@ -391,8 +391,8 @@ def test_an_upload_under_the_limit_is_read_and_accepted(client, catalog, people,
 def test_an_oversized_trace_upload_is_refused_before_it_is_read(client, catalog, people, monkeypatch):
     """The trace form: a body over the trace limit (lowered here to 1 MB, so the test does not
     depend on 128 MB) is refused unread with the limit named next to the trace form."""
-    from jaxbench import traces as trace_format
-    monkeypatch.setattr(trace_format, "MAX_TRACE_BYTES", 1024 * 1024)
+    from jaxbench import limits
+    monkeypatch.setattr(limits, "MAX_TRACE_BYTES", 1024 * 1024)
     client.force_login(people.alice)
     body = LazyMultipart({"team": "team-a", "upload_key": ""}, "trace", "t.jsonl", 3 * 1024 * 1024)
     r = body.post(client, "/submit/trace/")

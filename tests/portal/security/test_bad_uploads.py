@@ -115,8 +115,7 @@ def test_a_huge_kernel_upload_is_refused_before_its_body_is_parsed(post, monkeyp
 @pytest.fixture
 def small_trace_limit(monkeypatch):
     """The trace limit, 128 MB, lowered to 1 MB for the API's check and the streaming parser."""
-    monkeypatch.setattr("portal.api.submissions.MAX_TRACE_BYTES", MB)
-    monkeypatch.setattr(trace_format, "MAX_TRACE_BYTES", MB)
+    monkeypatch.setattr("jaxbench.limits.MAX_TRACE_BYTES", MB)
     monkeypatch.setattr(trace_format.iter_lines, "__defaults__", (trace_format.MAX_LINE_BYTES, MB))
     return MB
 

@@ -1,0 +1,48 @@
+"""The one rule that turns a workload's name into its ID.
+
+Accepted: the ID (``12p``, also ``012P``), the slug (``12p-rmsnorm``), the public suite's folder
+name (``12p_RMSNorm``), each with or without ``.py``. The registry, the trace format, the client
+and every page resolve names through :func:`resolve`, so a name means the same everywhere.
+No JAX here: the trace format and the client use it without loading a workload.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+HINT = "use an ID such as 12p, a slug such as 12p-rmsnorm, or a public folder name such as 12p_RMSNorm"
+
+_ID_RE = re.compile(r"^0*(\d{1,2})([pkPK])(?:$|[-_])")
+# the public suite's numbering: production workloads 1p-17p, KernelBench ones 18k-50k
+_PRODUCTION = range(1, 18)
+_KERNELBENCH = range(18, 51)
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "", text.lower())
+
+
+def resolve(name: str, entries: Mapping[str, tuple[str, str]] | None) -> str | None:
+    """The workload ID ``name`` denotes, or None.
+
+    ``entries`` maps each known ID to its ``(slug, public_name)``. Without entries (``None``:
+    offline, no catalog at hand) only the ID part is checked against the suite's numbering."""
+    raw = name.strip()
+    if raw.endswith(".py"):
+        raw = raw[:-3]
+    m = _ID_RE.match(raw)
+    if not m:
+        return None
+    number, letter = int(m.group(1)), m.group(2).lower()
+    wid = f"{number}{letter}"
+    rest = raw[len(m.group(0)):]
+    if entries is None:
+        ok = (number in _PRODUCTION and letter == "p") or (number in _KERNELBENCH and letter == "k")
+        return wid if ok else None
+    if wid not in entries:
+        return None
+    slug, public = entries[wid]
+    # the ID alone, or followed by a name that is this workload's own
+    if not rest or _norm(rest) in (_norm(slug[len(wid):]), _norm(public[len(wid):])):
+        return wid
+    return None
