@@ -2,7 +2,7 @@
 submission's page and progress, the signed-in user's submissions, compare, and the exports."""
 from django.urls import path
 
-from leaderboard.views import leaderboard, submission, submission_list, workload_results, workloads
+from leaderboard.views import compare, leaderboard, submission, submission_list, workload_results, workloads
 
 app_name = "leaderboard"
 urlpatterns = [
@@ -10,7 +10,7 @@ urlpatterns = [
     path("submissions/", submission_list.submission_list, name="submission-list"),
     path("submissions/<int:pk>/", submission.submission_detail, name="submission-detail"),
     path("submissions/<int:pk>/progress.json", submission.progress_json, name="submission-progress"),
-    path("compare/", submission.compare, name="compare"),
+    path("compare/", compare.compare, name="compare"),
     path("workloads/", workloads.workload_list, name="workload-list"),
     path("workloads/<slug:slug>/", workloads.workload_detail, name="workload-detail"),
     path("workloads/<slug:slug>/results.csv", workload_results.workload_results_export, {"fmt": "csv"},
