@@ -8,12 +8,14 @@ PG_URL     ?= postgres://postgres@127.0.0.1:5432/jaxbench
 REDIS_URL  ?= redis://127.0.0.1:6379/15
 AMQP_URL   ?= amqp://guest:guest@127.0.0.1:5672/%2F
 
-.PHONY: run test setup venv venv-test system-deps test-embedded test-postgres-redis test-postgres-rabbitmq demo bench clean
+.PHONY: run test setup venv venv-test system-deps lint format typecheck test-embedded test-postgres-redis test-postgres-rabbitmq demo bench clean
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements.txt
+	# the harness as its own package (the `jaxbench` command); no build download: setuptools is pinned above
+	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	touch $@
 
 $(VENV)/.test: requirements-test.txt $(VENV)/.runtime
@@ -39,7 +41,20 @@ system-deps:
 	@bash .ci/system-deps.sh
 
 test: venv-test system-deps
-	$(MAKE) --no-print-directory test-embedded test-postgres-redis test-postgres-rabbitmq
+	$(MAKE) --no-print-directory lint typecheck test-embedded test-postgres-redis test-postgres-rabbitmq
+
+# Lint and types run first: they take seconds and fail before the long tests start.
+lint: venv-test
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --config .importlinter
+
+format: venv-test
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+typecheck: venv-test
+	$(BIN)/mypy
 
 # Fast tests run on both cores; tests that start workers, browsers or the whole corpus run alone.
 test-embedded:

@@ -26,7 +26,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from jaxbench import harness  # noqa: E402
+from jaxbench import harness
 
 REFERENCE_AS_CANDIDATE = '''
 import jax

@@ -16,8 +16,8 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from jaxbench import harness  # noqa: E402
 from jaxbench.kernels import experts  # noqa: E402
-from jaxbench import harness
 from jaxbench.record import format_speedup  # noqa: E402
 
 EXAMPLES = ROOT / "jaxbench" / "kernels" / "examples"

@@ -127,6 +127,7 @@ def populate(n_subs, n_workloads, n_samples, seed=1):
     # deferred: runs in the child process only, after _django() has set Django up
     from django.db import connection, transaction
     from django.utils import timezone
+
     from catalog.models import Baseline, ExpertReference, HardwareTarget
     from catalog.registry_sync import sync_hardware
     from evaluator.models import Evaluation
@@ -258,6 +259,7 @@ def measure_refresh(n_samples, n=60, seed=2):
     """Time refresh_for_evaluation for newly finished evaluations of new samples (index K, K+1...)."""
     # deferred: runs in the child process only, after _django() has set Django up
     from django.utils import timezone
+
     from catalog.models import HardwareTarget, Workload
     from evaluator.models import Evaluation
     from leaderboard.aggregates.refresh import refresh_for_evaluation
@@ -355,7 +357,7 @@ class Gunicorn:
             try:
                 _get(self.base + "/health/", timeout=5)
                 return
-            except Exception:
+            except Exception:  # noqa: BLE001 - not up yet: try again until the deadline
                 if self.proc.poll() is not None:
                     break
                 time.sleep(0.3)
@@ -406,7 +408,7 @@ def _throughput(base, paths, seconds, clients):
             try:
                 _, status, _ = _get(base + paths[i % len(paths)])
                 ok = status == 200
-            except Exception:
+            except Exception:  # noqa: BLE001 - any failed request counts as an error
                 ok = False
             with lock:
                 count[0] += ok
@@ -538,7 +540,7 @@ def main():
     finally:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
-    print("\n== summary (ms; req/s with {} concurrent clients) ==".format(args.clients))
+    print(f"\n== summary (ms; req/s with {args.clients} concurrent clients) ==")
     print(f"{'db':9s} {'cache':9s} {'page':12s} {'median':>8s} {'p95':>8s} {'cold':>8s} {'req/s':>8s}")
     for db, info in results.items():
         for variant, pages in info["http"].items():

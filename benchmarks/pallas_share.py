@@ -17,10 +17,10 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from jaxbench import workloads  # noqa: E402
 from jaxbench.kernels import experts  # noqa: E402
-from jaxbench.profiling import jaxpr_cost
-from jaxbench.verdict import pallas_share
-from jaxbench import workloads
+from jaxbench.profiling import jaxpr_cost  # noqa: E402
+from jaxbench.verdict import pallas_share  # noqa: E402
 from tests.jaxbench.adversarial import corpus  # noqa: E402
 from tests.jaxbench.kernels import _candidates as kc  # noqa: E402
 

@@ -55,6 +55,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     import jax
+
     from jaxbench import workloads
 
     wls = [workloads.get(i) for i in args.ids] if args.ids else workloads.all_workloads()
@@ -67,7 +68,7 @@ def main(argv=None) -> int:
     for wl in wls:
         try:
             row = measure(wl, args.repeats)
-        except Exception as exc:            # report and go on with the other workloads
+        except Exception as exc:  # noqa: BLE001 - report and go on with the other workloads
             bad += 1
             row = {"id": wl.id, "slug": wl.slug, "error": f"{type(exc).__name__}: {exc}"}
             print(json.dumps(row) if args.json else

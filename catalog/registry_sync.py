@@ -12,7 +12,7 @@ def _spec(s):
 
 
 def workload_fields(wl) -> dict:
-    import jax  # deferred: JAX loads only where the harness runs, never in the web process
+    import jax
     shapes, costs = {}, {}
     for profile in ("small", "full"):
         ins = wl.input_specs(profile)

@@ -11,11 +11,11 @@ from django.utils import timezone
 
 from catalog.models import HardwareTarget, Workload
 from evaluator import experts_sweep
-from jaxbench import environment
 from evaluator.models import QueuePing
 from evaluator.queues import DECLARED_QUEUE, MAINTENANCE_QUEUE, hardware_queue
 from evaluator.runner import baseline_for, reconcile, run_evaluation
 from evaluator.workers import worker_name
+from jaxbench import environment
 
 log = logging.getLogger(__name__)
 

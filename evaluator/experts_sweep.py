@@ -7,6 +7,7 @@ import logging
 from django.db import transaction
 
 from catalog.models import ExpertReference, ExpertSweepPoint, Workload
+from jaxbench.kernels import experts  # reads the expert files as text: no JAX
 from jaxbench.record import CORRECT_OUTCOMES
 
 log = logging.getLogger(__name__)
@@ -14,7 +15,6 @@ log = logging.getLogger(__name__)
 
 def sweep_configs(wid: str, profile: str, limit: int | None = None) -> tuple[str, list[dict]]:
     """(implementation, configurations to try) declared by the expert file of ``wid``."""
-    from jaxbench.kernels import experts  # deferred: JAX loads only where the harness runs, never in the web process
     configs = [dict(c) for c in experts.sweep(wid, profile)] or [dict(experts.default_config(wid))]
     if limit:
         configs = configs[:limit]
@@ -31,10 +31,9 @@ def interval_of(record: dict) -> tuple[float | None, float | None]:
 
 def sweep_expert(workload: Workload, hardware, baseline_record: dict, limit: int | None = None,
                  progress=None) -> ExpertReference:
-    import jax  # deferred: JAX loads only where the harness runs, never in the web process
+    import jax
 
-    from jaxbench import HARNESS_VERSION, harness  # deferred: JAX loads only where the harness runs, never in the web process
-    from jaxbench.kernels import experts
+    from jaxbench import HARNESS_VERSION, harness
     implementation, configs = sweep_configs(workload.wid, hardware.profile, limit)
     points = []
     for i, config in enumerate(configs):

@@ -42,7 +42,7 @@ def queue_depths(queues) -> tuple[bool, dict[str, int | None], str]:
             for q in queues:
                 depths[q] = counts.get(q, (0, 0, 0))[0] if isinstance(counts, dict) else None
         return True, depths, ""
-    except Exception as exc:  # reported on the page, not raised
+    except Exception as exc:  # noqa: BLE001 - reported on the page, not raised
         return False, {q: None for q in queues}, f"{exc.__class__.__name__}: {exc}"
 
 

@@ -2,8 +2,8 @@
 from django.db import models
 
 from catalog.models import HardwareTarget
-from jaxbench import record as record_terms
 from evaluator.queues import PRECHECK_QUEUE, hardware_queue
+from jaxbench import record as record_terms
 
 
 class Evaluation(models.Model):

@@ -4,11 +4,11 @@ from __future__ import annotations
 from django.db.models import Count, IntegerField, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 
-from jaxbench.record import Outcome
 from catalog.models import Baseline
 from evaluator.health import live_workers_for
 from evaluator.models import Evaluation
 from evaluator.queues import hardware_queue
+from jaxbench.record import Outcome
 from submissions.models import Candidate
 
 

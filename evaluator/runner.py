@@ -15,14 +15,14 @@ from django.db import close_old_connections, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from jaxbench.record import Outcome
 from catalog.models import Baseline
-from jaxbench import HARNESS_VERSION, environment
 from evaluator.models import Evaluation
 from evaluator.pipeline import enqueue_many
 from evaluator.queues import hardware_queue, stage_queue
 from evaluator.signals import evaluation_finished
 from evaluator.workers import worker_name
+from jaxbench import HARNESS_VERSION, environment
+from jaxbench.record import Outcome
 
 log = logging.getLogger(__name__)
 
@@ -117,9 +117,9 @@ def reusable_record(ev: Evaluation) -> Evaluation | None:
 def baseline_for(workload, hardware) -> Baseline:
     """The XLA baseline for this workload/hardware/profile/JAX/harness version, measured on
     first need on this worker (which runs on that hardware) and cached."""
-    import jax  # deferred: JAX loads only where the harness runs, never in the web process
+    import jax
 
-    from jaxbench import harness  # deferred: JAX loads only where the harness runs, never in the web process
+    from jaxbench import harness
     key = dict(workload=workload, hardware=hardware, profile=hardware.profile,
                jax_version=jax.__version__, harness_version=HARNESS_VERSION)
     existing = Baseline.objects.filter(**key).first()
@@ -145,7 +145,7 @@ _local = threading.local()
 def warm_pool():
     """One warm sandboxed child per worker thread (JAX already imported in it), so the next
     candidate pays only for its own compile and run. Each child still serves one candidate."""
-    from jaxbench import harness  # deferred: JAX loads only where the harness runs, never in the web process
+    from jaxbench import harness
     pool = getattr(_local, "pool", None)
     if pool is None:
         pool = _local.pool = harness.WarmPool()
@@ -169,7 +169,7 @@ def run_harness(ev: Evaluation) -> tuple[dict, str]:
 def precheck(wl, code: str, hardware, require_pallas: bool) -> tuple[dict, str]:
     """Stage 1 for accelerator targets, on CPU: lower for the target platform at full shapes,
     then numerics in TPU interpret mode at the small profile. Stops candidates that fail."""
-    from jaxbench import harness  # deferred: JAX loads only where the harness runs, never in the web process
+    from jaxbench import harness
     lowered = harness.lower_for_platform(wl.wid, code, platform=hardware.platform, profile="full",
                                          timeouts=harness_timeouts(), require_pallas=require_pallas)
     if lowered.get("outcome") not in (None, "ok", "lowered"):

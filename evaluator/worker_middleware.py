@@ -14,9 +14,9 @@ import dramatiq
 from django.db import close_old_connections, connection
 from django.utils import timezone
 
-from jaxbench import environment
 from evaluator.queues import MAINTENANCE_QUEUE, PRECHECK_QUEUE, hardware_queue
 from evaluator.workers import HEARTBEAT_SECONDS, worker_name
+from jaxbench import environment
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ class HardwareQueues(dramatiq.Middleware):
             slug = environment.get("JAXBENCH_WORKER_HARDWARE")
         else:
             from jaxbench.hardware import (  # deferred: JAX loads only where the harness runs, never in the web process
-                detect
+                detect,
             )
             slug = detect().slug
             queues = queues_for(slug)

@@ -79,8 +79,8 @@ def load_npy_bytes(data: bytes, dtype: str, shape: tuple) -> np.ndarray:
         raise OutputError("shape_mismatch", "output file larger than the expected array")
     try:
         arr = np.load(io.BytesIO(data), allow_pickle=False)
-    except Exception as exc:  # noqa: BLE001 - any parse failure is the candidate's
-        raise OutputError("bad_output", f"unreadable output: {type(exc).__name__}: {exc}")
+    except Exception as exc:
+        raise OutputError("bad_output", f"unreadable output: {type(exc).__name__}: {exc}") from exc
     if not isinstance(arr, np.ndarray) or arr.dtype != storage:
         raise OutputError("dtype_mismatch", f"stored dtype {getattr(arr, 'dtype', None)}, "
                                             f"expected {storage} for {dtype}")

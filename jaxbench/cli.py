@@ -18,9 +18,9 @@ import argparse
 import json
 import os
 import sys
+import traceback
 
 from .record import OUTCOME_LABELS, format_speedup, is_correct
-import traceback
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INFRA = 0, 1, 2, 3
 
@@ -54,7 +54,9 @@ def _check_hardware(hardware):
 
 
 def _default_profile(hardware):
-    from . import harness, hardware as hw  # deferred: each subcommand imports what it uses (list/check start without JAX)
+    # deferred: each subcommand imports what it uses (list/check start without JAX)
+    from . import hardware as hw
+    from . import harness
     _check_hardware(hardware)
     if hardware:
         return hw.get_target(hardware).profile
@@ -203,7 +205,10 @@ def cmd_lower(args):
 
 
 def _share_line(share: dict) -> str:
-    from .verdict.pallas_share import largest, summary  # deferred: each subcommand imports what it uses (list/check start without JAX)
+    from .verdict.pallas_share import (  # deferred: each subcommand imports what it uses (list/check start without JAX)
+        largest,
+        summary,
+    )
     where = largest(share)
     return summary(share) + (f" (largest outside: {where})" if where else "")
 
@@ -273,8 +278,12 @@ def build_parser():
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    from .harness import InfrastructureError  # deferred: each subcommand imports what it uses (list/check start without JAX)
-    from .sandbox.options import SandboxError  # deferred: each subcommand imports what it uses (list/check start without JAX)
+    from .harness import (
+        InfrastructureError,  # deferred: each subcommand imports what it uses (list/check start without JAX)
+    )
+    from .sandbox.options import (
+        SandboxError,  # deferred: each subcommand imports what it uses (list/check start without JAX)
+    )
     try:
         return args.fn(args)
     except UsageError as exc:

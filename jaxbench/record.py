@@ -95,9 +95,10 @@ Timing keys
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, Optional, TypedDict
+from typing import Any, TypedDict
 
 from . import HARNESS_VERSION
+
 
 class Outcome(StrEnum):
     """The outcome of one evaluation: the one set of names (a ``str``, so records, rows and JSON
@@ -148,47 +149,47 @@ class Timing(TypedDict, total=False):
     n: int
     samples: list
     method: str
-    wall_median_s: Optional[float]
-    phase_wall_s: Optional[float]
-    floor_s: Optional[float]
-    trace_events: Optional[int]
-    program: Optional[str]
+    wall_median_s: float | None
+    phase_wall_s: float | None
+    floor_s: float | None
+    trace_events: int | None
+    program: str | None
 
 
 class EvalRecord(TypedDict):
     kind: str
     outcome: str
-    error_category: Optional[str]
+    error_category: str | None
     message: str
     phase: str
     workload: str
     workload_slug: str
     profile: str
-    hardware: Optional[str]
-    platform: Optional[str]
-    device_kind: Optional[str]
-    mode: Optional[str]
+    hardware: str | None
+    platform: str | None
+    device_kind: str | None
+    mode: str | None
     require_pallas: bool
-    has_pallas_call: Optional[bool]
+    has_pallas_call: bool | None
     host_callbacks: list
-    pallas_share: Optional[dict]
-    max_abs_err: Optional[float]
-    max_rel_err: Optional[float]
-    errors: Optional[dict]
-    timing: Optional[Timing]
-    baseline_timing: Optional[Timing]
-    speedup: Optional[float]
-    speedup_ci: Optional[list]
-    speedup_method: Optional[str]
-    baseline_source: Optional[str]
-    cached_baseline_median_s: Optional[float]
-    baseline_median_s: Optional[float]
+    pallas_share: dict | None
+    max_abs_err: float | None
+    max_rel_err: float | None
+    errors: dict | None
+    timing: Timing | None
+    baseline_timing: Timing | None
+    speedup: float | None
+    speedup_ci: list | None
+    speedup_method: str | None
+    baseline_source: str | None
+    cached_baseline_median_s: float | None
+    baseline_median_s: float | None
     held_for_review: bool
     seeds: dict
-    jax_version: Optional[str]
-    jaxlib_version: Optional[str]
+    jax_version: str | None
+    jaxlib_version: str | None
     harness_version: str
-    python_version: Optional[str]
+    python_version: str | None
     sandbox: dict
     phases: dict
     child_output: dict
@@ -201,14 +202,14 @@ class BaselineRecord(TypedDict):
     profile: str
     hardware: str
     platform: str
-    device_kind: Optional[str]
+    device_kind: str | None
     harness_version: str
     jax_version: str
     jaxlib_version: str
     timing: Timing
     median_s: float
-    max_abs_err: Optional[float]      # the baseline child's output vs the exact answer
-    errors: Optional[dict]            # as EvalRecord["errors"]
+    max_abs_err: float | None      # the baseline child's output vs the exact answer
+    errors: dict | None            # as EvalRecord["errors"]
     seeds: dict
     sandbox: dict
     phases: dict
@@ -218,18 +219,18 @@ class BaselineRecord(TypedDict):
 class LowerRecord(TypedDict):
     kind: str                 # "lowering"
     ok: bool
-    outcome: Optional[str]    # None when ok, else compile_error / rejected / timeout / runtime_error
-    error_category: Optional[str]
+    outcome: str | None    # None when ok, else compile_error / rejected / timeout / runtime_error
+    error_category: str | None
     message: str
     workload: str
     profile: str
     platform: str
-    has_pallas_call: Optional[bool]
+    has_pallas_call: bool | None
     host_callbacks: list
-    pallas_share: Optional[dict]     # as EvalRecord["pallas_share"], at the lowered shapes
+    pallas_share: dict | None     # as EvalRecord["pallas_share"], at the lowered shapes
     duration_s: float
     harness_version: str
-    jax_version: Optional[str]
+    jax_version: str | None
     sandbox: dict
 
 

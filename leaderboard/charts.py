@@ -12,8 +12,8 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from jaxbench.record import Outcome
 from jaxbench.metrics import OUTCOMES
+from jaxbench.record import Outcome
 
 OUTCOME_COLORS = {
     Outcome.CORRECT_FASTER: "#1a7f37", Outcome.CORRECT_TIE: "#7f8fa6", Outcome.CORRECT_SLOWER: "#8cc152", Outcome.INCORRECT: "#e8a33d",

@@ -20,10 +20,10 @@ from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from catalog.models import ExpertReference, HardwareTarget, Workload
-from jaxbench.workloads.sets import SET_FILTERS, SET_LABELS, SET_NAMES
-from jaxbench.record import faster_than
 from jaxbench import metrics
 from jaxbench.metrics.curves import set_values, unpack_curves
+from jaxbench.record import faster_than
+from jaxbench.workloads.sets import SET_FILTERS, SET_LABELS, SET_NAMES
 from leaderboard.models import SubmissionSummary, WorkloadResult
 from submissions.models import Submission
 

@@ -17,7 +17,6 @@ from django.db import models
 from jaxbench.metrics import WorkloadAggregate
 
 
-
 class SubmissionSummary(models.Model):
     EVALUATED = "evaluated"
     REPORTED = "reported"

@@ -10,8 +10,8 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from catalog.starter import starter_source
-from submissions import intake
 from jaxbench import traces as trace_format
+from submissions import intake
 from submissions.models import Membership, Submission, Team
 
 EXAMPLES_DIR = pathlib.Path(__file__).resolve().parent.parent / "jaxbench" / "kernels" / "examples"
@@ -19,7 +19,9 @@ TEAM_NAME = "JAXBench examples"
 
 
 def example_files() -> dict[str, str]:
-    from jaxbench.kernels.examples import EXAMPLES  # deferred: JAX loads only where the harness runs, never in the web process
+    from jaxbench.kernels.examples import (
+        EXAMPLES,  # deferred: JAX loads only where the harness runs, never in the web process
+    )
     return {wid: (EXAMPLES_DIR / name).read_text() for wid, name in EXAMPLES.items()}
 
 
@@ -46,7 +48,7 @@ def demo_trace(hardware: str = "cpu") -> str:
                              "error, a wrong-numbers kernel, then the working kernel.",
               "settings": {"generated_by": "manage.py demo"}}]
     for wid, code in example_files().items():
-        for index, (note, variant) in enumerate(broken_variants(wid, code)):
+        for index, (_note, variant) in enumerate(broken_variants(wid, code)):
             sample = {"workload": wid, "index": index, "round": index, "code": variant}
             if index:
                 sample["parent"] = index - 1

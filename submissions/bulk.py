@@ -15,7 +15,7 @@ no signals: the same contract as ``bulk_create``.
 """
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from django.db import connections, router
 from django.utils import timezone

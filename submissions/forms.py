@@ -6,9 +6,9 @@ from django import forms
 from django.utils.text import slugify
 
 from catalog.models import HardwareTarget
+from jaxbench.traces import format_error
 from submissions.intake import IntakeError, Upload, teams_for
 from submissions.models import Team, meta_limit
-from jaxbench.traces import format_error
 
 
 def new_upload_key() -> str:

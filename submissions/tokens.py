@@ -20,7 +20,7 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
         try:
             raw = header[1].decode("ascii")
         except UnicodeDecodeError:
-            raise exceptions.AuthenticationFailed("Token contains invalid characters.")
+            raise exceptions.AuthenticationFailed("Token contains invalid characters.") from None
         token = (ApiToken.objects.select_related("user")
                  .filter(digest=hash_token(raw)).first())
         if token is None or not token.is_active:

@@ -14,12 +14,11 @@ import zipfile
 
 from tqdm import tqdm
 
-from jaxbench import limits
-from jaxbench import record
-from jaxbench.record import Outcome, format_speedup
+from jaxbench import limits, record
 from jaxbench import traces as trace_format
 from jaxbench.client.http import EXIT_INVALID, EXIT_OK, EXIT_TIMEOUT, EXIT_USAGE, ClientError, Portal
 from jaxbench.client.tables import table
+from jaxbench.record import Outcome, format_speedup
 
 CORRECT = record.CORRECT_OUTCOMES
 

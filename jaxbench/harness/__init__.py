@@ -67,13 +67,23 @@ phase by phase), ``speed`` (the speed verdict), ``warm`` (the warm pool), ``sett
 numbers every part shares, and :class:`InfrastructureError`).
 """
 from .. import HARNESS_VERSION
-from .api import (_evaluate, available_protections, evaluate, lower_for_platform,
-                  measure_baseline, probe_environment)
+from .api import _evaluate, available_protections, evaluate, lower_for_platform, measure_baseline, probe_environment
 from .phases import _new_child
 from .prepare import _platform_hint, exported_baseline, inputs_from_seed, reference_cost
-from .settings import (BLOCK, DEFAULT_TIMEOUTS, ITERS, MAX_SOURCE_BYTES, N_CHECK_SETS,
-                       N_TIMING_SETS, PUBLIC_SEEDS, SET_BUDGET_BYTES, TEXT_CAP, TRACE_CAP, WARMUP,
-                       InfrastructureError)
+from .settings import (
+                  BLOCK,
+                  DEFAULT_TIMEOUTS,
+                  ITERS,
+                  MAX_SOURCE_BYTES,
+                  N_CHECK_SETS,
+                  N_TIMING_SETS,
+                  PUBLIC_SEEDS,
+                  SET_BUDGET_BYTES,
+                  TEXT_CAP,
+                  TRACE_CAP,
+                  WARMUP,
+                  InfrastructureError,
+)
 from .speed import BASELINE_GUARD, BASELINE_GUARD_DEFAULT, SYSTEMATIC, SYSTEMATIC_DEFAULT
 from .warm import WarmPool
 

@@ -5,18 +5,42 @@ from __future__ import annotations
 import threading
 import time
 
-from ..record import Outcome
-from .. import HARNESS_VERSION, arrays, hardware as hw
-from ..verdict import pallas_share, rules as verdict
-from ..record import json_safe, new_record, trim
+from .. import HARNESS_VERSION, arrays
+from .. import hardware as hw
+from ..record import Outcome, json_safe, new_record, trim
 from ..sandbox import probe as sandbox_probe
 from ..sandbox.child import SandboxedChild
 from ..sandbox.options import Limits
-from .phases import (_check_phase, _compile_phase, _hello, _new_child, _program_name,
-                     _read_texts, _Run, _send_job, _start_job, _Stop, _timing_phase)
-from .prepare import (_limits_for, _manifest_specs, _platform_hint, _Prepared, _set_counts,
-                      _specs, _target_for, _timeouts, _trusted_jax, _workload,
-                      _write_cost_model, _write_input, reference_cost)
+from ..verdict import pallas_share
+from ..verdict import rules as verdict
+from .phases import (
+    _check_phase,
+    _compile_phase,
+    _hello,
+    _new_child,
+    _program_name,
+    _read_texts,
+    _Run,
+    _send_job,
+    _start_job,
+    _Stop,
+    _timing_phase,
+)
+from .prepare import (
+    _limits_for,
+    _manifest_specs,
+    _platform_hint,
+    _Prepared,
+    _set_counts,
+    _specs,
+    _target_for,
+    _timeouts,
+    _trusted_jax,
+    _workload,
+    _write_cost_model,
+    _write_input,
+    reference_cost,
+)
 from .settings import DEFAULT_TIMEOUTS, MAX_SOURCE_BYTES, InfrastructureError
 from .speed import _speed_verdict
 

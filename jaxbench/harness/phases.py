@@ -9,17 +9,17 @@ import time
 
 import numpy as np
 
-from ..record import Outcome
 from .. import arrays, environment
 from ..profiling import xplane
-from ..verdict import pallas_share, rules as verdict
-from ..record import trim
+from ..record import Outcome, trim
 from ..sandbox.child import SandboxedChild
 from ..sandbox.options import ChildGone, PhaseTimeout, SandboxError, SandboxOptions
 from ..sandbox.safedir import SafeDir
-from .prepare import (_Prepared, _target_for, _write_cost_model, _write_input, exported_baseline,
-                      reference_cost)
+from ..verdict import pallas_share
+from ..verdict import rules as verdict
+from .prepare import _Prepared, _target_for, _write_cost_model, _write_input, exported_baseline, reference_cost
 from .settings import BLOCK, ITERS, TEXT_CAP, TRACE_CAP, WARMUP, InfrastructureError
+
 
 class _Run:
     """One candidate (or baseline) through one child, phase by phase."""

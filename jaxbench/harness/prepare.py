@@ -10,11 +10,19 @@ import threading
 
 import numpy as np
 
-from .. import arrays, environment, hardware as hw
+from .. import arrays, environment
+from .. import hardware as hw
 from ..profiling import jaxpr_cost
 from ..sandbox.options import Limits
-from .settings import (DEFAULT_TIMEOUTS, N_CHECK_SETS, N_TIMING_SETS, PUBLIC_SEEDS,
-                       SET_BUDGET_BYTES, TRACE_CAP, InfrastructureError)
+from .settings import (
+    DEFAULT_TIMEOUTS,
+    N_CHECK_SETS,
+    N_TIMING_SETS,
+    PUBLIC_SEEDS,
+    SET_BUDGET_BYTES,
+    TRACE_CAP,
+    InfrastructureError,
+)
 
 # --------------------------------------------------------------------------- trusted JAX
 

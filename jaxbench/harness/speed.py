@@ -2,9 +2,8 @@
 measured alone in a clean child."""
 from __future__ import annotations
 
-from ..record import Outcome
+from ..record import CONFIDENCE, REVIEW_SPEEDUP, Outcome, format_speedup, speed_outcome
 from ..verdict import numerics as verdict_math
-from ..record import CONFIDENCE, REVIEW_SPEEDUP, format_speedup, speed_outcome
 from .settings import BLOCK
 
 # How much slower the baseline may run beside the candidate than alone before the side-by-side

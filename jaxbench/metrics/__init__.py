@@ -57,12 +57,46 @@ rescanning samples; ``update`` folds one finished evaluation in at a time, in an
 """
 from __future__ import annotations
 
-from .aggregate import (API_RUNTIME_FAILURE_OUTCOMES, CORRECT_OUTCOMES, DEFAULT_P, INDEPENDENT, MODES, OUTCOMES, SEQUENTIAL, Sample, WorkloadAggregate, from_samples, from_sequence, select, update)
-from .per_workload import (best_within, expected_log_speedup, fast_probability, pass_at_k, solve_probability, workload_speedup)
-from .over_sets import (api_runtime_failure_share, curve_length, fast_p, fast_p_curve, floored_geomean, floored_geomean_of, geomean_curve, outcome_counts, outcome_shares, per_sample_correctness, solved, solved_curve)
-from .expert import (expert_gaps, expert_ratio)
-from .noise import (geomean_interval, relative_spread, speedup_interval, tied, timing_summary)
-from .cost import (per_solved)
+from .aggregate import (
+    API_RUNTIME_FAILURE_OUTCOMES,
+    CORRECT_OUTCOMES,
+    DEFAULT_P,
+    INDEPENDENT,
+    MODES,
+    OUTCOMES,
+    SEQUENTIAL,
+    Sample,
+    WorkloadAggregate,
+    from_samples,
+    from_sequence,
+    select,
+    update,
+)
+from .cost import per_solved
+from .expert import expert_gaps, expert_ratio
+from .noise import geomean_interval, relative_spread, speedup_interval, tied, timing_summary
+from .over_sets import (
+    api_runtime_failure_share,
+    curve_length,
+    fast_p,
+    fast_p_curve,
+    floored_geomean,
+    floored_geomean_of,
+    geomean_curve,
+    outcome_counts,
+    outcome_shares,
+    per_sample_correctness,
+    solved,
+    solved_curve,
+)
+from .per_workload import (
+    best_within,
+    expected_log_speedup,
+    fast_probability,
+    pass_at_k,
+    solve_probability,
+    workload_speedup,
+)
 
 __all__ = [
     "OUTCOMES", "CORRECT_OUTCOMES", "API_RUNTIME_FAILURE_OUTCOMES", "SEQUENTIAL", "INDEPENDENT",

@@ -8,9 +8,8 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from jaxbench import record as _record   # the outcome list and the "faster" rule
+from jaxbench import record as _record  # the outcome list and the "faster" rule
 from jaxbench.record import Outcome
-
 
 # --------------------------------------------------------------------------------------------
 # Taxonomy and modes

@@ -25,9 +25,9 @@ import sys
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
-from jaxbench.record import Outcome
 from jaxbench import metrics
 from jaxbench.metrics import INDEPENDENT, WorkloadAggregate
+from jaxbench.record import Outcome
 
 CURVE_KEYS = ("log", "lo", "hi", "solved", "fast")
 HI_CAP = 1e12          # an interval whose high end is +inf (noise swamps the time) is capped here

@@ -8,7 +8,6 @@ from .aggregate import SEQUENTIAL, WorkloadAggregate, _aggs
 from .over_sets import floored_geomean, floored_geomean_of
 from .per_workload import workload_speedup
 
-
 # --------------------------------------------------------------------------------------------
 # Gap to expert
 # --------------------------------------------------------------------------------------------

@@ -6,9 +6,18 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from .aggregate import API_RUNTIME_FAILURE_OUTCOMES, CORRECT_OUTCOMES, DEFAULT_P, OUTCOMES, SEQUENTIAL, WorkloadAggregate, _aggs, _check_mode, _check_n
+from .aggregate import (
+    API_RUNTIME_FAILURE_OUTCOMES,
+    CORRECT_OUTCOMES,
+    DEFAULT_P,
+    OUTCOMES,
+    SEQUENTIAL,
+    WorkloadAggregate,
+    _aggs,
+    _check_mode,
+    _check_n,
+)
 from .per_workload import expected_log_speedup, fast_probability, solve_probability
-
 
 # --------------------------------------------------------------------------------------------
 # Workload-set metrics

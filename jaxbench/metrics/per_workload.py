@@ -7,7 +7,6 @@ import math
 
 from .aggregate import DEFAULT_P, INDEPENDENT, SEQUENTIAL, WorkloadAggregate, _check_mode, _check_n
 
-
 # --------------------------------------------------------------------------------------------
 # Per-workload values
 # --------------------------------------------------------------------------------------------

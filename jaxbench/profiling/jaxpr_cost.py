@@ -212,7 +212,7 @@ class _Acc:
         self.unknown_trip_loops = 0
         self.unaccounted = 0
 
-    def merge(self, other: "_Acc"):
+    def merge(self, other: _Acc):
         for k, v in other.outside.items():
             self.outside[k] = self.outside.get(k, 0) + v
         for k, v in other.sites.items():

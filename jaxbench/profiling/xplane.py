@@ -35,12 +35,12 @@ How a program execution is found, per platform:
 from __future__ import annotations
 
 import array
+import bisect
 import dataclasses
 import os
 import re
-import struct
-import bisect
 import stat as _st
+import struct
 
 MAX_FILE_BYTES = 512 << 20        # an xplane.pb larger than this is rejected
 # events scanned over all planes: interpret-mode Pallas kernels on CPU trace every op of every

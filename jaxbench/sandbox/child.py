@@ -34,7 +34,7 @@ ACCEL_ENV_PREFIXES = ("TPU_", "LIBTPU_", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE
 ACCEL_ENV_DENY = ("TOKEN", "SECRET", "KEY", "PASSWORD", "CREDENTIAL")
 
 
-_LIVE: "weakref.WeakSet[SandboxedChild]" = weakref.WeakSet()
+_LIVE: weakref.WeakSet[SandboxedChild] = weakref.WeakSet()
 
 
 @atexit.register
@@ -165,7 +165,7 @@ class SandboxedChild:
         except (PhaseTimeout, ChildGone) as exc:
             err = self.stderr_tail()
             self.close()
-            raise SandboxError(f"launcher did not report ({type(exc).__name__}): {err[-2000:]}")
+            raise SandboxError(f"launcher did not report ({type(exc).__name__}): {err[-2000:]}") from exc
         if self.launcher.get("type") != "launcher":
             self.close()
             raise SandboxError(f"unexpected launcher reply {self.launcher!r}")

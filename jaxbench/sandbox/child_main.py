@@ -73,8 +73,8 @@ def send(obj):
 if OPTS["probe"]:
     # a sandbox probe: the interpreter starts, the packages are reachable, the work dir is
     # writable; JAX itself is not initialised (that is what a real child's hello proves)
-    import numpy  # noqa: F401
     import jaxlib  # noqa: F401
+    import numpy  # noqa: F401
     with open(os.path.join(OPTS["work"], ".probe"), "w") as _f:
         _f.write("ok")
     send({"type": "hello", "probe": True, "uid": os.getuid()})
@@ -91,15 +91,15 @@ def recv():
 # --------------------------------------------------------------------------- JAX, warmed up
 
 _t_import = time.perf_counter()
-import numpy as np  # noqa: E402
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
 
 jax.config.update("jax_enable_compilation_cache", False)
 try:
-    from jax.experimental import pallas as _pl  # noqa: F401,E402
-    from jax.experimental.pallas import tpu as _pltpu  # noqa: E402
-except Exception:  # pragma: no cover - pallas missing is reported in hello
+    from jax.experimental import pallas as _pl  # noqa: F401 - loaded early: its import errors show in hello
+    from jax.experimental.pallas import tpu as _pltpu
+except Exception:  # noqa: BLE001 - pallas missing is reported in hello
     _pltpu = None
 
 _dev = jax.devices()[0]
@@ -122,7 +122,9 @@ class _Profiler:
         self.session = None
         self.log_dir = None
         try:
-            from jax._src.lib import _profiler as _p  # deferred: an internal JAX API; if it moves, only this feature fails
+            from jax._src.lib import (
+                _profiler as _p,  # deferred: an internal JAX API; if it moves, only this feature fails
+            )
             self._cls = _p.ProfilerSession
         except Exception:  # noqa: BLE001 - fall back to the public API
             self._cls = None
@@ -295,7 +297,10 @@ def _target_device(platform, device_kind):
     on a CPU host too."""
     if platform != "tpu":
         return contextlib.nullcontext()
-    from jax.sharding import AbstractDevice, AbstractMesh  # deferred: an internal JAX API; if it moves, only this feature fails
+    from jax.sharding import (  # deferred: an internal JAX API; if it moves, only this feature fails
+        AbstractDevice,
+        AbstractMesh,
+    )
     mesh = AbstractMesh((1,), ("_target",), abstract_device=AbstractDevice(
         device_kind=device_kind or "TPU v6 lite", num_cores=1, platform="tpu"))
     return jax.sharding.use_abstract_mesh(mesh)

@@ -26,13 +26,29 @@ whole; every error names its line number and field.
 """
 from __future__ import annotations
 
-from .fields import (FORMAT, FORMAT_PREFIX, Field, HARDWARE_PATTERN, HEADER_FIELDS, LINK_PATTERN, MAX_ERRORS, OUTCOMES, SAMPLE_FIELDS, SAMPLING, SCHEMA_PATH, TraceError, UPLOAD_KEY_PATTERN, format_error)
-from .catalog import (WorkloadCatalog)
-from .validate import (check_object, validate_header, validate_sample)
-from .parse import (Trace, iter_lines, parse_trace)
-from .schema import (dumps_lines, example_trace, json_schema)
 # the format's caps, defined in jaxbench.limits
 from jaxbench.limits import MAX_BUDGET, MAX_CODE_CHARS, MAX_LINE_BYTES, MAX_OBJECT_CHARS, MAX_SAMPLES, MAX_TRACE_BYTES
+
+from .catalog import WorkloadCatalog
+from .fields import (
+    FORMAT,
+    FORMAT_PREFIX,
+    HARDWARE_PATTERN,
+    HEADER_FIELDS,
+    LINK_PATTERN,
+    MAX_ERRORS,
+    OUTCOMES,
+    SAMPLE_FIELDS,
+    SAMPLING,
+    SCHEMA_PATH,
+    UPLOAD_KEY_PATTERN,
+    Field,
+    TraceError,
+    format_error,
+)
+from .parse import Trace, iter_lines, parse_trace
+from .schema import dumps_lines, example_trace, json_schema
+from .validate import check_object, validate_header, validate_sample
 
 __all__ = [
     "FORMAT",

@@ -1,10 +1,9 @@
 """Workload names in a trace, resolved by the one naming rule (jaxbench.workloads.names)."""
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from jaxbench.workloads import names
-
 
 # -- workload names ------------------------------------------------------------------------
 
@@ -20,7 +19,7 @@ class WorkloadCatalog:
         self._cache: dict[str, str | None] = {}
 
     @classmethod
-    def offline(cls) -> "WorkloadCatalog":
+    def offline(cls) -> WorkloadCatalog:
         return cls(None)
 
     def __len__(self):

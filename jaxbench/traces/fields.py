@@ -7,8 +7,7 @@ import re
 from typing import Any
 
 from jaxbench import record
-from jaxbench.limits import (META_LIMITS, MAX_BUDGET, MAX_CODE_CHARS, MAX_SAMPLES)
-
+from jaxbench.limits import MAX_BUDGET, MAX_CODE_CHARS, MAX_SAMPLES, META_LIMITS
 
 FORMAT = "jaxbench-trace/1"
 FORMAT_PREFIX = "jaxbench-trace/"

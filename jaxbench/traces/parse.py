@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
-from jaxbench.limits import (MAX_LINE_BYTES, MAX_SAMPLES,
-                             MAX_TRACE_BYTES)
+from jaxbench.limits import MAX_LINE_BYTES, MAX_SAMPLES, MAX_TRACE_BYTES
+
 from .catalog import WorkloadCatalog
 from .fields import FORMAT, MAX_ERRORS, TraceError
 from .validate import validate_header, validate_sample
-
 
 # -- streaming ------------------------------------------------------------------------------
 

@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import json
-from typing import Iterable
+from collections.abc import Iterable
 
-from jaxbench.limits import (MAX_LINE_BYTES, MAX_SAMPLES,
-                             MAX_TRACE_BYTES)
+from jaxbench.limits import MAX_LINE_BYTES, MAX_SAMPLES, MAX_TRACE_BYTES
+
 from .fields import FORMAT, HEADER_FIELDS, SAMPLE_FIELDS, SCHEMA_PATH
-
 
 # -- the JSON Schema ------------------------------------------------------------------------
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import json
 
-from jaxbench.limits import (MAX_OBJECT_CHARS)
-from .fields import FORMAT, FORMAT_PREFIX, Field, _HEADER, _PATTERNS, _SAMPLE
+from jaxbench.limits import MAX_OBJECT_CHARS
 
+from .fields import _HEADER, _PATTERNS, _SAMPLE, FORMAT, FORMAT_PREFIX, Field
 
 # -- field validation ----------------------------------------------------------------------
 

@@ -15,7 +15,8 @@ import dataclasses
 import functools
 import inspect
 import re
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 SOURCES = ("maxtext", "kernelbench-l2")
 CATEGORIES = (

@@ -16,8 +16,7 @@ _FULL = {"batch": 4, "seq_len": 2048, "emb_dim": 7168, "num_heads": 128, "q_lora
 
 
 def _fan_ins(cfg):
-    h, nope, rope, vd = (cfg["num_heads"], cfg["qk_nope_head_dim"], cfg["qk_rope_head_dim"],
-                         cfg["v_head_dim"])
+    h, vd = cfg["num_heads"], cfg["v_head_dim"]
     return {"q_down": cfg["emb_dim"], "q_up": cfg["q_lora_rank"], "kv_down": cfg["emb_dim"],
             "k_up": cfg["kv_lora_rank"], "v_up": cfg["kv_lora_rank"], "o_proj": h * vd}
 

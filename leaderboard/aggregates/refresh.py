@@ -24,13 +24,22 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Q, Sum
 
 from catalog.models import Workload
-from jaxbench.workloads.sets import SET_NAMES, sets_of, sizes as sizes_of_sets
 from jaxbench import metrics
-from jaxbench.metrics.curves import (DuplicateSample, WorkloadState, add_curves, build, empty_curves, fold,
-                                           pack_curves, set_values, unpack_curves)
-from leaderboard.aggregates.samples import (FoldSample, evaluated_samples, reported_samples,
-                                            sample_from_evaluation)
 from jaxbench.metrics import INDEPENDENT, SEQUENTIAL
+from jaxbench.metrics.curves import (
+    DuplicateSample,
+    WorkloadState,
+    add_curves,
+    build,
+    empty_curves,
+    fold,
+    pack_curves,
+    set_values,
+    unpack_curves,
+)
+from jaxbench.workloads.sets import SET_NAMES, sets_of
+from jaxbench.workloads.sets import sizes as sizes_of_sets
+from leaderboard.aggregates.samples import FoldSample, evaluated_samples, reported_samples, sample_from_evaluation
 from leaderboard.models import SubmissionSummary, WorkloadResult
 from submissions.models import Candidate, Submission
 

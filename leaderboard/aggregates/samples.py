@@ -12,11 +12,10 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from jaxbench.record import Outcome
-from jaxbench.record import speed_outcome
 from evaluator.models import Evaluation
 from jaxbench import metrics
 from jaxbench.metrics.curves import HI_CAP, FoldSample  # FoldSample: defined with the pure folding
+from jaxbench.record import Outcome, speed_outcome
 from submissions.models import Candidate
 
 log = logging.getLogger(__name__)

@@ -9,11 +9,11 @@ from rest_framework import permissions, serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from jaxbench.workloads.sets import SET_NAMES
 from jaxbench.metrics.curves import set_values, unpack_curves
+from jaxbench.workloads.sets import SET_NAMES
 from leaderboard.data import SORTS, Query, leaderboard_data, set_members
-from leaderboard.study import PUBLISHED_RESULTS
 from leaderboard.models import SubmissionSummary, WorkloadResult
+from leaderboard.study import PUBLISHED_RESULTS
 from submissions.models import Submission
 
 

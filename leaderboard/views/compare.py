@@ -4,13 +4,13 @@ from __future__ import annotations
 from django.http import Http404
 from django.shortcuts import render
 
+from jaxbench.metrics.curves import set_values, unpack_curves
 from jaxbench.workloads.sets import SET_LABELS, SET_NAMES
 from leaderboard import charts
-from jaxbench.metrics.curves import set_values, unpack_curves
 from leaderboard.data import fast_curve_series, set_members
 from leaderboard.views.exports import export_response, wants_export
-from submissions.models import Submission
 from leaderboard.views.submission_rows import summaries_of
+from submissions.models import Submission
 
 
 def compare(request):

@@ -9,11 +9,18 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
 from catalog.models import HardwareTarget
+from jaxbench.workloads.sets import SET_LABELS
 from leaderboard import charts
 from leaderboard.data import (
-    BUDGET_CHOICES, CACHE_SECONDS, SORTS, Query, cache_key, chart_inputs, leaderboard_data, visibility_stamp
+    BUDGET_CHOICES,
+    CACHE_SECONDS,
+    SORTS,
+    Query,
+    cache_key,
+    chart_inputs,
+    leaderboard_data,
+    visibility_stamp,
 )
-from jaxbench.workloads.sets import SET_LABELS
 from leaderboard.study import PUBLISHED_RESULTS, REPORTED_NOT_EVALUATED
 from leaderboard.templatetags.leaderboard_extras import big, interval, num, pct
 from leaderboard.templatetags.leaderboard_extras import x as fx

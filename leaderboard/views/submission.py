@@ -10,16 +10,25 @@ from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 
 from catalog.models import ExpertReference
-from jaxbench.workloads.sets import SET_LABELS, SET_NAMES
-from leaderboard import charts
 from jaxbench import metrics
 from jaxbench.metrics.curves import set_values, unpack_curves
+from jaxbench.workloads.sets import SET_LABELS, SET_NAMES
+from leaderboard import charts
 from leaderboard.data import cache_key, set_members
 from leaderboard.highlight import STYLE_DEFS
 from leaderboard.views.exports import export_response, wants_export
-from leaderboard.views.submission_rows import best_candidates, mark_outside_pallas, best_sources, can_manage, can_view_code, progress_for, summaries_of, visible_submission, workload_rows
+from leaderboard.views.submission_rows import (
+    best_candidates,
+    best_sources,
+    can_manage,
+    can_view_code,
+    mark_outside_pallas,
+    progress_for,
+    summaries_of,
+    visible_submission,
+    workload_rows,
+)
 from leaderboard.views.trace import trace_view
-
 
 # --------------------------------------------------------------------------------------------
 # Pages

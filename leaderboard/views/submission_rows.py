@@ -4,17 +4,16 @@ from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
 
-from jaxbench.record import Outcome
 from catalog.models import Baseline, Workload
-from jaxbench.verdict import pallas_share
 from evaluator.models import Evaluation
 from evaluator.progress import ACCELERATOR_OVERHEAD_S, submission_progress
 from jaxbench import metrics
+from jaxbench.record import Outcome
+from jaxbench.verdict import pallas_share
 from leaderboard.data import experts_for
 from leaderboard.highlight import highlighted
 from leaderboard.models import SubmissionSummary, WorkloadResult
 from submissions.models import Candidate, Submission
-
 
 MAX_SOURCES = 100
 

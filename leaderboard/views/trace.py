@@ -6,15 +6,15 @@ from django.http import Http404
 from django.shortcuts import render
 
 from catalog.lookup import find_workload
-from jaxbench.verdict import pallas_share
-from jaxbench.record import format_speedup
 from evaluator.models import Evaluation
+from jaxbench.record import format_speedup
+from jaxbench.verdict import pallas_share
 from leaderboard.aggregates.samples import counts_for_candidate
 from leaderboard.highlight import STYLE_DEFS, highlighted
 from leaderboard.models import WorkloadResult
 from leaderboard.views.exports import export_response, wants_export
-from submissions.models import Candidate
 from leaderboard.views.submission_rows import can_view_code, summaries_of
+from submissions.models import Candidate
 
 
 def _find_workload(value: str):

@@ -4,12 +4,16 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import permissions, viewsets
 
+from catalog.lookup import find_workload
 from catalog.models import Baseline, ExpertReference, HardwareTarget, Workload
 from portal.api.filters import BaselineFilter, ExpertFilter, WorkloadFilter
 from portal.api.serializers import (
-    BaselineSerializer, ExpertSerializer, HardwareSerializer, WorkloadDetailSerializer, WorkloadSerializer
+    BaselineSerializer,
+    ExpertSerializer,
+    HardwareSerializer,
+    WorkloadDetailSerializer,
+    WorkloadSerializer,
 )
-from catalog.lookup import find_workload
 
 
 @extend_schema_view(

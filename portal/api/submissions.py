@@ -10,18 +10,29 @@ from rest_framework.response import Response
 
 from evaluator.models import Evaluation
 from evaluator.progress import submission_progress
+from jaxbench import limits
 from portal.api.common import (
-    NDJSON_TYPES, ClearErrorsMixin, JSONLinesParser, JSONLParser, PageSizePagination, PayloadTooLarge,
-    UploadRateThrottle
+    NDJSON_TYPES,
+    ClearErrorsMixin,
+    JSONLinesParser,
+    JSONLParser,
+    PageSizePagination,
+    PayloadTooLarge,
+    UploadRateThrottle,
 )
 from portal.api.filters import EvaluationFilter, SubmissionFilter
 from portal.api.serializers import (
-    DetailSerializer, EvaluationSerializer, IntakeErrorSerializer, KernelSubmissionRequestSerializer,
-    ProgressSerializer, SubmissionCreatedSerializer, SubmissionSerializer, TraceUploadRequestSerializer
+    DetailSerializer,
+    EvaluationSerializer,
+    IntakeErrorSerializer,
+    KernelSubmissionRequestSerializer,
+    ProgressSerializer,
+    SubmissionCreatedSerializer,
+    SubmissionSerializer,
+    TraceUploadRequestSerializer,
 )
 from submissions import intake
 from submissions.models import Submission
-from jaxbench import limits
 
 # A kernel upload holds at most a zip and MAX_FILES kernel files, plus the form's own bytes.
 MAX_KERNEL_REQUEST_BYTES = limits.MAX_ZIP_BYTES + limits.MAX_FILES * limits.MAX_KERNEL_BYTES + 1024 * 1024

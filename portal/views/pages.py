@@ -2,8 +2,8 @@ from django.conf import settings
 from django.shortcuts import render
 
 from catalog.models import Workload
-from jaxbench.verdict import pallas_share
 from evaluator.health import status
+from jaxbench.verdict import pallas_share
 from leaderboard.study import PUBLISHED_RESULTS
 
 

@@ -8,8 +8,15 @@ import struct
 import zipfile
 
 from jaxbench import traces as trace_format
-from jaxbench.limits import (MAX_FILES, MAX_KERNEL_BYTES, MAX_ZIP_BYTES, MAX_ZIP_DEPTH, MAX_ZIP_DIRECTORY_BYTES,
-                             MAX_ZIP_ENTRIES, MAX_ZIP_UNCOMPRESSED)
+from jaxbench.limits import (
+    MAX_FILES,
+    MAX_KERNEL_BYTES,
+    MAX_ZIP_BYTES,
+    MAX_ZIP_DEPTH,
+    MAX_ZIP_DIRECTORY_BYTES,
+    MAX_ZIP_ENTRIES,
+    MAX_ZIP_UNCOMPRESSED,
+)
 from submissions.intake.uploads import Upload, read_capped
 
 # Deflate is decompressed in bounded steps; bzip2 and LZMA members are decompressed a whole input

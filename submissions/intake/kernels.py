@@ -5,11 +5,11 @@ from __future__ import annotations
 import ast
 import dataclasses
 import posixpath
-from typing import Iterable
+from collections.abc import Iterable
 
 from jaxbench import traces as trace_format
-from submissions.intake.archives import expand_zip
 from jaxbench.limits import MAX_FILES, MAX_KERNEL_BYTES
+from submissions.intake.archives import expand_zip
 from submissions.intake.uploads import Upload, read_capped
 
 
@@ -101,7 +101,7 @@ def validate_kernel_uploads(uploads: Iterable[Upload], catalog: trace_format.Wor
         return [], [{"file": None, "field": "files", "message": f"more than {MAX_FILES} files"}]
     first_of: dict[str, str] = {}
     for up, wid in expanded:
-        def add(field, message):
+        def add(field, message, up=up):
             errors.append({"file": up.name, "field": field, "message": message,
                            **({"input": up.input} if up.input else {})})
         base = posixpath.basename(up.name.replace("\\", "/"))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from django.db import IntegrityError, transaction
 
@@ -19,9 +19,9 @@ from catalog.models import HardwareTarget, Workload
 from jaxbench import traces as trace_format
 from submissions.bulk import insert_rows
 from submissions.intake.kernels import validate_kernel_uploads
+from submissions.intake.uploads import IntakeError, Upload
 from submissions.models import META_FIELDS, Candidate, Submission, Team, meta_limit
 from submissions.signals import submission_stored
-from submissions.intake.uploads import IntakeError, Upload
 
 KNOWN_METHODS = ["Best-of-N", "Iterative refinement", "Iterative refinement + TPU context",
                  "Autocomp", "Hand-written", "Expert (Tokamax)"]

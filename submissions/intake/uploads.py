@@ -7,7 +7,6 @@ import dataclasses
 from jaxbench import traces as trace_format
 
 
-
 class IntakeError(Exception):
     """Bad input. ``errors`` is a list of dicts with ``message``, ``field`` and where known
     ``file`` (an uploaded file or archive member) or ``line`` (a trace line), plus ``input`` (the

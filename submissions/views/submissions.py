@@ -15,9 +15,9 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_POST
 
 from catalog.models import Workload
-from submissions import intake
 from jaxbench import limits
 from jaxbench import traces as trace_format
+from submissions import intake
 from submissions.forms import KernelSubmissionForm, TraceUploadForm
 from submissions.models import Submission
 

@@ -9,9 +9,9 @@ import time
 import pytest
 from django.db import transaction
 
-from jaxbench.record import CORRECT_OUTCOMES
 from evaluator.models import Evaluation
 from evaluator.pipeline import schedule_submission
+from jaxbench.record import CORRECT_OUTCOMES
 from tests import factories
 from tests.conftest import restart_broker, wait_for
 

@@ -17,7 +17,7 @@ CODE = "def workload(x, scale):\n    return x\n"
 def sent(monkeypatch):
     """Record what would go to the broker."""
     calls = []
-    fake = lambda ids, queue: calls.append((list(ids), queue))  # noqa: E731
+    fake = lambda ids, queue: calls.append((list(ids), queue))
     monkeypatch.setattr(pipeline, "enqueue_many", fake)
     monkeypatch.setattr(runner, "enqueue_many", fake)          # the runner's own reference
     return calls

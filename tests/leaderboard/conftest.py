@@ -12,8 +12,8 @@ from django.utils import timezone
 
 from catalog.models import Baseline, ExpertReference, HardwareTarget, Workload
 from catalog.registry_sync import sync_hardware
-from jaxbench.record import CORRECT_OUTCOMES
 from evaluator.models import Evaluation
+from jaxbench.record import CORRECT_OUTCOMES
 from leaderboard.aggregates.refresh import rebuild_submission
 from submissions.models import Candidate, Membership, Submission, Team
 

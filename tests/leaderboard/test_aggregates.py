@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from leaderboard import aggregates as A
 from jaxbench import metrics as m
+from leaderboard import aggregates as A
 from leaderboard.models import SubmissionSummary, WorkloadResult
 from tests.leaderboard.conftest import make_submission, make_team, random_interval_sequence, random_sequence
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.core.cache import cache
 
-from jaxbench.verdict import pallas_share
 from evaluator.models import Evaluation
+from jaxbench.verdict import pallas_share
 from leaderboard.aggregates.refresh import rebuild_submission
 from tests.leaderboard.conftest import make_submission, make_team
 

@@ -9,9 +9,9 @@ from django.core.management import call_command
 
 from catalog.models import Baseline, ExpertReference, HardwareTarget, Workload
 from evaluator.models import Evaluation
+from jaxbench.traces import FORMAT, dumps_lines, example_trace
 from submissions import intake
 from submissions.models import Submission
-from jaxbench.traces import FORMAT, dumps_lines, example_trace
 from tests.submissions.conftest import counts, kernel, make_zip
 
 pytestmark = pytest.mark.django_db
@@ -349,6 +349,7 @@ def test_api_docs_pages_are_served_locally(client, db):
 def test_leaderboard_api_is_mounted():
     from django.urls import resolve
     from django.urls.exceptions import Resolver404
+
     import portal.api_urls
     assert any(getattr(p, "pattern", None) and str(p.pattern) == "v1/leaderboard/" for p in portal.api_urls.urlpatterns)
     try:

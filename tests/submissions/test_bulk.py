@@ -4,8 +4,8 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from submissions.bulk import insert_rows
 from evaluator.models import Evaluation
+from submissions.bulk import insert_rows
 from tests import factories
 
 pytestmark = pytest.mark.django_db(transaction=True)

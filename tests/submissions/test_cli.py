@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from evaluator.models import Evaluation
-from submissions.models import Submission
 from jaxbench.traces import FORMAT, dumps_lines, example_trace
+from submissions.models import Submission
 from tests.submissions.conftest import counts, kernel
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

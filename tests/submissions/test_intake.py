@@ -7,12 +7,12 @@ import zipfile
 import pytest
 
 from evaluator.models import Evaluation
+from jaxbench.traces import FORMAT
 from leaderboard.aggregates.refresh import rebuild_reported
 from leaderboard.models import WorkloadResult
 from submissions import intake
 from submissions.intake import IntakeError, Upload
 from submissions.models import Candidate, Submission
-from jaxbench.traces import FORMAT
 from tests.submissions.conftest import counts, kernel, make_zip
 
 META = {"method": "Hand-written", "model_name": "Human", "description": "d", "link": "https://example.org"}

@@ -9,8 +9,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from submissions.models import Membership, Submission, Team
 from jaxbench.traces import FORMAT, dumps_lines, example_trace
+from submissions.models import Membership, Submission, Team
 from tests.submissions.conftest import counts, kernel, make_zip
 
 pytestmark = pytest.mark.django_db

@@ -2,8 +2,8 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from catalog.models import Baseline, HardwareTarget, Workload
-from jaxbench import HARNESS_VERSION
 from evaluator.runner import baseline_for
+from jaxbench import HARNESS_VERSION
 
 
 class Command(BaseCommand):
@@ -15,9 +15,11 @@ class Command(BaseCommand):
         parser.add_argument("--force", action="store_true", help="re-measure even if cached")
 
     def handle(self, *args, **opts):
-        import jax  # deferred: JAX loads only where the harness runs, never in the web process
+        import jax
 
-        from jaxbench.hardware import detect  # deferred: JAX loads only where the harness runs, never in the web process
+        from jaxbench.hardware import (
+            detect,  # deferred: JAX loads only where the harness runs, never in the web process
+        )
         here = detect().slug
         slug = opts["hardware"] or here
         if slug != here:

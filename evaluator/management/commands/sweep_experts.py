@@ -16,7 +16,9 @@ class Command(BaseCommand):
         parser.add_argument("--limit", type=int, help="at most this many configurations per expert")
 
     def handle(self, *args, **opts):
-        from jaxbench.hardware import detect  # deferred: JAX loads only where the harness runs, never in the web process
+        from jaxbench.hardware import (
+            detect,  # deferred: JAX loads only where the harness runs, never in the web process
+        )
         here = detect().slug
         slug = opts["hardware"] or here
         if slug != here:

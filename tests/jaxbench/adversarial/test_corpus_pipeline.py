@@ -11,8 +11,8 @@ import pytest
 from django.db import transaction
 
 from evaluator.models import Evaluation
-from submissions import intake
 from jaxbench import traces as trace_format
+from submissions import intake
 from tests import factories
 from tests.conftest import wait_for
 

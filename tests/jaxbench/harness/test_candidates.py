@@ -5,7 +5,6 @@ import json
 import pytest
 
 from jaxbench.record import CATEGORIES, CORRECT_OUTCOMES, OUTCOMES, new_record, speed_outcome
-
 from tests.jaxbench.adversarial.corpus import expectations
 
 from .conftest import CANDIDATES
@@ -94,8 +93,8 @@ def test_require_pallas_off_accepts_plain_jax(evaluate):
 def test_identical_code_is_a_tie_and_real_differences_are_not(evaluate):
     """The XLA reference submitted as a candidate is the baseline's own program: a tie. The same
     computation done twice (each pass depending on the last) is slower."""
-    from jaxbench import workloads
     from catalog.starter import starter_source
+    from jaxbench import workloads
 
     src = starter_source(workloads.get("12p"), "small")
     # a 95% interval: one of three may exclude 1 by chance on a loaded machine, not more

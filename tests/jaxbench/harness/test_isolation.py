@@ -11,10 +11,7 @@ import sys
 import threading
 import time
 
-import pytest
-
 from jaxbench import harness, sandbox
-
 from tests.jaxbench.adversarial.corpus import expectations
 
 from .conftest import CANDIDATES, source

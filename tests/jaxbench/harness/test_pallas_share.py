@@ -7,8 +7,8 @@ import json
 import pytest
 
 from jaxbench.profiling import jaxpr_cost
-from jaxbench.verdict import pallas_share
 from jaxbench.record import CATEGORIES
+from jaxbench.verdict import pallas_share
 from tests.jaxbench.adversarial import corpus
 
 # --------------------------------------------------------------------------- assess (pure)

@@ -1,15 +1,13 @@
 """Unit tests of the trusted side's pieces (no child process): trace decoding and selection,
 reading the child's files, the verdict rules."""
 import os
-import struct
 
 import numpy as np
 import pytest
 
 from jaxbench import arrays, sandbox
-from jaxbench.verdict import rules as verdict
 from jaxbench.profiling import xplane
-
+from jaxbench.verdict import rules as verdict
 
 # --------------------------------------------------------------------------- a tiny encoder
 

@@ -8,8 +8,13 @@ import pytest
 
 from jaxbench import record
 from jaxbench.verdict import rules as verdict
-from jaxbench.verdict.numerics import (allclose_report, baseline_guard, exact_rule_report,
-                                          paired_speedup, unpaired_speedup)
+from jaxbench.verdict.numerics import (
+    allclose_report,
+    baseline_guard,
+    exact_rule_report,
+    paired_speedup,
+    unpaired_speedup,
+)
 
 TOL = dict(atol=1e-2, rtol=1e-2)
 

@@ -2,10 +2,16 @@
 interpret mode at the small profile (three input keys) and lowers for TPU at full shapes."""
 import pytest
 
-from jaxbench.kernels import examples
 from jaxbench import workloads
-from tests.jaxbench.kernels._candidates import (check_matches_baseline, import_allowed, imported_modules,
-                                       load_candidate, lower_for_tpu, passes_interpret)
+from jaxbench.kernels import examples
+from tests.jaxbench.kernels._candidates import (
+    check_matches_baseline,
+    import_allowed,
+    imported_modules,
+    load_candidate,
+    lower_for_tpu,
+    passes_interpret,
+)
 
 IDS = sorted(examples.EXAMPLES, key=lambda w: (w[-1], int(w[:-1])))
 SEEDS = (0, 1, 2)

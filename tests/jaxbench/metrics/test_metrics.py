@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from jaxbench import metrics as m
-from leaderboard import study
 from jaxbench.metrics import INDEPENDENT, SEQUENTIAL, WorkloadAggregate
+from leaderboard import study
 
 REL = 1e-12
-approx = lambda x: pytest.approx(x, rel=REL, abs=1e-15)  # noqa: E731
+approx = lambda x: pytest.approx(x, rel=REL, abs=1e-15)
 
 # ---------------------------------------------------------------------------------------------
 # Hand-computed fixtures

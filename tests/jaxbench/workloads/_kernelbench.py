@@ -30,7 +30,7 @@ def outside(ours, ref, atol, rtol):
     return float(np.mean(np.abs(ours - ref) > atol + rtol * np.abs(ref)))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def small(wid):
     """(workload, inputs of seed 0, compiled bf16 baseline, its output as float32)."""
     wl = workloads.get(wid)
@@ -39,7 +39,7 @@ def small(wid):
     return wl, inputs, compiled, f32(compiled(*inputs))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def torch_out(wid, fn):
     """``fn`` (the PyTorch version of the problem) on the seed-0 inputs, in float32."""
     wl, inputs, _, _ = small(wid)

@@ -33,7 +33,7 @@ def params(min_weight=1):
             for w in IDS]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def compiled_small(wid):
     """The small-profile baseline compiled ahead of time for the bf16 input specs (its
     cost_analysis() is XLA's count; calling it runs the baseline)."""
@@ -41,7 +41,7 @@ def compiled_small(wid):
     return jax.jit(wl.baseline("small")).lower(*wl.input_specs("small")).compile()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def small_case(wid):
     """(inputs for seed 0, baseline output as float32 numpy) at the small profile."""
     inputs = get(wid).create_inputs("small", 0)

@@ -21,7 +21,7 @@ def wl(wid):
     return workloads.get(wid)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def small_case(wid, seed=0):
     """(inputs, jitted baseline output) at the small profile."""
     w = wl(wid)

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from jaxbench import workloads
-from jaxbench.workloads.base import CATEGORIES, PROFILES, SOURCES
 from jaxbench.verdict.numerics import allclose_report, exact_rule_report
+from jaxbench.workloads.base import CATEGORIES, PROFILES, SOURCES
 
 try:
     ALL = workloads.all_workloads()

@@ -19,9 +19,9 @@ import zlib
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from submissions import intake
 from jaxbench import traces as trace_format
 from jaxbench.traces import FORMAT
+from submissions import intake
 from tests.portal.security.conftest import counts
 from tests.submissions.conftest import kernel, make_zip
 
