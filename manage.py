@@ -6,6 +6,7 @@ import sys
 def main():
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
     from django.core.management import execute_from_command_line
+
     execute_from_command_line(sys.argv)
 
 

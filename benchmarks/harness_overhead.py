@@ -16,6 +16,7 @@ Prints three figures (all on the `small` profile of 12p RMSNorm on this machine'
    wall-clock (perf_counter around call + block_until_ready in the child) against the
    profiler's execution events, and how much each varies across the repeats.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,8 +45,9 @@ def workload(x, scale):
     return normed * scale
 '''
 
-PALLAS_CANDIDATE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                "jaxbench", "kernels", "examples", "12p-rmsnorm.py")
+PALLAS_CANDIDATE = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "jaxbench", "kernels", "examples", "12p-rmsnorm.py"
+)
 
 
 def overhead(rec) -> float:
@@ -71,20 +73,23 @@ def main():
     print(f"machine: {os.cpu_count()} CPUs, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
     t0 = time.time()
     base = harness.measure_baseline("12p", profile="small", hardware="cpu")
-    print(f"baseline 12p small: median {base['median_s'] * 1e3:.4f} ms "
-          f"({base['timing']['method']}, spread {base['timing']['spread']:.2f})")
+    print(
+        f"baseline 12p small: median {base['median_s'] * 1e3:.4f} ms "
+        f"({base['timing']['method']}, spread {base['timing']['spread']:.2f})"
+    )
     pallas_src = open(PALLAS_CANDIDATE).read()
 
     pool = harness.WarmPool("cpu", size=1, refill="after")
     try:
         results = {}
-        for label, src, require in (("pallas (interpret mode)", pallas_src, True),
-                                    ("reference as candidate", REFERENCE_AS_CANDIDATE, False)):
+        for label, src, require in (
+            ("pallas (interpret mode)", pallas_src, True),
+            ("reference as candidate", REFERENCE_AS_CANDIDATE, False),
+        ):
             recs = []
             for _ in range(args.n if label.startswith("pallas") else max(args.n, args.repeats)):
-                pool.wait_ready()                     # a worker idles between candidates
-                rec = pool.evaluate("12p", src, profile="small", hardware="cpu",
-                                    require_pallas=require, baseline=base)
+                pool.wait_ready()  # a worker idles between candidates
+                rec = pool.evaluate("12p", src, profile="small", hardware="cpu", require_pallas=require, baseline=base)
                 assert rec["outcome"].startswith("correct_"), (rec["outcome"], rec["message"])
                 recs.append(rec)
             results[label] = recs
@@ -92,22 +97,27 @@ def main():
         print("\n1. per-candidate overhead beyond compile + run (warm pool), seconds")
         for label, recs in results.items():
             ov = [overhead(r) for r in recs]
-            parts = {k: statistics.median(r["phases"].get(k, 0.0) for r in recs)
-                     for k in ("startup_s", "prepare_s", "job_s", "child_stop_trace_s",
-                               "verdict_s", "close_s", "total_s")}
-            print(f"   {label:<26} median {statistics.median(ov):.3f}  p90 {pct(ov, 0.9):.3f}  "
-                  f"(n={len(ov)}; total {parts['total_s']:.2f}; of which hello-wait "
-                  f"{parts['startup_s']:.3f}, inputs+refs {parts['prepare_s']:.3f}, "
-                  f"trace stop {parts['child_stop_trace_s']:.3f}, verdict {parts['verdict_s']:.3f}, "
-                  f"close {parts['close_s']:.3f})")
+            parts = {
+                k: statistics.median(r["phases"].get(k, 0.0) for r in recs)
+                for k in ("startup_s", "prepare_s", "job_s", "child_stop_trace_s", "verdict_s", "close_s", "total_s")
+            }
+            print(
+                f"   {label:<26} median {statistics.median(ov):.3f}  p90 {pct(ov, 0.9):.3f}  "
+                f"(n={len(ov)}; total {parts['total_s']:.2f}; of which hello-wait "
+                f"{parts['startup_s']:.3f}, inputs+refs {parts['prepare_s']:.3f}, "
+                f"trace stop {parts['child_stop_trace_s']:.3f}, verdict {parts['verdict_s']:.3f}, "
+                f"close {parts['close_s']:.3f})"
+            )
 
         print("\n2. reference measured against itself (speedup = baseline / candidate)")
-        refs = results["reference as candidate"][:args.repeats]
+        refs = results["reference as candidate"][: args.repeats]
         sp = [r["speedup"] for r in refs]
         inside = sum(0.97 <= s <= 1.03 for s in sp)
         print("   speedups: " + " ".join(f"{s:.3f}" for s in sp))
-        print(f"   median {statistics.median(sp):.3f}, min {min(sp):.3f}, max {max(sp):.3f}; "
-              f"{inside}/{len(sp)} within 0.97-1.03")
+        print(
+            f"   median {statistics.median(sp):.3f}, min {min(sp):.3f}, max {max(sp):.3f}; "
+            f"{inside}/{len(sp)} within 0.97-1.03"
+        )
 
         print("\n3. device-event median vs wall clock, same kernel, across repeats")
         for label, recs in (("reference (XLA)", refs), ("pallas (interpret)", results["pallas (interpret mode)"])):
@@ -117,11 +127,13 @@ def main():
             cv_d = statistics.pstdev(dev) / statistics.mean(dev)
             cv_w = statistics.pstdev(wall) / statistics.mean(wall)
             within = [r["timing"]["spread"] for r in recs]
-            print(f"   {label:<20} device median {statistics.median(dev) * 1e3:.4f} ms "
-                  f"(cv across repeats {cv_d * 100:.1f}%), wall median "
-                  f"{statistics.median(wall) * 1e3:.4f} ms (cv {cv_w * 100:.1f}%); "
-                  f"wall/device {statistics.median(ratio):.3f}; within-run spread "
-                  f"(p90-p10)/median {statistics.median(within):.2f}")
+            print(
+                f"   {label:<20} device median {statistics.median(dev) * 1e3:.4f} ms "
+                f"(cv across repeats {cv_d * 100:.1f}%), wall median "
+                f"{statistics.median(wall) * 1e3:.4f} ms (cv {cv_w * 100:.1f}%); "
+                f"wall/device {statistics.median(ratio):.3f}; within-run spread "
+                f"(p90-p10)/median {statistics.median(within):.2f}"
+            )
     finally:
         pool.close()
     print(f"\n(total bench time {time.time() - t0:.0f} s)")

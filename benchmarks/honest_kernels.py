@@ -5,6 +5,7 @@ answer (candidate's and XLA's). Run after changing a verdict rule; asserts nothi
 
 ``.venv/bin/python benchmarks/honest_kernels.py [--only 12p,1p]``
 """
+
 from __future__ import annotations
 
 import argparse
@@ -48,23 +49,34 @@ def main():
     args = ap.parse_args()
     only = set(filter(None, args.only.split(",")))
     print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
-    print(f"{'kind':<8} {'workload':<8} {'outcome':<16} {'speedup':<22} {'cand err':>9} "
-          f"{'XLA err':>9} {'beyond tol c/x':>15} {'baseline +':>10}  file")
+    print(
+        f"{'kind':<8} {'workload':<8} {'outcome':<16} {'speedup':<22} {'cand err':>9} "
+        f"{'XLA err':>9} {'beyond tol c/x':>15} {'baseline +':>10}  file"
+    )
     t0 = time.time()
     with harness.WarmPool("cpu") as pool:
         for kind, wid, src, name in kernels():
             if only and wid not in only:
                 continue
-            rec = pool.evaluate(wid, src, profile="small", hardware="cpu", require_pallas=True,
-                                timeouts={"compile": 600, "check": 900, "timing": 1800})
+            rec = pool.evaluate(
+                wid,
+                src,
+                profile="small",
+                hardware="cpu",
+                require_pallas=True,
+                timeouts={"compile": 600, "check": 900, "timing": 1800},
+            )
             e = rec.get("errors") or {}
             c, x = e.get("candidate") or {}, e.get("xla") or {}
             lo, hi = rec.get("speedup_ci") or (None, None)
-            print(f"{kind:<8} {wid:<8} {rec['outcome']:<16} "
-                  f"{format_speedup(rec.get('speedup'), lo, hi):<22} "
-                  f"{c.get('max_abs', float('nan')):>9.4f} {x.get('max_abs', float('nan')):>9.4f} "
-                  f"{str(c.get('n_beyond_tol', '-')) + '/' + str(x.get('n_beyond_tol', '-')):>15} "
-                  f"{_share(rec):>10}  {name}", flush=True)
+            print(
+                f"{kind:<8} {wid:<8} {rec['outcome']:<16} "
+                f"{format_speedup(rec.get('speedup'), lo, hi):<22} "
+                f"{c.get('max_abs', float('nan')):>9.4f} {x.get('max_abs', float('nan')):>9.4f} "
+                f"{str(c.get('n_beyond_tol', '-')) + '/' + str(x.get('n_beyond_tol', '-')):>15} "
+                f"{_share(rec):>10}  {name}",
+                flush=True,
+            )
             if not rec["outcome"].startswith("correct_"):
                 print("         " + rec["message"][:300].replace("\n", " "))
     print(f"(total {time.time() - t0:.0f} s)")

@@ -17,6 +17,7 @@ created and dropped here). Usage:
     .venv/bin/python benchmarks/leaderboard_load.py                  # both databases, full size
     .venv/bin/python benchmarks/leaderboard_load.py --db sqlite --submissions 20 --samples 20
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,31 +51,53 @@ HW = "tpu-v6e"
 # Child: one database backend
 # --------------------------------------------------------------------------------------------
 
+
 def _django():
     sys.path.insert(0, str(ROOT))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
     import django  # deferred: only the child process (one database backend) uses Django
+
     django.setup()
 
 
 def _make_workloads(n):
     # deferred: runs in the child process only, after _django() has set Django up
     from catalog.models import Workload
+
     n_prod = round(n * 17 / 50)
     rows = []
     for i in range(1, n + 1):
         prod = i <= n_prod
         wid = f"{i}{'p' if prod else 'k'}"
-        rows.append(Workload(
-            wid=wid, number=i, slug=f"{wid}-bench-op{i}", public_name=f"{wid}_BenchOp{i}", title=f"Bench operator {i}",
-            source="maxtext" if prod else "kernelbench-l2", model="Llama-3.1" if prod else "KernelBench L2",
-            category="matmul", description="synthetic", expert=prod and i <= round(n * 8 / 50), atol=1e-2, rtol=1e-2,
-            input_names=["x"], profiles={"full": {"n": 4096}, "small": {"n": 64}},
-            shapes={"full": {"inputs": [{"name": "x", "shape": [4096, 4096], "dtype": "bfloat16"}],
-                             "output": {"shape": [4096, 4096], "dtype": "bfloat16"}}},
-            costs={"full": {"flops": 1.4e11 * (1 + i % 7), "bytes": 1e8 * (1 + i % 5)},
-                   "small": {"flops": 5e5, "bytes": 3e4}},
-            reference_source="def workload(x):\n    return x\n"))
+        rows.append(
+            Workload(
+                wid=wid,
+                number=i,
+                slug=f"{wid}-bench-op{i}",
+                public_name=f"{wid}_BenchOp{i}",
+                title=f"Bench operator {i}",
+                source="maxtext" if prod else "kernelbench-l2",
+                model="Llama-3.1" if prod else "KernelBench L2",
+                category="matmul",
+                description="synthetic",
+                expert=prod and i <= round(n * 8 / 50),
+                atol=1e-2,
+                rtol=1e-2,
+                input_names=["x"],
+                profiles={"full": {"n": 4096}, "small": {"n": 64}},
+                shapes={
+                    "full": {
+                        "inputs": [{"name": "x", "shape": [4096, 4096], "dtype": "bfloat16"}],
+                        "output": {"shape": [4096, 4096], "dtype": "bfloat16"},
+                    }
+                },
+                costs={
+                    "full": {"flops": 1.4e11 * (1 + i % 7), "bytes": 1e8 * (1 + i % 5)},
+                    "small": {"flops": 5e5, "bytes": 3e4},
+                },
+                reference_source="def workload(x):\n    return x\n",
+            )
+        )
     Workload.objects.bulk_create(rows)
     return list(Workload.objects.order_by("number"))
 
@@ -83,6 +106,7 @@ def _insert(table, columns, rows):
     """Bulk insert plain tuples: executemany on SQLite, COPY on PostgreSQL."""
     # deferred: runs in the child process only, after _django() has set Django up
     from django.db import connection
+
     if not rows:
         return
     if connection.vendor == "postgresql":
@@ -103,6 +127,7 @@ def _sample_outcomes(rng: random.Random, skill: float, k: int, sequential: bool,
     of a few percent, the outcome it gives: ties around 1.0) except ``legacy_share`` of them,
     timed before intervals existed (no interval, classified by the point)."""
     from jaxbench.record import speed_outcome  # deferred: only the child process has the repository on its path
+
     out = []
     for i in range(k):
         progress = (i / max(1, k - 1)) if sequential else 0.5
@@ -118,8 +143,16 @@ def _sample_outcomes(rng: random.Random, skill: float, k: int, sequential: bool,
                 ci = [round(s * (1 - half), 4), round(s * (1 + half), 4)]
                 out.append((speed_outcome(*ci), s, ci))
         else:
-            out.append((rng.choices(["compile_error", "runtime_error", "incorrect", "timeout", "rejected"],
-                                    weights=[50, 25, 15, 5, 5])[0], None, None))
+            out.append(
+                (
+                    rng.choices(
+                        ["compile_error", "runtime_error", "incorrect", "timeout", "rejected"],
+                        weights=[50, 25, 15, 5, 5],
+                    )[0],
+                    None,
+                    None,
+                )
+            )
     return out
 
 
@@ -142,14 +175,36 @@ def populate(n_subs, n_workloads, n_samples, seed=1):
     workloads = _make_workloads(n_workloads)
     wmap = A.workload_set_map()
     sizes = A.set_sizes()
-    Baseline.objects.bulk_create([Baseline(workload=w, hardware=hw, profile="full", jax_version="0.10.2",
-                                           harness_version="1.0.0", median_s=2e-4 * (1 + w.number % 9))
-                                  for w in workloads])
-    ExpertReference.objects.bulk_create([
-        ExpertReference(workload=w, hardware=hw, implementation=f"tokamax.bench{w.number}", median_s=1e-4,
-                        speedup=round(1.2 + (w.number % 5) * 0.4, 2), outcome="correct_faster",
-                        jax_version="0.10.2", harness_version="1.0.0", configs_tried=25)
-        for w in workloads if w.expert])
+    Baseline.objects.bulk_create(
+        [
+            Baseline(
+                workload=w,
+                hardware=hw,
+                profile="full",
+                jax_version="0.10.2",
+                harness_version="1.0.0",
+                median_s=2e-4 * (1 + w.number % 9),
+            )
+            for w in workloads
+        ]
+    )
+    ExpertReference.objects.bulk_create(
+        [
+            ExpertReference(
+                workload=w,
+                hardware=hw,
+                implementation=f"tokamax.bench{w.number}",
+                median_s=1e-4,
+                speedup=round(1.2 + (w.number % 5) * 0.4, 2),
+                outcome="correct_faster",
+                jax_version="0.10.2",
+                harness_version="1.0.0",
+                configs_tried=25,
+            )
+            for w in workloads
+            if w.expert
+        ]
+    )
     teams = Team.objects.bulk_create([Team(name=f"Bench team {i}", slug=f"bench-team-{i}") for i in range(40)])
     methods = ["iterative", "iterative+context", "autocomp", "best-of-n", "evolutionary", "tree-search"]
     models = ["Gemini 3 Flash", "Gemini 3.1 Pro", "Claude", "GPT", "Qwen", "DeepSeek"]
@@ -157,20 +212,58 @@ def populate(n_subs, n_workloads, n_samples, seed=1):
     subs = []
     for i in range(n_subs):
         independent = i % 5 == 4
-        subs.append(Submission(
-            team=teams[i % len(teams)], hardware=hw, kind="trace", method=methods[i % len(methods)] if not independent
-            else "best-of-n", model_name=models[(i // 3) % len(models)],
-            sampling="independent" if independent else "sequential", budget=n_samples,
-            published_at=None if i % 20 == 19 else now - datetime.timedelta(hours=i),
-            upload_key=f"bench-{i}"))
+        subs.append(
+            Submission(
+                team=teams[i % len(teams)],
+                hardware=hw,
+                kind="trace",
+                method=methods[i % len(methods)] if not independent else "best-of-n",
+                model_name=models[(i // 3) % len(models)],
+                sampling="independent" if independent else "sequential",
+                budget=n_samples,
+                published_at=None if i % 20 == 19 else now - datetime.timedelta(hours=i),
+                upload_key=f"bench-{i}",
+            )
+        )
     subs = Submission.objects.bulk_create(subs)
     t_meta = time.perf_counter() - t0
 
     cand_table, ev_table = Candidate._meta.db_table, Evaluation._meta.db_table
-    cand_cols = ["id", "submission_id", "workload_id", "index", "round", "parent_index", "filename", "code",
-                 "code_sha256", "reported_outcome", "reported_speedup", "tokens_in", "tokens_out", "cost_usd"]
-    ev_cols = ["candidate_id", "hardware_id", "stage", "state", "outcome", "speedup", "speedup_lo", "speedup_hi",
-               "message", "record", "code_sha256", "attempts", "worker", "finished_at", "created_at", "enqueued_at", "started_at"]
+    cand_cols = [
+        "id",
+        "submission_id",
+        "workload_id",
+        "index",
+        "round",
+        "parent_index",
+        "filename",
+        "code",
+        "code_sha256",
+        "reported_outcome",
+        "reported_speedup",
+        "tokens_in",
+        "tokens_out",
+        "cost_usd",
+    ]
+    ev_cols = [
+        "candidate_id",
+        "hardware_id",
+        "stage",
+        "state",
+        "outcome",
+        "speedup",
+        "speedup_lo",
+        "speedup_hi",
+        "message",
+        "record",
+        "code_sha256",
+        "attempts",
+        "worker",
+        "finished_at",
+        "created_at",
+        "enqueued_at",
+        "started_at",
+    ]
     quote = connection.ops.quote_name
     cand_cols_q = [quote(c) for c in cand_cols]
     ev_cols_q = [quote(c) for c in ev_cols]
@@ -190,22 +283,61 @@ def populate(n_subs, n_workloads, n_samples, seed=1):
                 code = f"# bench s{sub.pk} {w.wid} #{idx}\nimport jax\ndef workload(x):\n    return x * {idx}\n"
                 sha = hashlib.sha256(code.encode()).hexdigest()
                 tokens = 800 + (idx * 37) % 900
-                batch_c.append((next_id, sub.pk, w.pk, idx, idx // 8 if sequential else 0,
-                                idx - 1 if sequential and idx else None, f"{w.wid}_{idx}.py", code, sha,
-                                "", None, tokens, tokens // 4, round(tokens * 2e-6, 6)))
+                batch_c.append(
+                    (
+                        next_id,
+                        sub.pk,
+                        w.pk,
+                        idx,
+                        idx // 8 if sequential else 0,
+                        idx - 1 if sequential and idx else None,
+                        f"{w.wid}_{idx}.py",
+                        code,
+                        sha,
+                        "",
+                        None,
+                        tokens,
+                        tokens // 4,
+                        round(tokens * 2e-6, 6),
+                    )
+                )
                 precheck = outcome == "compile_error" and idx % 2 == 0
                 stage = Evaluation.PRECHECK if precheck else Evaluation.MAIN
                 state = Evaluation.SKIPPED if precheck else Evaluation.DONE
-                record = {"jax_version": "0.10.2", "harness_version": "1.1.0" if ci else "1.0.0", "hardware": HW,
-                          "profile": "full", "baseline_median_s": base, "baseline_spread": 0.01}
+                record = {
+                    "jax_version": "0.10.2",
+                    "harness_version": "1.1.0" if ci else "1.0.0",
+                    "hardware": HW,
+                    "profile": "full",
+                    "baseline_median_s": base,
+                    "baseline_spread": 0.01,
+                }
                 if speedup is not None:
                     record["timing"] = {"method": "profiler", "median_s": base / speedup, "spread": 0.015}
                 if ci:
                     record.update(speedup_ci=ci, baseline_source="interleaved")
                 finished = now - datetime.timedelta(seconds=n_evals % 100000)
-                batch_e.append((next_id, hw.pk, stage, state, outcome, speedup, ci[0] if ci else None,
-                                ci[1] if ci else None, "" if speedup is not None else f"{outcome}: bench failure",
-                                json.dumps(record), sha, 1, "bench", finished, finished, finished, finished))
+                batch_e.append(
+                    (
+                        next_id,
+                        hw.pk,
+                        stage,
+                        state,
+                        outcome,
+                        speedup,
+                        ci[0] if ci else None,
+                        ci[1] if ci else None,
+                        "" if speedup is not None else f"{outcome}: bench failure",
+                        json.dumps(record),
+                        sha,
+                        1,
+                        "bench",
+                        finished,
+                        finished,
+                        finished,
+                        finished,
+                    )
+                )
                 # the same folding code as refresh_for_evaluation / rebuild_submission
                 s = A.sample_from_evaluation(w.pk, idx, stage, state, outcome, speedup, record, finished)
                 samples.append(s)
@@ -215,10 +347,15 @@ def populate(n_subs, n_workloads, n_samples, seed=1):
                 n_intervals += ci is not None
         ta = time.perf_counter()
         t_insert += ta - tb
-        summary = SubmissionSummary(submission=sub, hardware=hw, source=SubmissionSummary.EVALUATED,
-                                    mode="independent" if not sequential else "sequential",
-                                    candidates_total=n_workloads * n_samples,
-                                    tokens_total=None, cost_total=None)
+        summary = SubmissionSummary(
+            submission=sub,
+            hardware=hw,
+            source=SubmissionSummary.EVALUATED,
+            mode="independent" if not sequential else "sequential",
+            candidates_total=n_workloads * n_samples,
+            tokens_total=None,
+            cost_total=None,
+        )
         states, acc = A.build(samples)
         rows = A.summary_from_states(summary, states, acc, wmap, sizes)
         summaries.append(summary)
@@ -236,23 +373,34 @@ def populate(n_subs, n_workloads, n_samples, seed=1):
                 WorkloadResult.objects.bulk_create([r for rows in results for r in rows], batch_size=2000)
             t_insert += time.perf_counter() - tb
             batch_c, batch_e, summaries, results = [], [], [], []
-            print(f"    {si + 1}/{len(subs)} submissions, {n_evals} evaluations "
-                  f"(insert {t_insert:.0f}s, aggregates {t_agg:.0f}s)", flush=True)
+            print(
+                f"    {si + 1}/{len(subs)} submissions, {n_evals} evaluations "
+                f"(insert {t_insert:.0f}s, aggregates {t_agg:.0f}s)",
+                flush=True,
+            )
     # tokens / cost totals as refresh/rebuild compute them
     for sub in subs:
-        SubmissionSummary.objects.filter(submission=sub).update(**{
-            k: v for k, v in A._candidate_totals(sub.pk).items() if k != "candidates_total"})
+        SubmissionSummary.objects.filter(submission=sub).update(
+            **{k: v for k, v in A._candidate_totals(sub.pk).items() if k != "candidates_total"}
+        )
     with connection.cursor() as cur:
         if connection.vendor == "postgresql":
             cur.execute(f"SELECT setval(pg_get_serial_sequence('{cand_table}', 'id'), %s)", [next_id])
             cur.execute("ANALYZE")
         else:
             cur.execute("ANALYZE")
-    return {"candidates": next_id - 1, "evaluations": n_evals, "seconds_metadata": round(t_meta, 1),
-            "seconds_insert": round(t_insert, 1), "seconds_aggregates": round(t_agg, 1),
-            "ties": n_ties, "with_interval": n_intervals,
-            "submissions": [s.pk for s in subs], "workloads": [w.slug for w in workloads],
-            "public": [s.pk for s in subs if s.published_at]}
+    return {
+        "candidates": next_id - 1,
+        "evaluations": n_evals,
+        "seconds_metadata": round(t_meta, 1),
+        "seconds_insert": round(t_insert, 1),
+        "seconds_aggregates": round(t_agg, 1),
+        "ties": n_ties,
+        "with_interval": n_intervals,
+        "submissions": [s.pk for s in subs],
+        "workloads": [w.slug for w in workloads],
+        "public": [s.pk for s in subs if s.published_at],
+    }
 
 
 def measure_refresh(n_samples, n=60, seed=2):
@@ -264,6 +412,7 @@ def measure_refresh(n_samples, n=60, seed=2):
     from evaluator.models import Evaluation
     from leaderboard.aggregates.refresh import refresh_for_evaluation
     from submissions.models import Candidate, Submission
+
     rng = random.Random(seed)
     hw = HardwareTarget.objects.get(slug=HW)
     subs = list(Submission.objects.filter(hardware=hw).values_list("pk", "sampling"))
@@ -274,19 +423,38 @@ def measure_refresh(n_samples, n=60, seed=2):
     for i in range(n):
         sub_id, sampling = subs[rng.randrange(len(subs))]
         wl = wls[rng.randrange(len(wls))]
-        idx = used[(sub_id, wl)] = used.get((sub_id, wl), n_samples - 1) + 1     # the next sample
-        outcome, speedup, ci = rng.choice([("correct_faster", 2.0, [1.9, 2.1]), ("correct_tie", 1.02, [0.97, 1.07]),
-                                           ("correct_slower", 0.8, [0.76, 0.84]), ("correct_faster", 1.3, None),
-                                           ("compile_error", None, None)])
-        c = Candidate.objects.create(submission_id=sub_id, workload_id=wl, index=idx, code=f"# new {i}\n",
-                                     parent_index=idx - 1)
+        idx = used[(sub_id, wl)] = used.get((sub_id, wl), n_samples - 1) + 1  # the next sample
+        outcome, speedup, ci = rng.choice(
+            [
+                ("correct_faster", 2.0, [1.9, 2.1]),
+                ("correct_tie", 1.02, [0.97, 1.07]),
+                ("correct_slower", 0.8, [0.76, 0.84]),
+                ("correct_faster", 1.3, None),
+                ("compile_error", None, None),
+            ]
+        )
+        c = Candidate.objects.create(
+            submission_id=sub_id, workload_id=wl, index=idx, code=f"# new {i}\n", parent_index=idx - 1
+        )
         ev = Evaluation.objects.create(
-            candidate=c, hardware=hw, stage="main", state="done", outcome=outcome, speedup=speedup,
-            speedup_lo=ci[0] if ci else None, speedup_hi=ci[1] if ci else None,
-            code_sha256=c.code_sha256, finished_at=timezone.now(),
-            record={"jax_version": "0.10.2", "harness_version": "1.1.0" if ci else "1.0.0",
-                    "baseline_median_s": 1e-3, "speedup_ci": ci,
-                    "timing": {"median_s": 1e-3 / (speedup or 1), "spread": 0.02}})
+            candidate=c,
+            hardware=hw,
+            stage="main",
+            state="done",
+            outcome=outcome,
+            speedup=speedup,
+            speedup_lo=ci[0] if ci else None,
+            speedup_hi=ci[1] if ci else None,
+            code_sha256=c.code_sha256,
+            finished_at=timezone.now(),
+            record={
+                "jax_version": "0.10.2",
+                "harness_version": "1.1.0" if ci else "1.0.0",
+                "baseline_median_s": 1e-3,
+                "speedup_ci": ci,
+                "timing": {"median_s": 1e-3 / (speedup or 1), "spread": 0.02},
+            },
+        )
         t, tc = time.perf_counter(), time.process_time()
         refresh_for_evaluation(ev)
         times[sampling].append(1000 * (time.perf_counter() - t))
@@ -297,9 +465,13 @@ def measure_refresh(n_samples, n=60, seed=2):
     for mode, ts in times.items():
         if ts:
             ts.sort()
-            out[mode] = {"n": len(ts), "median_ms": round(statistics.median(ts), 2),
-                         "p95_ms": round(ts[min(len(ts) - 1, int(0.95 * len(ts)))], 2), "max_ms": round(ts[-1], 2),
-                         "cpu_median_ms": round(statistics.median(cpu[mode]), 2)}
+            out[mode] = {
+                "n": len(ts),
+                "median_ms": round(statistics.median(ts), 2),
+                "p95_ms": round(ts[min(len(ts) - 1, int(0.95 * len(ts)))], 2),
+                "max_ms": round(ts[-1], 2),
+                "cpu_median_ms": round(statistics.median(cpu[mode]), 2),
+            }
     return out
 
 
@@ -308,6 +480,7 @@ def child(args):
     # deferred: Django is set up just above
     from django.core.management import call_command
     from django.db import connection
+
     print(f"  [{connection.vendor}] migrate", flush=True)
     call_command("migrate", verbosity=0, interactive=False)
     call_command("collectstatic", verbosity=0, interactive=False)
@@ -320,6 +493,7 @@ def child(args):
         print(f"  [{connection.vendor}] trace upload (benchmarks/trace_upload.py, 7,200 samples, 3 runs)", flush=True)
         sys.path.insert(0, str(ROOT / "benchmarks"))
         import trace_upload  # deferred: a sibling script, on sys.path from the line above
+
         info["upload"] = trace_upload.upload_figure(repeat=3)
     pathlib.Path(args.out).write_text(json.dumps(info))
 
@@ -327,6 +501,7 @@ def child(args):
 # --------------------------------------------------------------------------------------------
 # Parent: HTTP measurement under gunicorn
 # --------------------------------------------------------------------------------------------
+
 
 def _free_port():
     with socket.socket() as s:
@@ -348,9 +523,24 @@ class Gunicorn:
         self.env = dict(env, DJANGO_SETTINGS_MODULE=settings_module)
         self.log = tempfile.NamedTemporaryFile("w+", prefix="gunicorn-", suffix=".log", delete=False)
         self.proc = subprocess.Popen(
-            [str(pathlib.Path(PY).with_name("gunicorn")), "portal.wsgi:application", "--workers", "2",
-             "--bind", f"127.0.0.1:{self.port}", "--timeout", "120", "--log-level", "warning"],
-            cwd=ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+            [
+                str(pathlib.Path(PY).with_name("gunicorn")),
+                "portal.wsgi:application",
+                "--workers",
+                "2",
+                "--bind",
+                f"127.0.0.1:{self.port}",
+                "--timeout",
+                "120",
+                "--log-level",
+                "warning",
+            ],
+            cwd=ROOT,
+            env=self.env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         self.base = f"http://127.0.0.1:{self.port}"
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -382,7 +572,7 @@ def _latency(base, paths, n):
         t, status, _ = _get(base + p)
         assert status == 200, (p, status)
         cold.append(t)
-    for p in paths:               # warm both workers on every path
+    for p in paths:  # warm both workers on every path
         for _ in range(2):
             _get(base + p)
     ts = []
@@ -391,9 +581,13 @@ def _latency(base, paths, n):
         assert status == 200
         ts.append(t)
     ts.sort()
-    return {"median_ms": round(1000 * statistics.median(ts), 1),
-            "p95_ms": round(1000 * ts[min(len(ts) - 1, int(0.95 * len(ts)))], 1),
-            "max_ms": round(1000 * ts[-1], 1), "cold_ms": round(1000 * max(cold), 1), "bytes": size}
+    return {
+        "median_ms": round(1000 * statistics.median(ts), 1),
+        "p95_ms": round(1000 * ts[min(len(ts) - 1, int(0.95 * len(ts)))], 1),
+        "max_ms": round(1000 * ts[-1], 1),
+        "cold_ms": round(1000 * max(cold), 1),
+        "bytes": size,
+    }
 
 
 def _throughput(base, paths, seconds, clients):
@@ -425,12 +619,14 @@ def http_bench(env, info, n, seconds, clients, nocache_settings):
     subs = info["public"]
     rng = random.Random(3)
     pages = {
-        "leaderboard": ["/leaderboard/?hardware=tpu-v6e",
-                        "/leaderboard/?hardware=tpu-v6e&set=production&n=10&sort=-fast"],
+        "leaderboard": [
+            "/leaderboard/?hardware=tpu-v6e",
+            "/leaderboard/?hardware=tpu-v6e&set=production&n=10&sort=-fast",
+        ],
         "submission": [f"/submissions/{s}/" for s in rng.sample(subs, min(4, len(subs)))],
         "workload": [f"/workloads/{w}/" for w in info["workloads"][:3]],
-        "compare": [f"/compare/?s={a}&s={b}" for a, b in zip(subs[:4], subs[4:8])] or
-                   [f"/compare/?s={subs[0]}&s={subs[-1]}"],
+        "compare": [f"/compare/?s={a}&s={b}" for a, b in zip(subs[:4], subs[4:8])]
+        or [f"/compare/?s={subs[0]}&s={subs[-1]}"],
         "api": ["/api/v1/leaderboard/?hardware=tpu-v6e&n=20", "/api/v1/leaderboard/?hardware=tpu-v6e&set=expert"],
     }
     out = {}
@@ -442,8 +638,11 @@ def http_bench(env, info, n, seconds, clients, nocache_settings):
                 lat = _latency(g.base, paths, n)
                 lat.update(_throughput(g.base, paths, seconds, clients))
                 res[name] = lat
-                print(f"    {variant:8s} {name:11s} median {lat['median_ms']:7.1f} ms  p95 {lat['p95_ms']:7.1f} ms  "
-                      f"cold {lat['cold_ms']:7.1f} ms  {lat['rps']:6.1f} req/s", flush=True)
+                print(
+                    f"    {variant:8s} {name:11s} median {lat['median_ms']:7.1f} ms  p95 {lat['p95_ms']:7.1f} ms  "
+                    f"cold {lat['cold_ms']:7.1f} ms  {lat['rps']:6.1f} req/s",
+                    flush=True,
+                )
             out[variant] = res
         finally:
             g.stop()
@@ -454,9 +653,15 @@ def run_backend(name, args, workdir):
     env = dict(os.environ)
     var = workdir / name
     var.mkdir(parents=True, exist_ok=True)
-    env.update({"JAXBENCH_VAR_DIR": str(var), "JAXBENCH_ANON_RATE": "100000000/min",
-                "JAXBENCH_TOKEN_RATE": "100000000/min", "PYTHONPATH": f"{workdir}:{ROOT}",
-                "JAXBENCH_LOG_LEVEL": "WARNING"})
+    env.update(
+        {
+            "JAXBENCH_VAR_DIR": str(var),
+            "JAXBENCH_ANON_RATE": "100000000/min",
+            "JAXBENCH_TOKEN_RATE": "100000000/min",
+            "PYTHONPATH": f"{workdir}:{ROOT}",
+            "JAXBENCH_LOG_LEVEL": "WARNING",
+        }
+    )
     if name == "sqlite":
         env["DATABASE_URL"] = f"sqlite:///{var / 'bench.sqlite3'}"
     else:
@@ -466,18 +671,36 @@ def run_backend(name, args, workdir):
     try:
         out = var / "populate.json"
         t = time.perf_counter()
-        subprocess.run([PY, __file__, "--child", "--out", str(out), "--submissions", str(args.submissions),
-                        "--workloads", str(args.workloads), "--samples", str(args.samples)]
-                       + (["--no-upload"] if args.no_upload else []),
-                       cwd=ROOT, env=env, check=True)
+        subprocess.run(
+            [
+                PY,
+                __file__,
+                "--child",
+                "--out",
+                str(out),
+                "--submissions",
+                str(args.submissions),
+                "--workloads",
+                str(args.workloads),
+                "--samples",
+                str(args.samples),
+            ]
+            + (["--no-upload"] if args.no_upload else []),
+            cwd=ROOT,
+            env=env,
+            check=True,
+        )
         info = json.loads(out.read_text())
         info["seconds_total_load"] = round(time.perf_counter() - t, 1)
         if name == "sqlite":
             info["db_bytes"] = (var / "bench.sqlite3").stat().st_size
         else:
             info["db_bytes"] = _pg_size()
-        print(f"  [{name}] loaded {info['evaluations']} evaluations in {info['seconds_total_load']}s "
-              f"(db {info['db_bytes'] / 1e9:.2f} GB); refresh_for_evaluation {info['refresh']}", flush=True)
+        print(
+            f"  [{name}] loaded {info['evaluations']} evaluations in {info['seconds_total_load']}s "
+            f"(db {info['db_bytes'] / 1e9:.2f} GB); refresh_for_evaluation {info['refresh']}",
+            flush=True,
+        )
         info["http"] = http_bench(env, info, args.requests, args.seconds, args.clients, "lb_nocache_settings")
         return info
     finally:
@@ -487,12 +710,14 @@ def run_backend(name, args, workdir):
 
 def _pg_admin(sql):
     import psycopg  # deferred: only the PostgreSQL runs need it
+
     with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
         conn.execute(sql)
 
 
 def _pg_size():
     import psycopg  # deferred: only the PostgreSQL runs need it
+
     with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
         return conn.execute("SELECT pg_database_size(%s)", [PG_DB]).fetchone()[0]
 
@@ -503,18 +728,29 @@ def main():
     ap.add_argument("--submissions", type=int, default=200)
     ap.add_argument("--workloads", type=int, default=50)
     ap.add_argument("--samples", type=int, default=144)
-    ap.add_argument("--scale", type=float, default=1.0,
-                    help="multiply the number of submissions (0.1: a 144,000-evaluation run to iterate with; the "
-                         "targets are for the full size)")
-    ap.add_argument("--no-upload", action="store_true", help="skip the trace upload figure (benchmarks/trace_upload.py)")
+    ap.add_argument(
+        "--scale",
+        type=float,
+        default=1.0,
+        help="multiply the number of submissions (0.1: a 144,000-evaluation run to iterate with; the "
+        "targets are for the full size)",
+    )
+    ap.add_argument(
+        "--no-upload", action="store_true", help="skip the trace upload figure (benchmarks/trace_upload.py)"
+    )
     ap.add_argument("--requests", type=int, default=100, help="sequential requests per page type")
     ap.add_argument("--seconds", type=float, default=10.0, help="throughput window per page type")
     ap.add_argument("--clients", type=int, default=4, help="concurrent clients for the throughput window")
     ap.add_argument("--keep", action="store_true", help="keep the databases and files")
-    ap.add_argument("--pipeline", type=int, default=0, metavar="N",
-                    help="also run benchmarks/pipeline_throughput.py with N candidates per database (embedded for "
-                         "sqlite, PostgreSQL + Redis for postgres; 2 worker threads) and put its overhead in "
-                         "the table (200 is the issue's figure: about 15 minutes per database)")
+    ap.add_argument(
+        "--pipeline",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also run benchmarks/pipeline_throughput.py with N candidates per database (embedded for "
+        "sqlite, PostgreSQL + Redis for postgres; 2 worker threads) and put its overhead in "
+        "the table (200 is the issue's figure: about 15 minutes per database)",
+    )
     ap.add_argument("--json", help="also write the results here")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
@@ -526,13 +762,17 @@ def main():
     workdir = pathlib.Path(tempfile.mkdtemp(prefix="lb-bench-"))
     (workdir / "lb_nocache_settings.py").write_text(
         "from portal.settings import *  # noqa: F401,F403\n"
-        "CACHES = {'default': {'BACKEND': 'django.core.cache.backends.dummy.DummyCache'}}\n")
-    print(f"leaderboard load benchmark: {args.submissions} submissions x {args.workloads} workloads x "
-          f"{args.samples} samples = {args.submissions * args.workloads * args.samples} evaluations; "
-          f"gunicorn 2 workers; {os.cpu_count()} CPUs; work dir {workdir}", flush=True)
+        "CACHES = {'default': {'BACKEND': 'django.core.cache.backends.dummy.DummyCache'}}\n"
+    )
+    print(
+        f"leaderboard load benchmark: {args.submissions} submissions x {args.workloads} workloads x "
+        f"{args.samples} samples = {args.submissions * args.workloads * args.samples} evaluations; "
+        f"gunicorn 2 workers; {os.cpu_count()} CPUs; work dir {workdir}",
+        flush=True,
+    )
     results = {}
     try:
-        for name in (["sqlite", "postgres"] if args.db == "both" else [args.db]):
+        for name in ["sqlite", "postgres"] if args.db == "both" else [args.db]:
             print(f"== {name} ==", flush=True)
             results[name] = run_backend(name, args, workdir)
             if args.pipeline:
@@ -546,14 +786,20 @@ def main():
         for variant, pages in info["http"].items():
             for page, r in pages.items():
                 flag = "" if r["p95_ms"] < 100 else "  (p95 over 100 ms)"
-                print(f"{db:9s} {variant:9s} {page:12s} {r['median_ms']:8.1f} {r['p95_ms']:8.1f} "
-                      f"{r['cold_ms']:8.1f} {r['rps']:8.1f}{flag}")
+                print(
+                    f"{db:9s} {variant:9s} {page:12s} {r['median_ms']:8.1f} {r['p95_ms']:8.1f} "
+                    f"{r['cold_ms']:8.1f} {r['rps']:8.1f}{flag}"
+                )
         for mode, r in info["refresh"].items():
-            print(f"{db:9s} refresh_for_evaluation ({mode}): median {r['median_ms']} ms, p95 {r['p95_ms']} ms, "
-                  f"max {r['max_ms']} ms (CPU median {r['cpu_median_ms']} ms) over {r['n']}")
-        print(f"{db:9s} load: {info['evaluations']} evaluations ({info.get('with_interval', 0)} timed side by side "
-              f"with an interval, {info.get('ties', 0)} ties), insert {info['seconds_insert']}s, aggregates "
-              f"{info['seconds_aggregates']}s, database {info['db_bytes'] / 1e9:.2f} GB")
+            print(
+                f"{db:9s} refresh_for_evaluation ({mode}): median {r['median_ms']} ms, p95 {r['p95_ms']} ms, "
+                f"max {r['max_ms']} ms (CPU median {r['cpu_median_ms']} ms) over {r['n']}"
+            )
+        print(
+            f"{db:9s} load: {info['evaluations']} evaluations ({info.get('with_interval', 0)} timed side by side "
+            f"with an interval, {info.get('ties', 0)} ties), insert {info['seconds_insert']}s, aggregates "
+            f"{info['seconds_aggregates']}s, database {info['db_bytes'] / 1e9:.2f} GB"
+        )
     print_targets(results, args)
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(results, indent=1))
@@ -562,12 +808,27 @@ def main():
 def pipeline_figure(db: str, count: int, workdir: pathlib.Path) -> dict:
     """benchmarks/pipeline_throughput.py's figures, for this database's production pairing."""
     variant = "embedded" if db == "sqlite" else "postgres-redis"
-    print(f"  [{db}] pipeline over the harness back to back ({count} candidates, {variant}, 2 worker threads)",
-          flush=True)
+    print(
+        f"  [{db}] pipeline over the harness back to back ({count} candidates, {variant}, 2 worker threads)", flush=True
+    )
     out_json = workdir / f"pipeline-{db}.json"
-    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "pipeline_throughput.py"), "--count", str(count),
-                          "--threads", "2", "--db", variant, "--json", str(out_json)],
-                         capture_output=True, text=True, cwd=ROOT)
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "pipeline_throughput.py"),
+            "--count",
+            str(count),
+            "--threads",
+            "2",
+            "--db",
+            variant,
+            "--json",
+            str(out_json),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     for line in [line for line in out.stdout.splitlines() if line.strip()][-8:]:
         print("    " + line.split("\r")[-1], flush=True)
     if out.returncode or not out_json.exists():
@@ -578,33 +839,77 @@ def pipeline_figure(db: str, count: int, workdir: pathlib.Path) -> dict:
 def print_targets(results: dict, args) -> None:
     """ONE table: every figure of issue 13 beside its target, for each database."""
     dbs = list(results)
-    rows = []   # (figure, target, {db: (value, ok)})
+    rows = []  # (figure, target, {db: (value, ok)})
     first = next(iter(results.values()), {})
     up = {db: info.get("upload") or {} for db, info in results.items()}
     if any(up.values()):
-        rows.append(("trace upload, 7,200 samples (~28 MB), median", "< 2.0 s",
-                     {db: (f"{u['median_s']:.2f} s", u["median_s"] < 2.0) if u else ("-", None)
-                      for db, u in up.items()}))
+        rows.append(
+            (
+                "trace upload, 7,200 samples (~28 MB), median",
+                "< 2.0 s",
+                {db: (f"{u['median_s']:.2f} s", u["median_s"] < 2.0) if u else ("-", None) for db, u in up.items()},
+            )
+        )
     for page in first.get("http", {}).get("uncached", {}):
-        rows.append((f"{page} page, cold (no cache), p95", "< 100 ms",
-                     {db: (f"{info['http']['uncached'][page]['p95_ms']:.1f} ms",
-                           info["http"]["uncached"][page]["p95_ms"] < 100) for db, info in results.items()}))
+        rows.append(
+            (
+                f"{page} page, cold (no cache), p95",
+                "< 100 ms",
+                {
+                    db: (
+                        f"{info['http']['uncached'][page]['p95_ms']:.1f} ms",
+                        info["http"]["uncached"][page]["p95_ms"] < 100,
+                    )
+                    for db, info in results.items()
+                },
+            )
+        )
     for page in first.get("http", {}).get("cached", {}):
-        rows.append((f"{page} page, cached, p95", "< 100 ms",
-                     {db: (f"{info['http']['cached'][page]['p95_ms']:.1f} ms",
-                           info["http"]["cached"][page]["p95_ms"] < 100) for db, info in results.items()}))
-    rows.append(("aggregate refresh after one evaluation, p95", "< 20 ms (PostgreSQL)",
-                 {db: (f"{info['refresh']['all']['p95_ms']:.1f} ms", info["refresh"]["all"]["p95_ms"] < 20)
-                  for db, info in results.items()}))
+        rows.append(
+            (
+                f"{page} page, cached, p95",
+                "< 100 ms",
+                {
+                    db: (
+                        f"{info['http']['cached'][page]['p95_ms']:.1f} ms",
+                        info["http"]["cached"][page]["p95_ms"] < 100,
+                    )
+                    for db, info in results.items()
+                },
+            )
+        )
+    rows.append(
+        (
+            "aggregate refresh after one evaluation, p95",
+            "< 20 ms (PostgreSQL)",
+            {
+                db: (f"{info['refresh']['all']['p95_ms']:.1f} ms", info["refresh"]["all"]["p95_ms"] < 20)
+                for db, info in results.items()
+            },
+        )
+    )
     pipe = {db: info.get("pipeline") for db, info in results.items()}
-    rows.append((f"pipeline over the harness back to back, {args.pipeline or 200} candidates", "< 10%",
-                 {db: ((f"{p['overhead_pct']:+.1f}%", p["overhead_pct"] < 10) if p and p.get("overhead_pct") is not None
-                       else ("failed" if p else "--pipeline N", False if p else None)) for db, p in pipe.items()}))
+    rows.append(
+        (
+            f"pipeline over the harness back to back, {args.pipeline or 200} candidates",
+            "< 10%",
+            {
+                db: (
+                    (f"{p['overhead_pct']:+.1f}%", p["overhead_pct"] < 10)
+                    if p and p.get("overhead_pct") is not None
+                    else ("failed" if p else "--pipeline N", False if p else None)
+                )
+                for db, p in pipe.items()
+            },
+        )
+    )
     n_ev = {db: info["evaluations"] for db, info in results.items()}
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"\n== issue 13 targets: {args.submissions} submissions x {args.workloads} workloads x {args.samples} "
-          f"samples ({', '.join(f'{db} {n:,}' for db, n in n_ev.items())} evaluations); "
-          f"{os.cpu_count()} CPUs, load now {load:.1f} ==")
+    print(
+        f"\n== issue 13 targets: {args.submissions} submissions x {args.workloads} workloads x {args.samples} "
+        f"samples ({', '.join(f'{db} {n:,}' for db, n in n_ev.items())} evaluations); "
+        f"{os.cpu_count()} CPUs, load now {load:.1f} =="
+    )
     w = max(len(r[0]) for r in rows)
     print(f"{'figure':{w}s}  {'target':>21s}" + "".join(f"  {db:>16s}" for db in dbs))
     for figure, target, vals in rows:

@@ -7,6 +7,7 @@ same walk over the workload's XLA reference. In-process: repository files only.
 
 ``.venv/bin/python benchmarks/pallas_share.py [--only 12p,1p] [--profiles small,full]``
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,20 +44,25 @@ def kernels(profile):
         yield "jax", p.name.split("_")[0], p.read_text(), p.name
     for name in HONEST_HARNESS:
         yield "harness", "12p", (HARNESS_CANDIDATES / name).read_text(), name
-    yield "costume", "12p", corpus.source(corpus.ADVERSARIAL_DIR / "trivial_copy_pallas_around_xla.py"), \
-        "trivial_copy_pallas_around_xla.py"
+    yield (
+        "costume",
+        "12p",
+        corpus.source(corpus.ADVERSARIAL_DIR / "trivial_copy_pallas_around_xla.py"),
+        "trivial_copy_pallas_around_xla.py",
+    )
 
 
 def trace_cost(source, wl, profile):
     import jax
     from jax.experimental.pallas import tpu as pltpu
+
     mod = kc.load_candidate(source, wl, profile, filename="candidate.py")
     specs = wl.input_specs(profile)
     if profile == "small":
         try:
             with pltpu.force_tpu_interpret_mode():
                 traced = jax.jit(mod.workload).trace(*specs)
-        except ValueError:        # Tokamax's GMM asks for the TPU generation (11p)
+        except ValueError:  # Tokamax's GMM asks for the TPU generation (11p)
             with pltpu.force_tpu_interpret_mode(), kc.tpu_target():
                 traced = jax.jit(mod.workload).trace(*specs)
     else:
@@ -67,8 +73,8 @@ def trace_cost(source, wl, profile):
 
 def reference_cost(wl, profile):
     import jax
-    return jaxpr_cost.program_cost(jax.jit(wl.baseline(profile)).trace(
-        *wl.input_specs(profile)).jaxpr)
+
+    return jaxpr_cost.program_cost(jax.jit(wl.baseline(profile)).trace(*wl.input_specs(profile)).jaxpr)
 
 
 def main():
@@ -79,8 +85,10 @@ def main():
     only = set(filter(None, args.only.split(",")))
     worst, worst_allowed = 0.0, {}
     print(f"threshold {100 * pallas_share.THRESHOLD:.0f}%")
-    print(f"{'profile':<7} {'kind':<8} {'wl':<5} {'outside':>9} {'ref flops':>12} "
-          f"{'out flops':>12} {'verdict':<8} largest outside / file")
+    print(
+        f"{'profile':<7} {'kind':<8} {'wl':<5} {'outside':>9} {'ref flops':>12} "
+        f"{'out flops':>12} {'verdict':<8} largest outside / file"
+    )
     t0 = time.time()
     for profile in args.profiles.split(","):
         refs = {}
@@ -93,11 +101,9 @@ def main():
             try:
                 claim = trace_cost(src, wl, profile)
             except Exception as exc:  # noqa: BLE001
-                print(f"{profile:<7} {kind:<8} {wid:<5} trace failed: {type(exc).__name__}: "
-                      f"{str(exc)[:150]}  {name}")
+                print(f"{profile:<7} {kind:<8} {wid:<5} trace failed: {type(exc).__name__}: {str(exc)[:150]}  {name}")
                 continue
-            res = pallas_share.assess(claim, refs[wid], require_pallas=True,
-                                      threshold=pallas_share.threshold_for(wid))
+            res = pallas_share.assess(claim, refs[wid], require_pallas=True, threshold=pallas_share.threshold_for(wid))
             if kind != "costume":
                 if wid in pallas_share.OUTSIDE_ALLOWANCE:
                     worst_allowed[wid] = max(worst_allowed.get(wid, 0.0), res["outside_share"] or 0.0)
@@ -105,15 +111,21 @@ def main():
                     worst = max(worst, res["outside_share"] or 0.0)
             top = res["top_outside"][0] if res["top_outside"] else None
             top_s = f"{top['primitive']}@{top['where']} {top['flops']}" if top else "-"
-            print(f"{profile:<7} {kind:<8} {wid:<5} {100 * (res['outside_share'] or 0):>8.2f}% "
-                  f"{refs[wid]:>12.4g} {res['outside_flops']:>12.4g} "
-                  f"{'ok' if res['ok'] else 'REJECT':<8} {top_s}  {name}"
-                  + (f"  [unknown-trip loops {claim['unknown_trip_loops']}]"
-                     if claim["unknown_trip_loops"] else ""), flush=True)
-    print(f"largest honest share {100 * worst:.2f}% (threshold {100 * pallas_share.THRESHOLD:.0f}%)"
-          + "".join(f"; {w}: {100 * v:.2f}% (allowance "
-                    f"{100 * pallas_share.threshold_for(w):.0f}%)" for w, v in worst_allowed.items())
-          + f"  (total {time.time() - t0:.0f} s)")
+            print(
+                f"{profile:<7} {kind:<8} {wid:<5} {100 * (res['outside_share'] or 0):>8.2f}% "
+                f"{refs[wid]:>12.4g} {res['outside_flops']:>12.4g} "
+                f"{'ok' if res['ok'] else 'REJECT':<8} {top_s}  {name}"
+                + (f"  [unknown-trip loops {claim['unknown_trip_loops']}]" if claim["unknown_trip_loops"] else ""),
+                flush=True,
+            )
+    print(
+        f"largest honest share {100 * worst:.2f}% (threshold {100 * pallas_share.THRESHOLD:.0f}%)"
+        + "".join(
+            f"; {w}: {100 * v:.2f}% (allowance {100 * pallas_share.threshold_for(w):.0f}%)"
+            for w, v in worst_allowed.items()
+        )
+        + f"  (total {time.time() - t0:.0f} s)"
+    )
 
 
 if __name__ == "__main__":

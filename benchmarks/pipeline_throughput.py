@@ -16,6 +16,7 @@ SQLite + Redis (the database is created and dropped here, the Redis database flu
 
     python benchmarks/pipeline_throughput.py [--count 200] [--threads 2] [--db embedded|postgres-redis] [--keep]
 """
+
 import argparse
 import json
 import os
@@ -49,13 +50,15 @@ def free_port():
 
 
 def manage(env, *args, input_text=None):
-    return subprocess.run([PY, "manage.py", *args], cwd=ROOT, env=env, check=True, text=True,
-                          capture_output=True, input=input_text).stdout
+    return subprocess.run(
+        [PY, "manage.py", *args], cwd=ROOT, env=env, check=True, text=True, capture_output=True, input=input_text
+    ).stdout
 
 
 def api(base, token, path, data=None, content_type="application/json"):
-    req = urllib.request.Request(base + path, data=data, headers={"Authorization": f"Bearer {token}",
-                                                                   "Content-Type": content_type})
+    req = urllib.request.Request(
+        base + path, data=data, headers={"Authorization": f"Bearer {token}", "Content-Type": content_type}
+    )
     with urllib.request.urlopen(req, timeout=120) as r:
         return json.loads(r.read().decode())
 
@@ -67,15 +70,19 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the temporary var directory")
     ap.add_argument("--threads", type=int, default=2, help="worker threads")
     ap.add_argument("--db", choices=["embedded", "postgres-redis"], default="embedded")
-    ap.add_argument("--pg", default="postgres://postgres@127.0.0.1:5432/postgres",
-                    help="an existing PostgreSQL database to create the bench database from")
+    ap.add_argument(
+        "--pg",
+        default="postgres://postgres@127.0.0.1:5432/postgres",
+        help="an existing PostgreSQL database to create the bench database from",
+    )
     ap.add_argument("--redis", default="redis://127.0.0.1:6379/14", help="a Redis database to use and flush")
     ap.add_argument("--json", help="also write the figures here (benchmarks/leaderboard_load.py --pipeline reads them)")
     args = ap.parse_args()
     var = pathlib.Path(tempfile.mkdtemp(prefix="jxb-throughput-"))
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "DRAMATIQ_BROKER_URL", "PYTEST_VERSION")}
-    env.update(JAXBENCH_VAR_DIR=str(var), JAXBENCH_DEMO="0", JAXBENCH_TOKEN_RATE="100000/min",
-               JAXBENCH_UPLOAD_RATE="1000/min")
+    env.update(
+        JAXBENCH_VAR_DIR=str(var), JAXBENCH_DEMO="0", JAXBENCH_TOKEN_RATE="100000/min", JAXBENCH_UPLOAD_RATE="1000/min"
+    )
     pg_db = None
     if args.db == "postgres-redis":
         pg_db = f"jxb_throughput_{os.getpid()}"
@@ -94,28 +101,53 @@ def main():
 
 def _pg(url, sql):
     import psycopg
+
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(sql)
 
 
 def _flush_redis(url):
     import redis
+
     redis.Redis.from_url(url).flushdb()
 
 
 def run(args, env, var):
     manage(env, "migrate", "-v0")
     manage(env, "sync_registry")
-    token = manage(env, "shell", "-c", (
-        "from django.contrib.auth.models import User; from submissions.models import Team, Membership, ApiToken;"
-        "u=User.objects.create_user('bench'); t=Team.objects.create(name='bench');"
-        "Membership.objects.create(team=t,user=u,role='owner'); print(ApiToken.issue(u,'bench')[1])")).strip().splitlines()[-1]
+    token = (
+        manage(
+            env,
+            "shell",
+            "-c",
+            (
+                "from django.contrib.auth.models import User; from submissions.models import Team, Membership, ApiToken;"
+                "u=User.objects.create_user('bench'); t=Team.objects.create(name='bench');"
+                "Membership.objects.create(team=t,user=u,role='owner'); print(ApiToken.issue(u,'bench')[1])"
+            ),
+        )
+        .strip()
+        .splitlines()[-1]
+    )
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    proc = subprocess.Popen([PY, "manage.py", "runportal", "--bind", f"127.0.0.1:{port}", "--no-demo",
-                             "--worker-threads", str(args.threads)], cwd=ROOT,
-                            env=env, stdout=open(var / "portal.log", "w"), stderr=subprocess.STDOUT,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            PY,
+            "manage.py",
+            "runportal",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--no-demo",
+            "--worker-threads",
+            str(args.threads),
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=open(var / "portal.log", "w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     try:
         for _ in range(120):
             try:
@@ -123,8 +155,15 @@ def run(args, env, var):
                 break
             except OSError:
                 time.sleep(1)
-        lines = [{"format": "jaxbench-trace/1", "method": "throughput bench", "model": "none", "hardware": "cpu",
-                  "sampling": "independent"}]
+        lines = [
+            {
+                "format": "jaxbench-trace/1",
+                "method": "throughput bench",
+                "model": "none",
+                "hardware": "cpu",
+                "sampling": "independent",
+            }
+        ]
         kinds = []
         for i in range(args.count):
             kind, code = VARIANTS[i % len(VARIANTS)]
@@ -142,11 +181,21 @@ def run(args, env, var):
             print(f"\r{prog.get('done', 0)}/{prog.get('total', args.count)} evaluated", end="", flush=True)
             time.sleep(2)
         print()
-        rows = json.loads(manage(env, "shell", "-c", (
-            "import json; from evaluator.models import Evaluation as E;"
-            f"print(json.dumps([[e.enqueued_at.timestamp(), e.started_at.timestamp() if e.started_at else None,"
-            f" e.finished_at.timestamp() if e.finished_at else None, e.outcome, (e.record.get('phases') or {{}}).get('total_s')]"
-            f" for e in E.objects.filter(candidate__submission_id={sid})]))")).strip().splitlines()[-1])
+        rows = json.loads(
+            manage(
+                env,
+                "shell",
+                "-c",
+                (
+                    "import json; from evaluator.models import Evaluation as E;"
+                    f"print(json.dumps([[e.enqueued_at.timestamp(), e.started_at.timestamp() if e.started_at else None,"
+                    f" e.finished_at.timestamp() if e.finished_at else None, e.outcome, (e.record.get('phases') or {{}}).get('total_s')]"
+                    f" for e in E.objects.filter(candidate__submission_id={sid})]))"
+                ),
+            )
+            .strip()
+            .splitlines()[-1]
+        )
     finally:
         os.killpg(proc.pid, signal.SIGINT)
         proc.wait(60)
@@ -159,10 +208,14 @@ def run(args, env, var):
     for r in rows:
         outcomes[r[3]] = outcomes.get(r[3], 0) + 1
     print(f"candidates: {len(rows)} ({', '.join(f'{k} {v}' for k, v in sorted(outcomes.items()))})")
-    print(f"end to end ({args.db}): {wall:.1f} s = {60 * len(rows) / wall:.1f} candidates/min "
-          f"({args.threads} worker thread{'s' if args.threads != 1 else ''})")
-    print(f"queue latency (enqueue -> claim): median {statistics.median(latencies):.2f} s, "
-          f"p95 {latencies[int(0.95 * (len(latencies) - 1))]:.2f} s (includes waiting behind earlier candidates)")
+    print(
+        f"end to end ({args.db}): {wall:.1f} s = {60 * len(rows) / wall:.1f} candidates/min "
+        f"({args.threads} worker thread{'s' if args.threads != 1 else ''})"
+    )
+    print(
+        f"queue latency (enqueue -> claim): median {statistics.median(latencies):.2f} s, "
+        f"p95 {latencies[int(0.95 * (len(latencies) - 1))]:.2f} s (includes waiting behind earlier candidates)"
+    )
     first_claim = min(r[1] for r in rows if r[1])
     print(f"first claim after upload: {first_claim - first_enqueue:.2f} s")
     print(f"inside the worker, the harness records sum to {harness_s:.1f} s (warm children, startup excluded)")
@@ -170,20 +223,35 @@ def run(args, env, var):
     # run them locally: one fresh sandboxed child each, the same baseline measured once.
     sys.path.insert(0, str(ROOT))
     from jaxbench import harness
+
     base = harness.measure_baseline("12p", profile="small", hardware="cpu")
     t = time.time()
     for i in range(len(rows)):
-        harness.evaluate("12p", VARIANTS[i % len(VARIANTS)][1] + f"\n# sample {i}\n", profile="small",
-                         hardware="cpu", baseline=base)
+        harness.evaluate(
+            "12p", VARIANTS[i % len(VARIANTS)][1] + f"\n# sample {i}\n", profile="small", hardware="cpu", baseline=base
+        )
     direct = time.time() - t
     overhead_pct = 100 * (wall / direct - 1)
-    print(f"harness alone, back to back: {direct:.1f} s; the pipeline ({args.db}, {args.threads} worker threads) "
-          f"adds {overhead_pct:.1f}% (target < 10%)")
+    print(
+        f"harness alone, back to back: {direct:.1f} s; the pipeline ({args.db}, {args.threads} worker threads) "
+        f"adds {overhead_pct:.1f}% (target < 10%)"
+    )
     if args.json:
-        pathlib.Path(args.json).write_text(json.dumps({
-            "count": len(rows), "variant": args.db, "threads": args.threads, "end_to_end_s": wall,
-            "harness_in_worker_s": harness_s, "back_to_back_s": direct, "overhead_pct": overhead_pct,
-            "outcomes": outcomes}, indent=1))
+        pathlib.Path(args.json).write_text(
+            json.dumps(
+                {
+                    "count": len(rows),
+                    "variant": args.db,
+                    "threads": args.threads,
+                    "end_to_end_s": wall,
+                    "harness_in_worker_s": harness_s,
+                    "back_to_back_s": direct,
+                    "overhead_pct": overhead_pct,
+                    "outcomes": outcomes,
+                },
+                indent=1,
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@
 Run: ``.venv/bin/python benchmarks/self_speedup.py [--repeats 20] [--workloads 12p,8p,1p,19k,46k]``.
 Prints figures; asserts nothing.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -54,6 +55,7 @@ def _busy(core: int | None, stop):
     if core is not None:
         os.sched_setaffinity(0, {core})
     import numpy as np
+
     a = np.random.default_rng(0).standard_normal((256, 256))
     while not stop.is_set():
         a = np.tanh(a @ a.T / 256.0)
@@ -72,14 +74,14 @@ def _pessimised_12p():
     def slow_reference(x, scale, *, epsilon):
         first = ref(x, scale, epsilon=epsilon)
         return ref(x + first * jnp.zeros((), x.dtype), scale, epsilon=epsilon)
+
     slow_reference.__signature__ = inspect.signature(ref)
     return dataclasses.replace(wl, reference=slow_reference)
 
 
 def _summary(recs):
     sp = [r["speedup"] for r in recs if r.get("speedup") is not None]
-    out = {o: sum(r["outcome"] == o for r in recs)
-           for o in ("correct_faster", "correct_tie", "correct_slower")}
+    out = {o: sum(r["outcome"] == o for r in recs) for o in ("correct_faster", "correct_tie", "correct_slower")}
     out["other"] = len(recs) - sum(out.values())
     return sp, out
 
@@ -96,9 +98,11 @@ def main():
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--workloads", default="12p,8p,1p,19k,46k")
     ap.add_argument("--no-load", action="store_true", help="do not start the busy loop")
-    ap.add_argument("--same-core", action="store_true",
-                    help="pin the children to the busy loop's core (a stress case: they then get "
-                         "half a core, preempted mid-call)")
+    ap.add_argument(
+        "--same-core",
+        action="store_true",
+        help="pin the children to the busy loop's core (a stress case: they then get half a core, preempted mid-call)",
+    )
     args = ap.parse_args()
     cores = sorted(os.sched_getaffinity(0))
     core = cores[-1]
@@ -109,20 +113,29 @@ def main():
     if not args.no_load:
         load = mp.Process(target=_busy, args=(core, stop), daemon=True)
         load.start()
-    where = (f"pinned to core {core}, the busy loop's" if args.same_core else
-             "pinned, as in production, to the least busy core when each starts")
-    print(f"machine: {os.cpu_count()} CPUs; sandbox children {where}; "
-          + ("no extra load" if load is None else
-             f"a busy numpy loop (256x256 matmul + tanh, pid {load.pid}) runs on core {core} "
-             "throughout"))
+    where = (
+        f"pinned to core {core}, the busy loop's"
+        if args.same_core
+        else "pinned, as in production, to the least busy core when each starts"
+    )
+    print(
+        f"machine: {os.cpu_count()} CPUs; sandbox children {where}; "
+        + (
+            "no extra load"
+            if load is None
+            else f"a busy numpy loop (256x256 matmul + tanh, pid {load.pid}) runs on core {core} throughout"
+        )
+    )
     print(f"load average at start: {' '.join(f'{x:.1f}' for x in os.getloadavg())}\n")
     t0 = time.time()
     pool = harness.WarmPool("cpu", size=1, limits=sandbox.Limits(memory_bytes=6 << 30))
     added = []
     try:
         print("1. the XLA reference against itself (identical code), small profile")
-        print(f"   {'workload':<9} {'n':>3} {'median':>7} {'min':>7} {'max':>7}  faster  tie  slower  "
-              f"other  median interval width")
+        print(
+            f"   {'workload':<9} {'n':>3} {'median':>7} {'min':>7} {'max':>7}  faster  tie  slower  "
+            f"other  median interval width"
+        )
         total = {"correct_faster": 0, "correct_tie": 0, "correct_slower": 0, "other": 0}
         for wid in args.workloads.split(","):
             wl = workloads.get(wid)
@@ -138,43 +151,54 @@ def main():
             for k in total:
                 total[k] += out[k]
             widths = [r["speedup_ci"][1] - r["speedup_ci"][0] for r in recs if r.get("speedup_ci")]
-            print(f"   {wid:<9} {len(recs):>3} {statistics.median(sp):>7.3f} {min(sp):>7.3f} "
-                  f"{max(sp):>7.3f}  {out['correct_faster']:>6}  {out['correct_tie']:>3}  "
-                  f"{out['correct_slower']:>6}  {out['other']:>5}  "
-                  f"{statistics.median(widths) if widths else float('nan'):.3f}")
+            print(
+                f"   {wid:<9} {len(recs):>3} {statistics.median(sp):>7.3f} {min(sp):>7.3f} "
+                f"{max(sp):>7.3f}  {out['correct_faster']:>6}  {out['correct_tie']:>3}  "
+                f"{out['correct_slower']:>6}  {out['other']:>5}  "
+                f"{statistics.median(widths) if widths else float('nan'):.3f}"
+            )
             for r in recs:
                 if r["outcome"] != "correct_tie":
                     print(f"      {r['outcome']}: {r['message'][:200]} {r['notes'][-1:]}")
         n = sum(total.values())
-        print(f"   all: {total['correct_faster'] + total['correct_slower']} of {n} labelled faster or "
-              f"slower ({total['correct_faster']} faster, {total['correct_slower']} slower), "
-              f"{total['correct_tie']} ties, {total['other']} not correct")
+        print(
+            f"   all: {total['correct_faster'] + total['correct_slower']} of {n} labelled faster or "
+            f"slower ({total['correct_faster']} faster, {total['correct_slower']} slower), "
+            f"{total['correct_tie']} ties, {total['other']} not correct"
+        )
 
         print("\n2. real differences, same conditions")
         wl = workloads.get("12p")
         for label, w, src in (
-                ("12p computed twice (slower)", "12p", TWICE_12P),
-                ("12p reference vs a baseline doing twice the work (faster)", _pessimised_12p(),
-                 starter_source(wl, "small"))):
+            ("12p computed twice (slower)", "12p", TWICE_12P),
+            (
+                "12p reference vs a baseline doing twice the work (faster)",
+                _pessimised_12p(),
+                starter_source(wl, "small"),
+            ),
+        ):
             recs = []
             for _ in range(max(3, args.repeats // 4)):
                 pool.wait_ready()
-                recs.append(pool.evaluate(w, src, profile="small", hardware="cpu",
-                                          require_pallas=False))
+                recs.append(pool.evaluate(w, src, profile="small", hardware="cpu", require_pallas=False))
             sp, out = _summary(recs)
-            print(f"   {label}: speedups {' '.join(f'{s:.2f}' for s in sp)}; "
-                  f"faster {out['correct_faster']}, tie {out['correct_tie']}, "
-                  f"slower {out['correct_slower']}, other {out['other']}")
+            print(
+                f"   {label}: speedups {' '.join(f'{s:.2f}' for s in sp)}; "
+                f"faster {out['correct_faster']}, tie {out['correct_tie']}, "
+                f"slower {out['correct_slower']}, other {out['other']}"
+            )
             for r in recs[:1]:
                 print(f"      e.g. {r['message'][:160]}")
 
         print("\n3. wall time added by re-timing the baseline beside the candidate")
         shares = [a / t for a, t in added if t > 0]
         secs = [a for a, _ in added]
-        print(f"   median {statistics.median(secs):.3f} s per evaluation = "
-              f"{statistics.median(shares) * 100:.1f}% of the evaluation's wall time "
-              f"(p90 {sorted(shares)[int(0.9 * (len(shares) - 1))] * 100:.1f}%; n={len(shares)}; "
-              "compiling the exported baseline in the child + its warm-up and timed calls)")
+        print(
+            f"   median {statistics.median(secs):.3f} s per evaluation = "
+            f"{statistics.median(shares) * 100:.1f}% of the evaluation's wall time "
+            f"(p90 {sorted(shares)[int(0.9 * (len(shares) - 1))] * 100:.1f}%; n={len(shares)}; "
+            "compiling the exported baseline in the child + its warm-up and timed calls)"
+        )
     finally:
         pool.close()
         stop.set()

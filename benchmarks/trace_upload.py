@@ -18,6 +18,7 @@ counted but not sent, so the figure is the intake's own).
 
 The goal (issue 13): accepted in under 2 s (median) on a 2-core machine.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,18 +45,29 @@ def kernel_source(rng: random.Random, wid: str, index: int) -> str:
     bm, bn, bk = (rng.choice([128, 256, 512]) for _ in range(3))
     lines = [
         f'"""Candidate {index} for workload {wid}: a tiled Pallas kernel (block {bm}x{bn}x{bk})."""',
-        "import functools", "", "import jax", "import jax.numpy as jnp",
-        "from jax.experimental import pallas as pl", "from jax.experimental.pallas import tpu as pltpu", "",
-        f"CONFIG = {{'block_m': {bm}, 'block_n': {bn}, 'block_k': {bk}, 'epsilon': 1e-5}}", "", "",
+        "import functools",
+        "",
+        "import jax",
+        "import jax.numpy as jnp",
+        "from jax.experimental import pallas as pl",
+        "from jax.experimental.pallas import tpu as pltpu",
+        "",
+        f"CONFIG = {{'block_m': {bm}, 'block_n': {bn}, 'block_k': {bk}, 'epsilon': 1e-5}}",
+        "",
+        "",
         "def _kernel(x_ref, w_ref, o_ref, acc_ref, *, nsteps):",
         "    @pl.when(pl.program_id(2) == 0)",
         "    def _init():",
-        "        acc_ref[...] = jnp.zeros_like(acc_ref)", "",
+        "        acc_ref[...] = jnp.zeros_like(acc_ref)",
+        "",
         "    acc_ref[...] += jnp.dot(x_ref[...].astype(jnp.float32), w_ref[...].astype(jnp.float32),",
-        "                            preferred_element_type=jnp.float32)", "",
+        "                            preferred_element_type=jnp.float32)",
+        "",
         "    @pl.when(pl.program_id(2) == nsteps - 1)",
         "    def _done():",
-        "        o_ref[...] = acc_ref[...].astype(o_ref.dtype)", "", "",
+        "        o_ref[...] = acc_ref[...].astype(o_ref.dtype)",
+        "",
+        "",
         "def _matmul(x, w):",
         "    m, k = x.shape",
         "    _, n = w.shape",
@@ -71,33 +83,55 @@ def kernel_source(rng: random.Random, wid: str, index: int) -> str:
         "            scratch_shapes=[pltpu.VMEM((bm, bn), jnp.float32)]),",
         "        out_shape=jax.ShapeDtypeStruct((m, n), x.dtype),",
         "        compiler_params=pltpu.CompilerParams(dimension_semantics=('parallel', 'parallel', 'arbitrary')),",
-        "    )(x, w)", "", "",
+        "    )(x, w)",
+        "",
+        "",
         "def workload(*inputs):",
         "    x = inputs[0]",
         "    w = inputs[1] if len(inputs) > 1 else jnp.eye(x.shape[-1], dtype=x.dtype)",
         "    lead = x.shape[:-1]",
         "    y = _matmul(x.reshape(-1, x.shape[-1]), w)",
-        "    return y.reshape(*lead, y.shape[-1])", "",
+        "    return y.reshape(*lead, y.shape[-1])",
+        "",
     ]
     src = "\n".join(lines)
     # the agent's reasoning notes that candidates usually carry, to reach ~4 KB
     notes = []
     while len(src) + sum(len(n) + 1 for n in notes) < 4000:
-        notes.append(f"# step {len(notes)}: tried block ({rng.choice([64, 128, 256])}, {rng.choice([128, 256, 512])}); "
-                     f"vmem {rng.randint(1, 64)} MiB, est. {rng.random():.3f} ms, alignment ok={rng.random() > 0.3}")
+        notes.append(
+            f"# step {len(notes)}: tried block ({rng.choice([64, 128, 256])}, {rng.choice([128, 256, 512])}); "
+            f"vmem {rng.randint(1, 64)} MiB, est. {rng.random():.3f} ms, alignment ok={rng.random() > 0.3}"
+        )
     return src + "\n" + "\n".join(notes) + "\n"
 
 
 def build_trace(path: pathlib.Path, wids: list[str], samples: int, seed: int = 0) -> int:
     rng = random.Random(seed)
-    outcomes = ["compile_error"] * 5 + ["runtime_error", "incorrect", "correct_slower", "correct_tie", "correct_faster",
-                                        "api_error"]
+    outcomes = ["compile_error"] * 5 + [
+        "runtime_error",
+        "incorrect",
+        "correct_slower",
+        "correct_tie",
+        "correct_faster",
+        "api_error",
+    ]
     with open(path, "w", encoding="utf-8") as f:
-        f.write(json.dumps({"format": "jaxbench-trace/1", "method": "Iterative refinement + TPU context",
-                            "model": "Gemini 3 Flash", "framework": "bench-agent 1.0", "hardware": "cpu",
-                            "sampling": "sequential", "budget": samples,
-                            "settings": {"temperature": 1.0, "context": "curated TPU notes"}}) + "\n")
-        for i in range(samples):                   # agents write workloads interleaved, as they run in parallel
+        f.write(
+            json.dumps(
+                {
+                    "format": "jaxbench-trace/1",
+                    "method": "Iterative refinement + TPU context",
+                    "model": "Gemini 3 Flash",
+                    "framework": "bench-agent 1.0",
+                    "hardware": "cpu",
+                    "sampling": "sequential",
+                    "budget": samples,
+                    "settings": {"temperature": 1.0, "context": "curated TPU notes"},
+                }
+            )
+            + "\n"
+        )
+        for i in range(samples):  # agents write workloads interleaved, as they run in parallel
             for wid in wids:
                 outcome = rng.choice(outcomes)
                 speedup = lo = hi = None
@@ -108,14 +142,21 @@ def build_trace(path: pathlib.Path, wids: list[str], samples: int, seed: int = 0
                     if rng.random() < 0.5:
                         half = rng.uniform(0.02, 0.1)
                         lo, hi = round(speedup * (1 - half), 3), round(speedup * (1 + half), 3)
-                        outcome = ("correct_faster" if lo > 1 else "correct_slower" if hi < 1 else "correct_tie")
+                        outcome = "correct_faster" if lo > 1 else "correct_slower" if hi < 1 else "correct_tie"
                     elif outcome == "correct_tie":
                         outcome = "correct_faster" if speedup > 1 else "correct_slower"
-                line = {"workload": wid, "index": i, "round": i, "parent": i - 1 if i else None,
-                        "code": "" if outcome == "api_error" else kernel_source(rng, wid, i),
-                        "outcome": outcome, "speedup": speedup,
-                        "tokens_in": rng.randint(4000, 30000), "tokens_out": rng.randint(300, 3000),
-                        "cost_usd": round(rng.uniform(0.001, 0.02), 5)}
+                line = {
+                    "workload": wid,
+                    "index": i,
+                    "round": i,
+                    "parent": i - 1 if i else None,
+                    "code": "" if outcome == "api_error" else kernel_source(rng, wid, i),
+                    "outcome": outcome,
+                    "speedup": speedup,
+                    "tokens_in": rng.randint(4000, 30000),
+                    "tokens_out": rng.randint(300, 3000),
+                    "cost_usd": round(rng.uniform(0.001, 0.02), 5),
+                }
                 if lo is not None:
                     line.update(speedup_lo=lo, speedup_hi=hi)
                 f.write(json.dumps(line) + "\n")
@@ -127,8 +168,12 @@ def main(argv=None) -> int:
     ap.add_argument("--workloads", type=int, default=50)
     ap.add_argument("--samples", type=int, default=144, help="samples per workload")
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--path", choices=["api", "intake"], default="api",
-                    help="api: POST through Django's request stack (default); intake: call the function")
+    ap.add_argument(
+        "--path",
+        choices=["api", "intake"],
+        default="api",
+        help="api: POST through Django's request stack (default); intake: call the function",
+    )
     ap.add_argument("--broker", action="store_true", help="send the wake-ups to the configured broker too")
     ap.add_argument("--keep", action="store_true", help="keep the generated trace file")
     args = ap.parse_args(argv)
@@ -137,8 +182,9 @@ def main(argv=None) -> int:
     if not environment.is_set("DATABASE_URL"):
         os.environ.setdefault("JAXBENCH_VAR_DIR", str(tmp / "var"))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
-    warnings.filterwarnings("ignore", message="No directory at")      # whitenoise: no collected static here
+    warnings.filterwarnings("ignore", message="No directory at")  # whitenoise: no collected static here
     import django
+
     django.setup()
     from django.db import connection
     from django.test.utils import setup_databases, teardown_databases
@@ -159,8 +205,10 @@ def upload_figure(repeat: int = 3) -> dict:
     """Upload the full-size trace ``repeat`` times into the current (already set up) database,
     as benchmarks/leaderboard_load.py does into its filled one; returns the medians."""
     from django.db import connection
-    args = argparse.Namespace(workloads=50, samples=144, repeat=repeat, path="api", broker=False, keep=False,
-                              result=None)
+
+    args = argparse.Namespace(
+        workloads=50, samples=144, repeat=repeat, path="api", broker=False, keep=False, result=None
+    )
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="jxb-bench-"))
     try:
         run(args, tmp, 0.0, connection)
@@ -179,15 +227,26 @@ def run(args, tmp, setup_s, connection) -> int:
 
     sync_hardware()
     ids = [f"{n}p" for n in range(1, 18)] + [f"{n}k" for n in range(18, 51)]
-    wids = ids[:args.workloads]
+    wids = ids[: args.workloads]
     for wid in wids:
-        Workload.objects.get_or_create(wid=wid, defaults=dict(
-            number=int(wid[:-1]), slug=f"{wid}-bench", public_name=f"{wid}_Bench", title=f"Bench {wid}",
-            source="maxtext" if wid.endswith("p") else "kernelbench-l2", model="bench", category="matmul",
-            atol=1e-2, rtol=1e-2))
+        Workload.objects.get_or_create(
+            wid=wid,
+            defaults=dict(
+                number=int(wid[:-1]),
+                slug=f"{wid}-bench",
+                public_name=f"{wid}_Bench",
+                title=f"Bench {wid}",
+                source="maxtext" if wid.endswith("p") else "kernelbench-l2",
+                model="bench",
+                category="matmul",
+                atol=1e-2,
+                rtol=1e-2,
+            ),
+        )
     # (a database filled by an earlier run may hold the bench user and team already)
-    user = (get_user_model().objects.filter(username="bench").first()
-            or get_user_model().objects.create_user("bench", "bench@example.org", "unused-pw-123"))
+    user = get_user_model().objects.filter(username="bench").first() or get_user_model().objects.create_user(
+        "bench", "bench@example.org", "unused-pw-123"
+    )
     team = Team.objects.filter(name="Bench").first() or Team.objects.create(name="Bench")
     Membership.objects.get_or_create(team=team, user=user, defaults={"role": Membership.OWNER})
     _, token = ApiToken.issue(user, "bench")
@@ -196,8 +255,10 @@ def run(args, tmp, setup_s, connection) -> int:
     t0 = time.perf_counter()
     size = build_trace(path, wids, args.samples)
     n = len(wids) * args.samples
-    print(f"trace: {n} samples ({args.samples} x {len(wids)} workloads), {size / 1e6:.1f} MB, "
-          f"{size / n / 1024:.1f} KB per line; built in {time.perf_counter() - t0:.1f}s")
+    print(
+        f"trace: {n} samples ({args.samples} x {len(wids)} workloads), {size / 1e6:.1f} MB, "
+        f"{size / n / 1024:.1f} KB per line; built in {time.perf_counter() - t0:.1f}s"
+    )
     print(f"database: {connection.vendor} ({connection.settings_dict['NAME']}), test database set up in {setup_s:.1f}s")
 
     redis_proc = None
@@ -205,6 +266,7 @@ def run(args, tmp, setup_s, connection) -> int:
         from django.conf import settings
 
         from portal.embedded import start_redis
+
         redis_proc = start_redis(settings.EMBEDDED_REDIS_SOCKET)
     try:
         return _uploads(args, path, wids, size, n, token, team, user, redis_proc)
@@ -234,6 +296,7 @@ def _uploads(args, path, wids, size, n, token, team, user, redis_proc) -> int:
         sent["n"] += len(ids_)
         sent["s"] += time.perf_counter() - t
         sent["cpu"] += time.process_time() - c
+
     pipeline.enqueue_many = timed_enqueue
 
     client = Client()
@@ -248,8 +311,12 @@ def _uploads(args, path, wids, size, n, token, team, user, redis_proc) -> int:
         t0 = time.perf_counter()
         c0 = time.process_time()
         if args.path == "api":
-            r = client.post(f"/api/v1/submissions/trace/?upload_key={key}", body,
-                            content_type="application/x-ndjson", HTTP_AUTHORIZATION=f"Bearer {token}")
+            r = client.post(
+                f"/api/v1/submissions/trace/?upload_key={key}",
+                body,
+                content_type="application/x-ndjson",
+                HTTP_AUTHORIZATION=f"Bearer {token}",
+            )
             elapsed = time.perf_counter() - t0
             if r.status_code != 201:
                 print(f"upload failed: HTTP {r.status_code} {r.content[:500]!r}")
@@ -265,22 +332,36 @@ def _uploads(args, path, wids, size, n, token, team, user, redis_proc) -> int:
         assert cands == n and evs == n, (cands, evs)
         intake_s = elapsed - sent["s"]
         times.append(intake_s)
-        broker = (f"; wake-ups: {sent['n']} {'sent' if args.broker else 'counted, not sent'} in {sent['s']:.2f}s"
-                  if sent["n"] else "")
-        print(f"run {rep + 1}: accepted in {intake_s:.2f}s = {n / intake_s:,.0f} samples/s, "
-              f"{size / 1e6 / intake_s:.1f} MB/s (this process's CPU: {cpu:.2f}s; {cands} candidates, "
-              f"{evs} evaluations){broker}")
+        broker = (
+            f"; wake-ups: {sent['n']} {'sent' if args.broker else 'counted, not sent'} in {sent['s']:.2f}s"
+            if sent["n"]
+            else ""
+        )
+        print(
+            f"run {rep + 1}: accepted in {intake_s:.2f}s = {n / intake_s:,.0f} samples/s, "
+            f"{size / 1e6 / intake_s:.1f} MB/s (this process's CPU: {cpu:.2f}s; {cands} candidates, "
+            f"{evs} evaluations){broker}"
+        )
     import threading
-    for t in threading.enumerate():     # the self-reported summaries built after each upload
+
+    for t in threading.enumerate():  # the self-reported summaries built after each upload
         if t.name == "jaxbench-reported-summary":
             t.join(120)
     best, med = min(times), statistics.median(times)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     verdict = "OK" if med < GOAL_S else "SLOWER THAN THE GOAL"
-    args.result = {"median_s": round(med, 3), "best_s": round(best, 3), "runs_s": [round(t, 3) for t in times],
-                   "samples": n, "mb": round(size / 1e6, 1), "load": round(load, 1)}
-    print(f"trace upload ({args.path}, {connection.vendor}): median {med:.2f}s, best {best:.2f}s for {n} samples "
-          f"({n / med:,.0f} samples/s); goal < {GOAL_S:.0f}s: {verdict} [{os.cpu_count()} CPUs, load {load:.1f}]")
+    args.result = {
+        "median_s": round(med, 3),
+        "best_s": round(best, 3),
+        "runs_s": [round(t, 3) for t in times],
+        "samples": n,
+        "mb": round(size / 1e6, 1),
+        "load": round(load, 1),
+    }
+    print(
+        f"trace upload ({args.path}, {connection.vendor}): median {med:.2f}s, best {best:.2f}s for {n} samples "
+        f"({n / med:,.0f} samples/s); goal < {GOAL_S:.0f}s: {verdict} [{os.cpu_count()} CPUs, load {load:.1f}]"
+    )
     return 0 if med < GOAL_S else 2
 
 

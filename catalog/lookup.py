@@ -1,5 +1,6 @@
 """Workloads found by name in the catalogue, with the harness's one naming rule
 (:func:`jaxbench.workloads.names.resolve`): an ID, a slug or a public folder name."""
+
 from __future__ import annotations
 
 from catalog.models import Workload

@@ -1,6 +1,7 @@
 """The catalog: the hardware targets, the 50 workloads (a mirror of the registry in
 ``jaxbench/workloads``), their XLA baselines and the expert references. The lowest Django
 layer: every other app points here, it points nowhere."""
+
 from django.db import models
 from django.urls import reverse
 
@@ -48,7 +49,8 @@ class Workload(models.Model):
     rtol = models.FloatField()
     tolerance_reason = models.TextField(blank=True)
     public_file_note = models.TextField(
-        blank=True, help_text="why the public suite's baseline.py cannot be uploaded unchanged, and what to change")
+        blank=True, help_text="why the public suite's baseline.py cannot be uploaded unchanged, and what to change"
+    )
     input_names = models.JSONField(default=list)
     profiles = models.JSONField(default=dict)
     shapes = models.JSONField(default=dict, help_text="per profile: inputs and output shapes/dtypes")
@@ -82,9 +84,12 @@ class Baseline(models.Model):
     measured_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(
-            fields=["workload", "hardware", "profile", "jax_version", "harness_version"],
-            name="one_baseline_per_key")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workload", "hardware", "profile", "jax_version", "harness_version"],
+                name="one_baseline_per_key",
+            )
+        ]
         ordering = ["workload__number"]
 
 
@@ -114,8 +119,7 @@ class ExpertReference(models.Model):
 
     @property
     def timed_before_intervals(self) -> bool:
-        return self.outcome in record_terms.CORRECT_OUTCOMES and self.speedup is not None \
-            and self.speedup_lo is None
+        return self.outcome in record_terms.CORRECT_OUTCOMES and self.speedup is not None and self.speedup_lo is None
 
     @property
     def speedup_text(self) -> str:

@@ -1,4 +1,5 @@
 """Mirror the workload registry and the hardware targets into the database."""
+
 import inspect
 
 from django.db import transaction
@@ -13,6 +14,7 @@ def _spec(s):
 
 def workload_fields(wl) -> dict:
     import jax
+
     shapes, costs = {}, {}
     for profile in ("small", "full"):
         ins = wl.input_specs(profile)
@@ -25,14 +27,26 @@ def workload_fields(wl) -> dict:
         costs[profile] = {"flops": flops, "bytes": nbytes}
     meta = wl.summary()
     return {
-        "number": wl.number, "slug": wl.slug, "public_name": wl.public_name, "title": wl.title,
-        "source": wl.source, "model": wl.model, "category": wl.category,
-        "description": wl.description, "notes": meta.get("notes") or "", "expert": wl.expert,
-        "kernelbench_id": wl.kernelbench_id, "degenerate": wl.degenerate or "",
-        "atol": wl.atol, "rtol": wl.rtol, "tolerance_reason": wl.tolerance_reason or "",
+        "number": wl.number,
+        "slug": wl.slug,
+        "public_name": wl.public_name,
+        "title": wl.title,
+        "source": wl.source,
+        "model": wl.model,
+        "category": wl.category,
+        "description": wl.description,
+        "notes": meta.get("notes") or "",
+        "expert": wl.expert,
+        "kernelbench_id": wl.kernelbench_id,
+        "degenerate": wl.degenerate or "",
+        "atol": wl.atol,
+        "rtol": wl.rtol,
+        "tolerance_reason": wl.tolerance_reason or "",
         "public_file_note": wl.public_file_note or "",
-        "input_names": list(wl.input_names), "profiles": meta["profiles"],
-        "shapes": shapes, "costs": costs,
+        "input_names": list(wl.input_names),
+        "profiles": meta["profiles"],
+        "shapes": shapes,
+        "costs": costs,
         "reference_source": inspect.getsource(inspect.getmodule(wl.reference)),
     }
 
@@ -40,9 +54,16 @@ def workload_fields(wl) -> dict:
 @transaction.atomic
 def sync_hardware() -> int:
     for t in hardware.TARGETS.values():
-        HardwareTarget.objects.update_or_create(slug=t.slug, defaults={
-            "name": t.name, "platform": t.platform, "profile": t.profile,
-            "peak_flops": t.peak_flops, "peak_bandwidth": t.peak_bandwidth})
+        HardwareTarget.objects.update_or_create(
+            slug=t.slug,
+            defaults={
+                "name": t.name,
+                "platform": t.platform,
+                "profile": t.profile,
+                "peak_flops": t.peak_flops,
+                "peak_bandwidth": t.peak_bandwidth,
+            },
+        )
     return len(hardware.TARGETS)
 
 

@@ -1,4 +1,5 @@
 """Starter candidate files: the baseline, wrapped in the candidate interface, self-contained."""
+
 from __future__ import annotations
 
 import ast
@@ -6,7 +7,7 @@ import importlib
 import inspect
 import pprint
 
-_SKIP_FUNCS = {"create_inputs", "cost", "normal_bf16"}   # input generation is not the starter's
+_SKIP_FUNCS = {"create_inputs", "cost", "normal_bf16"}  # input generation is not the starter's
 
 
 def _module_parts(module, seen: set[str]) -> tuple[list[str], list[str]]:
@@ -52,29 +53,31 @@ def starter_source(wl, profile: str = "full") -> str:
             seen.add(line)
             uniq_imports.append(line)
     ref_name = wl.reference.__name__
-    return "\n".join([
-        f'"""Starter candidate for JAXBench {wl.id} {wl.title} ({wl.slug}).',
-        "",
-        "Replace the body of workload() with a Pallas kernel (jax.experimental.pallas) that returns",
-        "the same output shape and dtype. Read sizes from the input shapes: the harness sets CONFIG",
-        "to the profile's static values before calling, and runs the small profile on CPU under TPU",
-        "interpret mode. Inputs at the full profile:",
-        shape_lines,
-        f"Output: {getattr(out, 'shape', out)} {getattr(out, 'dtype', '')}",
-        f"Tolerance: atol={wl.atol}, rtol={wl.rtol}.",
-        '"""',
-        *uniq_imports,
-        "",
-        f"CONFIG = {pprint.pformat(static, sort_dicts=False)}",
-        "",
-        "",
-        "# --- the XLA baseline, for reference (the harness ignores it) ---",
-        "",
-        "\n\n\n".join(defs),
-        "",
-        "",
-        f"def workload({args}):",
-        '    """The candidate: replace this with your Pallas kernel."""',
-        f"    return {ref_name}({args}{', ' if call_kwargs else ''}{call_kwargs})",
-        "",
-    ])
+    return "\n".join(
+        [
+            f'"""Starter candidate for JAXBench {wl.id} {wl.title} ({wl.slug}).',
+            "",
+            "Replace the body of workload() with a Pallas kernel (jax.experimental.pallas) that returns",
+            "the same output shape and dtype. Read sizes from the input shapes: the harness sets CONFIG",
+            "to the profile's static values before calling, and runs the small profile on CPU under TPU",
+            "interpret mode. Inputs at the full profile:",
+            shape_lines,
+            f"Output: {getattr(out, 'shape', out)} {getattr(out, 'dtype', '')}",
+            f"Tolerance: atol={wl.atol}, rtol={wl.rtol}.",
+            '"""',
+            *uniq_imports,
+            "",
+            f"CONFIG = {pprint.pformat(static, sort_dicts=False)}",
+            "",
+            "",
+            "# --- the XLA baseline, for reference (the harness ignores it) ---",
+            "",
+            "\n\n\n".join(defs),
+            "",
+            "",
+            f"def workload({args}):",
+            '    """The candidate: replace this with your Pallas kernel."""',
+            f"    return {ref_name}({args}{', ' if call_kwargs else ''}{call_kwargs})",
+            "",
+        ]
+    )

@@ -1,4 +1,5 @@
 """The starter file of a workload: its reference, ready to be turned into a Pallas kernel."""
+
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 

@@ -4,6 +4,7 @@
 evaluation (``precheck`` or ``eval.<hardware>``, see evaluator/pipeline.py); a worker consumes
 only its own hardware's queues (evaluator/worker_middleware.py).
 """
+
 import logging
 
 import dramatiq
@@ -22,8 +23,9 @@ log = logging.getLogger(__name__)
 EVALUATION_TIME_LIMIT_MS = environment.get("JAXBENCH_EVALUATION_TIME_LIMIT_S") * 1000
 
 
-@dramatiq.actor(queue_name=DECLARED_QUEUE, max_retries=8, min_backoff=1000, max_backoff=120_000,
-                time_limit=EVALUATION_TIME_LIMIT_MS)
+@dramatiq.actor(
+    queue_name=DECLARED_QUEUE, max_retries=8, min_backoff=1000, max_backoff=120_000, time_limit=EVALUATION_TIME_LIMIT_MS
+)
 def evaluate(evaluation_id: int):
     status = run_evaluation(evaluation_id)
     log.info("evaluation %s: %s", evaluation_id, status)

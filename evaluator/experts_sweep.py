@@ -1,5 +1,6 @@
 """Sweeping the expert kernels: every configuration is an ordinary candidate run through the
 same harness; every point is recorded; the best correct one becomes the expert reference."""
+
 from __future__ import annotations
 
 import logging
@@ -29,17 +30,25 @@ def interval_of(record: dict) -> tuple[float | None, float | None]:
     return float(ci[0]), float(ci[1])
 
 
-def sweep_expert(workload: Workload, hardware, baseline_record: dict, limit: int | None = None,
-                 progress=None) -> ExpertReference:
+def sweep_expert(
+    workload: Workload, hardware, baseline_record: dict, limit: int | None = None, progress=None
+) -> ExpertReference:
     import jax
 
     from jaxbench import HARNESS_VERSION, harness
+
     implementation, configs = sweep_configs(workload.wid, hardware.profile, limit)
     points = []
     for i, config in enumerate(configs):
         source = experts.configured_source(workload.wid, config)
-        record = harness.evaluate(workload.wid, source, profile=hardware.profile, hardware=hardware.slug,
-                                  require_pallas=True, baseline=baseline_record)
+        record = harness.evaluate(
+            workload.wid,
+            source,
+            profile=hardware.profile,
+            hardware=hardware.slug,
+            require_pallas=True,
+            baseline=baseline_record,
+        )
         points.append((config, source, record))
         if progress:
             progress(i + 1, len(configs), config, record)
@@ -48,17 +57,38 @@ def sweep_expert(workload: Workload, hardware, baseline_record: dict, limit: int
     config, source, record = best
     lo, hi = interval_of(record)
     with transaction.atomic():
-        ref, _ = ExpertReference.objects.update_or_create(workload=workload, hardware=hardware, defaults={
-            "implementation": record.get("implementation") or implementation, "config": config,
-            "median_s": (record.get("timing") or {}).get("median_s"), "speedup": record.get("speedup"),
-            "speedup_lo": lo, "speedup_hi": hi,
-            "outcome": record.get("outcome", ""), "source": source, "record": record,
-            "jax_version": jax.__version__, "harness_version": HARNESS_VERSION,
-            "configs_tried": len(points)})
+        ref, _ = ExpertReference.objects.update_or_create(
+            workload=workload,
+            hardware=hardware,
+            defaults={
+                "implementation": record.get("implementation") or implementation,
+                "config": config,
+                "median_s": (record.get("timing") or {}).get("median_s"),
+                "speedup": record.get("speedup"),
+                "speedup_lo": lo,
+                "speedup_hi": hi,
+                "outcome": record.get("outcome", ""),
+                "source": source,
+                "record": record,
+                "jax_version": jax.__version__,
+                "harness_version": HARNESS_VERSION,
+                "configs_tried": len(points),
+            },
+        )
         ref.sweep.all().delete()
-        ExpertSweepPoint.objects.bulk_create([ExpertSweepPoint(
-            expert=ref, config=c, outcome=r.get("outcome", ""), speedup=r.get("speedup"),
-            speedup_lo=interval_of(r)[0], speedup_hi=interval_of(r)[1],
-            median_s=(r.get("timing") or {}).get("median_s"), message=(r.get("message") or "")[:2000])
-            for c, _, r in points])
+        ExpertSweepPoint.objects.bulk_create(
+            [
+                ExpertSweepPoint(
+                    expert=ref,
+                    config=c,
+                    outcome=r.get("outcome", ""),
+                    speedup=r.get("speedup"),
+                    speedup_lo=interval_of(r)[0],
+                    speedup_hi=interval_of(r)[1],
+                    median_s=(r.get("timing") or {}).get("median_s"),
+                    message=(r.get("message") or "")[:2000],
+                )
+                for c, _, r in points
+            ]
+        )
     return ref

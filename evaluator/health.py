@@ -1,4 +1,5 @@
 """Broker, queue and worker status for the health page and ``manage.py health``."""
+
 from __future__ import annotations
 
 import datetime
@@ -53,24 +54,42 @@ def status() -> dict:
     cutoff = timezone.now() - datetime.timedelta(seconds=3 * HEARTBEAT_SECONDS)
     workers = list(WorkerHeartbeat.objects.filter(last_seen_at__gte=cutoff))
     pending = {}
-    for row in (Evaluation.objects.filter(state__in=[Evaluation.QUEUED, Evaluation.RUNNING])
-                .values("hardware__slug", "stage", "state")):
+    for row in Evaluation.objects.filter(state__in=[Evaluation.QUEUED, Evaluation.RUNNING]).values(
+        "hardware__slug", "stage", "state"
+    ):
         q = stage_queue(row["stage"], row["hardware__slug"])
         pending.setdefault(q, {"queued": 0, "running": 0})[row["state"]] += 1
     return {
         "broker": broker_description(),
         "reachable": reachable,
         "error": error,
-        "queues": [{"name": q, "depth": depths.get(q), "queued": pending.get(q, {}).get("queued", 0),
-                    "running": pending.get(q, {}).get("running", 0),
-                    "workers": sum(1 for w in workers if q in w.queues)} for q in queues],
-        "workers": [{"name": w.name, "hardware": w.hardware, "queues": w.queues,
-                     "last_seen_at": w.last_seen_at.isoformat(), "started_at": w.started_at.isoformat()}
-                    for w in workers],
+        "queues": [
+            {
+                "name": q,
+                "depth": depths.get(q),
+                "queued": pending.get(q, {}).get("queued", 0),
+                "running": pending.get(q, {}).get("running", 0),
+                "workers": sum(1 for w in workers if q in w.queues),
+            }
+            for q in queues
+        ],
+        "workers": [
+            {
+                "name": w.name,
+                "hardware": w.hardware,
+                "queues": w.queues,
+                "last_seen_at": w.last_seen_at.isoformat(),
+                "started_at": w.started_at.isoformat(),
+            }
+            for w in workers
+        ],
     }
 
 
 def live_workers_for(queue: str) -> int:
     cutoff = timezone.now() - datetime.timedelta(seconds=3 * HEARTBEAT_SECONDS)
-    return sum(1 for qs in WorkerHeartbeat.objects.filter(last_seen_at__gte=cutoff).values_list("queues", flat=True)
-               if queue in qs)
+    return sum(
+        1
+        for qs in WorkerHeartbeat.objects.filter(last_seen_at__gte=cutoff).values_list("queues", flat=True)
+        if queue in qs
+    )

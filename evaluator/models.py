@@ -1,4 +1,5 @@
 """Evaluation state. These rows are the truth for every job: the broker only carries wake-ups."""
+
 from django.db import models
 
 from catalog.models import HardwareTarget
@@ -14,10 +15,15 @@ class Evaluation(models.Model):
     QUEUED = "queued"
     RUNNING = "running"
     DONE = "done"
-    SKIPPED = "skipped"     # a pre-check stopped it before the accelerator stage
-    FAILED = "failed"       # infrastructure failure after every retry
-    STATES = [(QUEUED, "Queued"), (RUNNING, "Running"), (DONE, "Done"), (SKIPPED, "Stopped by pre-check"),
-              (FAILED, "Infrastructure failure")]
+    SKIPPED = "skipped"  # a pre-check stopped it before the accelerator stage
+    FAILED = "failed"  # infrastructure failure after every retry
+    STATES = [
+        (QUEUED, "Queued"),
+        (RUNNING, "Running"),
+        (DONE, "Done"),
+        (SKIPPED, "Stopped by pre-check"),
+        (FAILED, "Infrastructure failure"),
+    ]
     FINAL_STATES = (DONE, SKIPPED, FAILED)
 
     OUTCOMES = list(record_terms.OUTCOMES)
@@ -27,8 +33,9 @@ class Evaluation(models.Model):
     # candidate and the state are the leading columns of the unique (candidate, hardware, stage)
     # and the (state, hardware, stage) indexes, so they get none of their own; outcome and
     # code_sha256 get plain b-trees in Meta (db_index would add a LIKE index on PostgreSQL).
-    candidate = models.ForeignKey("submissions.Candidate", on_delete=models.CASCADE, related_name="evaluations",
-                                  db_index=False)
+    candidate = models.ForeignKey(
+        "submissions.Candidate", on_delete=models.CASCADE, related_name="evaluations", db_index=False
+    )
     hardware = models.ForeignKey(HardwareTarget, on_delete=models.PROTECT, related_name="evaluations")
     stage = models.CharField(max_length=10, choices=STAGES, default=MAIN)
     state = models.CharField(max_length=10, choices=STATES, default=QUEUED)
@@ -50,11 +57,14 @@ class Evaluation(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["candidate", "hardware", "stage"],
-                                               name="one_evaluation_per_stage")]
-        indexes = [models.Index(fields=["state", "hardware", "stage"]),
-                   models.Index(fields=["outcome"], name="evaluation_outcome_idx"),
-                   models.Index(fields=["code_sha256"], name="evaluation_code_sha256_idx")]
+        constraints = [
+            models.UniqueConstraint(fields=["candidate", "hardware", "stage"], name="one_evaluation_per_stage")
+        ]
+        indexes = [
+            models.Index(fields=["state", "hardware", "stage"]),
+            models.Index(fields=["outcome"], name="evaluation_outcome_idx"),
+            models.Index(fields=["code_sha256"], name="evaluation_code_sha256_idx"),
+        ]
         ordering = ["id"]
 
     def __str__(self):

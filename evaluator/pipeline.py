@@ -5,6 +5,7 @@ commits (``transaction.on_commit``): a worker never sees an ID that is not yet i
 and a rolled-back intake sends nothing. A lost message is harmless: the reconciler re-sends
 every queued row whose message may be gone.
 """
+
 from __future__ import annotations
 
 import logging
@@ -35,11 +36,19 @@ def schedule_submission(submission) -> list[int]:
     stage = first_stage(submission.hardware)
     now = timezone.now()
     hw = submission.hardware_id
-    insert_rows(Evaluation, ("candidate_id", "hardware_id", "stage", "code_sha256", "enqueued_at"),
-                ((cid, hw, stage, sha, now)
-                 for cid, sha in submission.candidates.order_by("pk").values_list("id", "code_sha256")))
-    ids = list(Evaluation.objects.filter(candidate__submission=submission, stage=stage)
-               .order_by("pk").values_list("pk", flat=True))
+    insert_rows(
+        Evaluation,
+        ("candidate_id", "hardware_id", "stage", "code_sha256", "enqueued_at"),
+        (
+            (cid, hw, stage, sha, now)
+            for cid, sha in submission.candidates.order_by("pk").values_list("id", "code_sha256")
+        ),
+    )
+    ids = list(
+        Evaluation.objects.filter(candidate__submission=submission, stage=stage)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
     queue = stage_queue(stage, submission.hardware.slug)
     transaction.on_commit(lambda: enqueue_soon(ids, queue))
     return ids
@@ -54,8 +63,9 @@ def enqueue_soon(evaluation_ids, queue: str) -> None:
     if len(evaluation_ids) <= BACKGROUND_ENQUEUE_OVER:
         enqueue_many(evaluation_ids, queue)
         return
-    threading.Thread(target=enqueue_many, args=(list(evaluation_ids), queue), daemon=True,
-                     name="jaxbench-enqueue").start()
+    threading.Thread(
+        target=enqueue_many, args=(list(evaluation_ids), queue), daemon=True, name="jaxbench-enqueue"
+    ).start()
 
 
 def enqueue_many(evaluation_ids, queue: str) -> None:
@@ -63,9 +73,9 @@ def enqueue_many(evaluation_ids, queue: str) -> None:
     broker.declare_queue(queue)
     for eid in evaluation_ids:
         try:
-            broker.enqueue(dramatiq.Message(queue_name=queue, actor_name=EVALUATE_ACTOR, args=(eid,), kwargs={},
-                                           options={}))
+            broker.enqueue(
+                dramatiq.Message(queue_name=queue, actor_name=EVALUATE_ACTOR, args=(eid,), kwargs={}, options={})
+            )
         except Exception:  # broker down: the rows stay queued and the reconciler re-sends them
-            log.warning("could not enqueue evaluation %s on %s; the reconciler will retry", eid, queue,
-                        exc_info=True)
+            log.warning("could not enqueue evaluation %s on %s; the reconciler will retry", eid, queue, exc_info=True)
             return

@@ -1,4 +1,5 @@
 """Progress of a submission's evaluations, for its page, the status API and the CLI."""
+
 from __future__ import annotations
 
 from django.db.models import Count, IntegerField, OuterRef, Q, Subquery, Value
@@ -19,8 +20,11 @@ def submission_progress(submission) -> dict:
        "outcomes": {outcome: n}, "waiting_for": "tpu-v6e" | None, "precheck_saved": {...}}``
     """
     total = submission.candidates.count()
-    rows = (Evaluation.objects.filter(candidate__submission=submission)
-            .values("stage", "state", "outcome").annotate(n=Count("id")))
+    rows = (
+        Evaluation.objects.filter(candidate__submission=submission)
+        .values("stage", "state", "outcome")
+        .annotate(n=Count("id"))
+    )
     stages: dict[str, dict[str, int]] = {}
     outcomes: dict[str, int] = {}
     main_final = pre_stopped = 0
@@ -63,11 +67,10 @@ ACCELERATOR_OVERHEAD_S = 20.0
 
 
 def _estimated_accelerator_seconds(submission, n_stopped: int) -> float:
-    stopped = (Evaluation.objects.filter(candidate__submission=submission, stage=Evaluation.PRECHECK,
-                                         state=Evaluation.SKIPPED)
-               .values_list("candidate__workload_id", flat=True))
-    medians = dict(Baseline.objects.filter(hardware=submission.hardware)
-                   .values_list("workload_id", "median_s"))
+    stopped = Evaluation.objects.filter(
+        candidate__submission=submission, stage=Evaluation.PRECHECK, state=Evaluation.SKIPPED
+    ).values_list("candidate__workload_id", flat=True)
+    medians = dict(Baseline.objects.filter(hardware=submission.hardware).values_list("workload_id", "median_s"))
     total = 0.0
     for wid in stopped:
         total += ACCELERATOR_OVERHEAD_S + 60 * medians.get(wid, 0.0)
@@ -76,20 +79,31 @@ def _estimated_accelerator_seconds(submission, n_stopped: int) -> float:
 
 def progress_annotations(qs):
     """Annotate a Submission queryset with n_total, n_done, n_faster, n_tie (one query)."""
-    final = (Q(stage=Evaluation.MAIN, state__in=Evaluation.FINAL_STATES)
-             | Q(stage=Evaluation.PRECHECK, state=Evaluation.SKIPPED))
-    done = (Evaluation.objects.filter(final, candidate__submission=OuterRef("pk"))
-            .values("candidate__submission").annotate(n=Count("id")).values("n"))
+    final = Q(stage=Evaluation.MAIN, state__in=Evaluation.FINAL_STATES) | Q(
+        stage=Evaluation.PRECHECK, state=Evaluation.SKIPPED
+    )
+    done = (
+        Evaluation.objects.filter(final, candidate__submission=OuterRef("pk"))
+        .values("candidate__submission")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+
     def of_outcome(outcome):
-        return (Evaluation.objects.filter(candidate__submission=OuterRef("pk"), stage=Evaluation.MAIN,
-                                          outcome=outcome)
-                .values("candidate__submission").annotate(n=Count("id")).values("n"))
+        return (
+            Evaluation.objects.filter(candidate__submission=OuterRef("pk"), stage=Evaluation.MAIN, outcome=outcome)
+            .values("candidate__submission")
+            .annotate(n=Count("id"))
+            .values("n")
+        )
+
     # faster only when the speedup's 95% interval lies above 1; a tie is within noise of XLA
     faster, ties = of_outcome(Outcome.CORRECT_FASTER), of_outcome(Outcome.CORRECT_TIE)
-    total = (Candidate.objects.filter(submission=OuterRef("pk")).values("submission")
-             .annotate(n=Count("id")).values("n"))
+    total = Candidate.objects.filter(submission=OuterRef("pk")).values("submission").annotate(n=Count("id")).values("n")
     zero = Value(0, output_field=IntegerField())
-    return qs.annotate(n_total=Coalesce(Subquery(total, output_field=IntegerField()), zero),
-                       n_done=Coalesce(Subquery(done, output_field=IntegerField()), zero),
-                       n_faster=Coalesce(Subquery(faster, output_field=IntegerField()), zero),
-                       n_tie=Coalesce(Subquery(ties, output_field=IntegerField()), zero))
+    return qs.annotate(
+        n_total=Coalesce(Subquery(total, output_field=IntegerField()), zero),
+        n_done=Coalesce(Subquery(done, output_field=IntegerField()), zero),
+        n_faster=Coalesce(Subquery(faster, output_field=IntegerField()), zero),
+        n_tie=Coalesce(Subquery(ties, output_field=IntegerField()), zero),
+    )

@@ -3,6 +3,7 @@
 One queue per hardware target (``eval.<slug>``: only a worker on that hardware consumes it), the
 CPU pre-check that screens candidates before an accelerator is spent on them, and the
 maintenance queue (pings, expert sweeps' bookkeeping)."""
+
 from __future__ import annotations
 
 PRECHECK_QUEUE = "precheck"

@@ -1,4 +1,5 @@
 """The evaluator's answers to what the submissions app announces."""
+
 from django.dispatch import receiver
 
 from evaluator.pipeline import schedule_submission

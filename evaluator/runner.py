@@ -4,6 +4,7 @@ store the verdict, move it to the next stage, refresh the leaderboard aggregates
 Infrastructure failures raise (Dramatiq retries with backoff, the row goes back to queued);
 a candidate's own failure is an outcome and is never retried.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -34,15 +35,19 @@ class InfrastructureError(RuntimeError):
 
 
 def lease_seconds() -> int:
-    return environment.get("JAXBENCH_LEASE_SECONDS")   # read live: tests shorten it per process
+    return environment.get("JAXBENCH_LEASE_SECONDS")  # read live: tests shorten it per process
 
 
 def claim(evaluation_id: int, me: str) -> Evaluation | None:
     """Take the row if it is queued or its lease expired; None when there is nothing to do."""
     now = timezone.now()
     with transaction.atomic():
-        ev = (Evaluation.objects.select_for_update().select_related("candidate", "hardware", "candidate__workload")
-              .filter(pk=evaluation_id).first())
+        ev = (
+            Evaluation.objects.select_for_update()
+            .select_related("candidate", "hardware", "candidate__workload")
+            .filter(pk=evaluation_id)
+            .first()
+        )
         if ev is None or ev.state in Evaluation.FINAL_STATES:
             return None
         if ev.state == Evaluation.RUNNING and ev.lease_expires_at and ev.lease_expires_at > now:
@@ -86,7 +91,8 @@ class LeaseKeeper:
             try:
                 close_old_connections()
                 Evaluation.objects.filter(pk=self.evaluation_id, state=Evaluation.RUNNING, worker=self.me[:120]).update(
-                    lease_expires_at=timezone.now() + datetime.timedelta(seconds=lease_seconds()))
+                    lease_expires_at=timezone.now() + datetime.timedelta(seconds=lease_seconds())
+                )
             except Exception:
                 log.warning("lease renewal failed for %s", self.evaluation_id, exc_info=True)
             finally:
@@ -96,8 +102,11 @@ class LeaseKeeper:
 def release(evaluation_id: int, me: str, reason: str) -> None:
     """Put a row we hold back to queued after an infrastructure failure (the retry re-claims it)."""
     Evaluation.objects.filter(pk=evaluation_id, state=Evaluation.RUNNING, worker=me[:120]).update(
-        state=Evaluation.QUEUED, lease_expires_at=None, message=f"retrying after: {reason}"[:2000],
-        enqueued_at=timezone.now())
+        state=Evaluation.QUEUED,
+        lease_expires_at=None,
+        message=f"retrying after: {reason}"[:2000],
+        enqueued_at=timezone.now(),
+    )
 
 
 def _profile_for(ev: Evaluation) -> str:
@@ -107,11 +116,21 @@ def _profile_for(ev: Evaluation) -> str:
 def reusable_record(ev: Evaluation) -> Evaluation | None:
     """A finished evaluation of identical code for the same workload, hardware, stage, profile
     and harness version: agents repeat themselves, and the verdict would be the same."""
-    return (Evaluation.objects.filter(
-        code_sha256=ev.code_sha256, hardware=ev.hardware, stage=ev.stage, state__in=(Evaluation.DONE, Evaluation.SKIPPED),
-        candidate__workload=ev.candidate.workload, record__harness_version=HARNESS_VERSION,
-        record__profile=_profile_for(ev), reused_from__isnull=True)
-        .exclude(pk=ev.pk).order_by("finished_at").first())
+    return (
+        Evaluation.objects.filter(
+            code_sha256=ev.code_sha256,
+            hardware=ev.hardware,
+            stage=ev.stage,
+            state__in=(Evaluation.DONE, Evaluation.SKIPPED),
+            candidate__workload=ev.candidate.workload,
+            record__harness_version=HARNESS_VERSION,
+            record__profile=_profile_for(ev),
+            reused_from__isnull=True,
+        )
+        .exclude(pk=ev.pk)
+        .order_by("finished_at")
+        .first()
+    )
 
 
 def baseline_for(workload, hardware) -> Baseline:
@@ -120,13 +139,20 @@ def baseline_for(workload, hardware) -> Baseline:
     import jax
 
     from jaxbench import harness
-    key = dict(workload=workload, hardware=hardware, profile=hardware.profile,
-               jax_version=jax.__version__, harness_version=HARNESS_VERSION)
+
+    key = dict(
+        workload=workload,
+        hardware=hardware,
+        profile=hardware.profile,
+        jax_version=jax.__version__,
+        harness_version=HARNESS_VERSION,
+    )
     existing = Baseline.objects.filter(**key).first()
     if existing:
         return existing
-    record = harness.measure_baseline(workload.wid, profile=hardware.profile, hardware=hardware.slug,
-                                      timeouts=harness_timeouts())
+    record = harness.measure_baseline(
+        workload.wid, profile=hardware.profile, hardware=hardware.slug, timeouts=harness_timeouts()
+    )
     median = (record.get("timing") or {}).get("median_s")
     if not median:
         raise InfrastructureError(f"baseline of {workload.wid} on {hardware.slug} failed: {record.get('message')}")
@@ -146,6 +172,7 @@ def warm_pool():
     """One warm sandboxed child per worker thread (JAX already imported in it), so the next
     candidate pays only for its own compile and run. Each child still serves one candidate."""
     from jaxbench import harness
+
     pool = getattr(_local, "pool", None)
     if pool is None:
         pool = _local.pool = harness.WarmPool()
@@ -160,9 +187,15 @@ def run_harness(ev: Evaluation) -> tuple[dict, str]:
     if ev.stage == Evaluation.PRECHECK:
         return precheck(wl, code, ev.hardware, require_pallas)
     baseline = baseline_for(wl, ev.hardware)
-    record = warm_pool().evaluate(wl.wid, code, profile=ev.hardware.profile, hardware=ev.hardware.slug,
-                                  require_pallas=require_pallas, baseline=baseline.record,
-                                  timeouts=harness_timeouts())
+    record = warm_pool().evaluate(
+        wl.wid,
+        code,
+        profile=ev.hardware.profile,
+        hardware=ev.hardware.slug,
+        require_pallas=require_pallas,
+        baseline=baseline.record,
+        timeouts=harness_timeouts(),
+    )
     return record, Evaluation.DONE
 
 
@@ -170,16 +203,31 @@ def precheck(wl, code: str, hardware, require_pallas: bool) -> tuple[dict, str]:
     """Stage 1 for accelerator targets, on CPU: lower for the target platform at full shapes,
     then numerics in TPU interpret mode at the small profile. Stops candidates that fail."""
     from jaxbench import harness
-    lowered = harness.lower_for_platform(wl.wid, code, platform=hardware.platform, profile="full",
-                                         timeouts=harness_timeouts(), require_pallas=require_pallas)
+
+    lowered = harness.lower_for_platform(
+        wl.wid,
+        code,
+        platform=hardware.platform,
+        profile="full",
+        timeouts=harness_timeouts(),
+        require_pallas=require_pallas,
+    )
     if lowered.get("outcome") not in (None, "ok", "lowered"):
         lowered["precheck"] = "lowering"
         return lowered, Evaluation.SKIPPED
-    numerics = harness.evaluate(wl.wid, code, profile="small", hardware="cpu", require_pallas=require_pallas,
-                                baseline=None, timeouts=harness_timeouts())
+    numerics = harness.evaluate(
+        wl.wid,
+        code,
+        profile="small",
+        hardware="cpu",
+        require_pallas=require_pallas,
+        baseline=None,
+        timeouts=harness_timeouts(),
+    )
     numerics["precheck"] = "numerics"
-    numerics["lowering"] = {k: lowered.get(k) for k in ("platform", "profile", "duration_s", "has_pallas_call",
-                                                        "pallas_share")}
+    numerics["lowering"] = {
+        k: lowered.get(k) for k in ("platform", "profile", "duration_s", "has_pallas_call", "pallas_share")
+    }
     outcome = numerics.get("outcome")
     if outcome in (Outcome.INCORRECT, Outcome.REJECTED, Outcome.TIMEOUT, Outcome.RUNTIME_ERROR):
         return numerics, Evaluation.SKIPPED
@@ -214,8 +262,11 @@ def finish(ev: Evaluation, record: dict, state: str, reused_from=None) -> None:
         next_ids = []
         if ev.stage == Evaluation.PRECHECK and state == Evaluation.DONE:
             main, created = Evaluation.objects.get_or_create(
-                candidate_id=ev.candidate_id, hardware=ev.hardware, stage=Evaluation.MAIN,
-                defaults={"code_sha256": ev.code_sha256, "enqueued_at": now})
+                candidate_id=ev.candidate_id,
+                hardware=ev.hardware,
+                stage=Evaluation.MAIN,
+                defaults={"code_sha256": ev.code_sha256, "enqueued_at": now},
+            )
             if created:
                 next_ids.append(main.pk)
         if next_ids:
@@ -260,20 +311,31 @@ def reconcile(stale_seconds: float | None = None) -> list[int]:
     stale = float(stale_seconds if stale_seconds is not None else environment.get("JAXBENCH_RECONCILE_STALE_SECONDS"))
     now = timezone.now()
     cutoff = now - datetime.timedelta(seconds=stale)
-    expired = list(Evaluation.objects.filter(state=Evaluation.RUNNING, lease_expires_at__lt=now)
-                   .values_list("pk", flat=True))
+    expired = list(
+        Evaluation.objects.filter(state=Evaluation.RUNNING, lease_expires_at__lt=now).values_list("pk", flat=True)
+    )
     if expired:
         Evaluation.objects.filter(pk__in=expired, state=Evaluation.RUNNING, lease_expires_at__lt=now).update(
-            state=Evaluation.QUEUED, lease_expires_at=None, enqueued_at=cutoff - datetime.timedelta(seconds=1),
-            message="re-queued: the worker's lease expired")
+            state=Evaluation.QUEUED,
+            lease_expires_at=None,
+            enqueued_at=cutoff - datetime.timedelta(seconds=1),
+            message="re-queued: the worker's lease expired",
+        )
     resent: list[int] = []
-    candidates = list(Evaluation.objects.filter(state=Evaluation.QUEUED)
-                      .filter(models_q_stale(cutoff)).select_related("hardware")
-                      .values_list("pk", "stage", "hardware__slug")[:5000])
+    candidates = list(
+        Evaluation.objects.filter(state=Evaluation.QUEUED)
+        .filter(models_q_stale(cutoff))
+        .select_related("hardware")
+        .values_list("pk", "stage", "hardware__slug")[:5000]
+    )
     by_queue: dict[str, list[int]] = {}
     for pk, stage, slug in candidates:
         # One winner per row: only the caller whose UPDATE matched re-sends it.
-        if Evaluation.objects.filter(pk=pk, state=Evaluation.QUEUED).filter(models_q_stale(cutoff)).update(enqueued_at=now):
+        if (
+            Evaluation.objects.filter(pk=pk, state=Evaluation.QUEUED)
+            .filter(models_q_stale(cutoff))
+            .update(enqueued_at=now)
+        ):
             q = stage_queue(stage, slug)
             by_queue.setdefault(q, []).append(pk)
             resent.append(pk)

@@ -3,6 +3,7 @@
 ``evaluation_finished`` is sent inside the verdict's transaction when an evaluation reaches its
 final state (done, skipped, failed); ``evaluation`` is the locked row. Receivers run in that
 transaction: an exception rolls the verdict back and the row is retried."""
+
 from django.dispatch import Signal
 
 evaluation_finished = Signal()

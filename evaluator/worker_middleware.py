@@ -5,6 +5,7 @@ worker detects its hardware from ``jax.devices()`` at boot and restricts itself 
 ``eval.<slug>`` (plus ``precheck`` and ``maintenance`` on CPU hosts). ``JAXBENCH_WORKER_QUEUES``
 (comma-separated) overrides the choice.
 """
+
 import logging
 import os
 import socket
@@ -40,6 +41,7 @@ class HardwareQueues(dramatiq.Middleware):
             from jaxbench.hardware import (  # deferred: JAX loads only where the harness runs, never in the web process
                 detect,
             )
+
             slug = detect().slug
             queues = queues_for(slug)
         os.environ["JAXBENCH_WORKER_HARDWARE"] = slug
@@ -64,12 +66,21 @@ class Heartbeat(dramatiq.Middleware):
         # deferred: django_dramatiq loads this middleware before the app registry is ready
         from catalog.models import HardwareTarget
         from evaluator.models import WorkerHeartbeat
+
         close_old_connections()
         now = timezone.now()
         hw = environment.get("JAXBENCH_WORKER_HARDWARE")
-        WorkerHeartbeat.objects.update_or_create(name=self._name, defaults={
-            "hostname": socket.gethostname(), "pid": os.getpid(), "hardware": hw,
-            "queues": self._queues, "started_at": self._started, "last_seen_at": now})
+        WorkerHeartbeat.objects.update_or_create(
+            name=self._name,
+            defaults={
+                "hostname": socket.gethostname(),
+                "pid": os.getpid(),
+                "hardware": hw,
+                "queues": self._queues,
+                "started_at": self._started,
+                "last_seen_at": now,
+            },
+        )
         HardwareTarget.objects.filter(slug=hw).update(last_worker_seen_at=now)
 
     def _loop(self):
@@ -85,6 +96,7 @@ class Heartbeat(dramatiq.Middleware):
             self._stop.set()
             try:
                 from evaluator.models import WorkerHeartbeat  # deferred: see _beat
+
                 close_old_connections()
                 WorkerHeartbeat.objects.filter(name=self._name).delete()
             except Exception:
@@ -101,6 +113,7 @@ class Reconciler(dramatiq.Middleware):
 
     def _loop(self):
         from evaluator.runner import reconcile  # deferred: the runner imports models (see Heartbeat._beat)
+
         first = True
         while first or not self._stop.wait(self._interval):
             first = False

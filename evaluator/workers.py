@@ -1,5 +1,6 @@
 """Who a worker is: the one name it signs its heartbeat and its leases with, and how often it
 says it is alive."""
+
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """``python -m jaxbench`` (see :mod:`jaxbench.cli`)."""
+
 import sys
 
 from .cli import main

@@ -5,6 +5,7 @@ and reads the child's outputs back through :class:`jaxbench.sandbox.SafeDir`: re
 files only, no symlinks, a size cap computed from the expected shape, ``allow_pickle=False``,
 and the stored dtype and shape must be exactly the expected ones.
 """
+
 from __future__ import annotations
 
 import io
@@ -14,7 +15,7 @@ import os
 import numpy as np
 
 NPY_HEADER_CAP = 64 << 10
-STORAGE = {"bfloat16": "uint16"}   # dtypes numpy has no native code for, and their carrier
+STORAGE = {"bfloat16": "uint16"}  # dtypes numpy has no native code for, and their carrier
 
 
 class OutputError(ValueError):
@@ -33,6 +34,7 @@ def dtype_name(dtype) -> str:
 def to_numpy_dtype(name: str):
     if name == "bfloat16":
         import ml_dtypes  # deferred: ml_dtypes comes with JAX; only bf16 arrays need it
+
         return np.dtype(ml_dtypes.bfloat16)
     return np.dtype(name)
 
@@ -82,8 +84,9 @@ def load_npy_bytes(data: bytes, dtype: str, shape: tuple) -> np.ndarray:
     except Exception as exc:
         raise OutputError("bad_output", f"unreadable output: {type(exc).__name__}: {exc}") from exc
     if not isinstance(arr, np.ndarray) or arr.dtype != storage:
-        raise OutputError("dtype_mismatch", f"stored dtype {getattr(arr, 'dtype', None)}, "
-                                            f"expected {storage} for {dtype}")
+        raise OutputError(
+            "dtype_mismatch", f"stored dtype {getattr(arr, 'dtype', None)}, expected {storage} for {dtype}"
+        )
     if tuple(arr.shape) != tuple(shape):
         raise OutputError("shape_mismatch", f"shape {tuple(arr.shape)}, expected {tuple(shape)}")
     if dtype in STORAGE:

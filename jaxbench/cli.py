@@ -12,6 +12,7 @@ Exit codes: 0 success (a correct candidate; a baseline or lowering that worked),
 candidate failed (any other outcome), 2 usage error (unknown workload, missing file, bad
 option), 3 infrastructure error (the harness could not evaluate).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,6 +32,7 @@ class UsageError(Exception):
 
 def _workload(name):
     from . import workloads  # deferred: each subcommand imports what it uses (list/check start without JAX)
+
     try:
         return workloads.get(name)
     except KeyError as exc:
@@ -46,6 +48,7 @@ def _read_kernel(path):
 
 def _check_hardware(hardware):
     from . import hardware as hw  # deferred: each subcommand imports what it uses (list/check start without JAX)
+
     if hardware:
         try:
             hw.get_target(hardware)
@@ -57,6 +60,7 @@ def _default_profile(hardware):
     # deferred: each subcommand imports what it uses (list/check start without JAX)
     from . import hardware as hw
     from . import harness
+
     _check_hardware(hardware)
     if hardware:
         return hw.get_target(hardware).profile
@@ -69,10 +73,17 @@ def _shape_text(specs):
 
 def cmd_list(args):
     from . import workloads  # deferred: each subcommand imports what it uses (list/check start without JAX)
+
     rows = []
     for wl in workloads.all_workloads():
-        row = {"id": wl.id, "slug": wl.slug, "source": wl.source, "model": wl.model,
-               "category": wl.category, "expert": wl.expert}
+        row = {
+            "id": wl.id,
+            "slug": wl.slug,
+            "source": wl.source,
+            "model": wl.model,
+            "category": wl.category,
+            "expert": wl.expert,
+        }
         for p in ("small", "full"):
             try:
                 row[p] = _shape_text(wl.input_specs(p))
@@ -91,7 +102,7 @@ def cmd_list(args):
     print("  ".join(c.ljust(widths[c]) for c in cols))
     for r in rows:
         vals = {**r, "expert": "yes" if r["expert"] else ""}
-        print("  ".join(str(vals[c])[:widths[c]].ljust(widths[c]) for c in cols))
+        print("  ".join(str(vals[c])[: widths[c]].ljust(widths[c]) for c in cols))
     print(f"\n{len(rows)} workloads")
     return EXIT_OK
 
@@ -102,29 +113,39 @@ def _fmt_ms(s):
 
 def print_record(rec, out=sys.stdout):
     w = out.write
-    w(f"{rec['workload_slug']}  profile={rec['profile']}  hardware={rec['hardware']}  "
-      f"mode={rec['mode']}\n")
+    w(f"{rec['workload_slug']}  profile={rec['profile']}  hardware={rec['hardware']}  mode={rec['mode']}\n")
     w(f"  outcome      {rec['outcome']}" + (f" ({rec['error_category']})" if rec['error_category'] else "") + "\n")
     if rec.get("speedup") is not None:
         lo, hi = rec.get("speedup_ci") or (None, None)
-        w(f"  speedup      {format_speedup(rec['speedup'], lo, hi)} vs XLA "
-          f"({OUTCOME_LABELS.get(rec['outcome'], rec['outcome'])}; baseline "
-          f"{rec.get('baseline_source')})" +
-          ("   [held for review]" if rec.get("held_for_review") else "") + "\n")
+        w(
+            f"  speedup      {format_speedup(rec['speedup'], lo, hi)} vs XLA "
+            f"({OUTCOME_LABELS.get(rec['outcome'], rec['outcome'])}; baseline "
+            f"{rec.get('baseline_source')})" + ("   [held for review]" if rec.get("held_for_review") else "") + "\n"
+        )
     t = rec.get("timing")
     if t:
-        w(f"  kernel time  {_fmt_ms(t['median_s'])} median of {t['n']} ({t['method']}; "
-          f"min {_fmt_ms(t['min_s'])}, spread {t['spread']:.2f}; wall {_fmt_ms(t.get('wall_median_s'))})\n")
+        w(
+            f"  kernel time  {_fmt_ms(t['median_s'])} median of {t['n']} ({t['method']}; "
+            f"min {_fmt_ms(t['min_s'])}, spread {t['spread']:.2f}; wall {_fmt_ms(t.get('wall_median_s'))})\n"
+        )
     if rec.get("baseline_median_s"):
-        w(f"  XLA baseline {_fmt_ms(rec['baseline_median_s'])} beside the candidate"
-          + (f" (alone earlier: {_fmt_ms(rec['cached_baseline_median_s'])})"
-             if rec.get("cached_baseline_median_s") else "") + "\n")
+        w(
+            f"  XLA baseline {_fmt_ms(rec['baseline_median_s'])} beside the candidate"
+            + (
+                f" (alone earlier: {_fmt_ms(rec['cached_baseline_median_s'])})"
+                if rec.get("cached_baseline_median_s")
+                else ""
+            )
+            + "\n"
+        )
     e = rec.get("errors")
     if e:
         c, x = e["candidate"], e["xla"]
-        w(f"  error        vs the exact answer: candidate max abs {c['max_abs']:.3g} "
-          f"({c['n_beyond_tol']} beyond tolerance), XLA max abs {x['max_abs']:.3g} "
-          f"({x['n_beyond_tol']} beyond tolerance); {e['n_fail']} outside the allowance\n")
+        w(
+            f"  error        vs the exact answer: candidate max abs {c['max_abs']:.3g} "
+            f"({c['n_beyond_tol']} beyond tolerance), XLA max abs {x['max_abs']:.3g} "
+            f"({x['n_beyond_tol']} beyond tolerance); {e['n_fail']} outside the allowance\n"
+        )
     w(f"  pallas_call  {rec.get('has_pallas_call')}   callbacks {rec.get('host_callbacks') or 'none'}\n")
     if rec.get("pallas_share"):
         w(f"  work         {_share_line(rec['pallas_share'])}\n")
@@ -134,20 +155,28 @@ def print_record(rec, out=sys.stdout):
         for line in lines[1:]:
             w("               " + line + "\n")
     sb = rec.get("sandbox") or {}
-    w(f"  sandbox      {sb.get('sandbox')}; uid {sb.get('host_uid')}; cgroup {sb.get('cgroup')}; "
-      f"namespaces {','.join(sb.get('namespaces') or []) or 'none'}\n")
+    w(
+        f"  sandbox      {sb.get('sandbox')}; uid {sb.get('host_uid')}; cgroup {sb.get('cgroup')}; "
+        f"namespaces {','.join(sb.get('namespaces') or []) or 'none'}\n"
+    )
     seeds = rec.get("seeds") or {}
     if seeds:
         w(f"  seeds        check {' '.join(seeds.get('check', []))}; timing {' '.join(seeds.get('timing', []))}\n")
-    w(f"  versions     jax {rec.get('jax_version')}, jaxlib {rec.get('jaxlib_version')}, "
-      f"harness {rec.get('harness_version')}\n")
+    w(
+        f"  versions     jax {rec.get('jax_version')}, jaxlib {rec.get('jaxlib_version')}, "
+        f"harness {rec.get('harness_version')}\n"
+    )
     ph = rec.get("phases") or {}
-    w("  phases       " + ", ".join(f"{k[:-2]} {v:.2f}s" for k, v in ph.items()
-                                     if k.endswith("_s") and isinstance(v, float)) + "\n")
+    w(
+        "  phases       "
+        + ", ".join(f"{k[:-2]} {v:.2f}s" for k, v in ph.items() if k.endswith("_s") and isinstance(v, float))
+        + "\n"
+    )
 
 
 def cmd_evaluate(args):
     from . import harness  # deferred: each subcommand imports what it uses (list/check start without JAX)
+
     source = _read_kernel(args.kernel)
     wl = _workload(args.workload)
     profile = args.profile or _default_profile(args.hardware)
@@ -156,8 +185,9 @@ def cmd_evaluate(args):
         raise UsageError(f"unknown profile {profile!r}")
     if len(source.encode("utf-8", "replace")) > harness.MAX_SOURCE_BYTES:
         raise UsageError(f"kernel file over {harness.MAX_SOURCE_BYTES} bytes")
-    rec = harness.evaluate(wl, source, profile=profile, hardware=args.hardware,
-                           require_pallas=not args.no_require_pallas)
+    rec = harness.evaluate(
+        wl, source, profile=profile, hardware=args.hardware, require_pallas=not args.no_require_pallas
+    )
     if args.json:
         print(json.dumps(rec, indent=1))
     else:
@@ -167,6 +197,7 @@ def cmd_evaluate(args):
 
 def cmd_baseline(args):
     from . import harness  # deferred: each subcommand imports what it uses (list/check start without JAX)
+
     wl = _workload(args.workload)
     profile = args.profile or _default_profile(args.hardware)
     _check_hardware(args.hardware)
@@ -178,14 +209,17 @@ def cmd_baseline(args):
     else:
         t = rec["timing"]
         print(f"{wl.slug}  profile={profile}  hardware={rec['hardware']}")
-        print(f"  XLA baseline {_fmt_ms(t['median_s'])} median of {t['n']} ({t['method']}; "
-              f"min {_fmt_ms(t['min_s'])}, spread {t['spread']:.2f}; wall {_fmt_ms(t.get('wall_median_s'))})")
+        print(
+            f"  XLA baseline {_fmt_ms(t['median_s'])} median of {t['n']} ({t['method']}; "
+            f"min {_fmt_ms(t['min_s'])}, spread {t['spread']:.2f}; wall {_fmt_ms(t.get('wall_median_s'))})"
+        )
         print(f"  versions     jax {rec['jax_version']}, harness {rec['harness_version']}")
     return EXIT_OK
 
 
 def cmd_lower(args):
     from . import harness  # deferred: each subcommand imports what it uses (list/check start without JAX)
+
     source = _read_kernel(args.kernel)
     wl = _workload(args.workload)
     if args.profile not in wl.profiles:
@@ -209,27 +243,45 @@ def _share_line(share: dict) -> str:
         largest,
         summary,
     )
+
     where = largest(share)
     return summary(share) + (f" (largest outside: {where})" if where else "")
 
 
 def cmd_check_env(args):
     from . import harness  # deferred: each subcommand imports what it uses (list/check start without JAX)
+
     env = harness.probe_environment()
     if args.json:
         print(json.dumps(env, indent=1))
         return EXIT_OK
     print(f"hardware        {env['hardware']} ({env['device_kind']}, platform {env['platform']})")
     print(f"profile         {env['profile']}")
-    print(f"jax / jaxlib    {env['jax_version']} / {env['jaxlib_version']} (child), "
-          f"harness {env['harness_version']}")
-    print(f"interpret mode  {'active: Pallas TPU kernels run under force_tpu_interpret_mode' if env['interpret_mode'] else 'off (kernels compiled for the device)'}")
+    print(f"jax / jaxlib    {env['jax_version']} / {env['jaxlib_version']} (child), harness {env['harness_version']}")
+    print(
+        f"interpret mode  {'active: Pallas TPU kernels run under force_tpu_interpret_mode' if env['interpret_mode'] else 'off (kernels compiled for the device)'}"
+    )
     sb = env["sandbox"]
     print(f"sandbox         {sb.get('mode')}  ({sb.get('bubblewrap_version') or 'no bubblewrap'})")
-    for key in ("namespaces", "disable_userns", "die_with_parent", "new_session", "cap_drop_all",
-                "minimal_filesystem", "clearenv", "private_tmp", "unprivileged_uid",
-                "no_new_privs", "cgroup", "cgroup_pids_max", "cgroup_memory_max", "rlimits",
-                "work_dir_quota", "phase_timeouts", "process_group_kill"):
+    for key in (
+        "namespaces",
+        "disable_userns",
+        "die_with_parent",
+        "new_session",
+        "cap_drop_all",
+        "minimal_filesystem",
+        "clearenv",
+        "private_tmp",
+        "unprivileged_uid",
+        "no_new_privs",
+        "cgroup",
+        "cgroup_pids_max",
+        "cgroup_memory_max",
+        "rlimits",
+        "work_dir_quota",
+        "phase_timeouts",
+        "process_group_kill",
+    ):
         val = sb.get(key)
         if isinstance(val, list):
             val = ", ".join(val) or "none"
@@ -240,9 +292,10 @@ def cmd_check_env(args):
 
 
 def build_parser():
-    p = argparse.ArgumentParser(prog="python -m jaxbench",
-                                description="JAXBench harness: evaluate Pallas kernels against "
-                                            "the XLA baselines in a sandbox.")
+    p = argparse.ArgumentParser(
+        prog="python -m jaxbench",
+        description="JAXBench harness: evaluate Pallas kernels against the XLA baselines in a sandbox.",
+    )
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("list", help="list the workloads")
     s.add_argument("--json", action="store_true")
@@ -253,8 +306,7 @@ def build_parser():
     s.add_argument("--profile", choices=("small", "full"))
     s.add_argument("--hardware", help="target slug (default: detected)")
     s.add_argument("--json", action="store_true")
-    s.add_argument("--no-require-pallas", action="store_true",
-                   help="accept programs without a pallas_call")
+    s.add_argument("--no-require-pallas", action="store_true", help="accept programs without a pallas_call")
     s.set_defaults(fn=cmd_evaluate)
     s = sub.add_parser("baseline", help="time the XLA baseline")
     s.add_argument("--workload", required=True)
@@ -284,12 +336,13 @@ def main(argv=None) -> int:
     from .sandbox.options import (
         SandboxError,  # deferred: each subcommand imports what it uses (list/check start without JAX)
     )
+
     try:
         return args.fn(args)
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except BrokenPipeError:            # output piped into `head` and closed early
+    except BrokenPipeError:  # output piped into `head` and closed early
         try:
             sys.stdout = open(os.devnull, "w")
         except OSError:

@@ -7,6 +7,7 @@ and the README's table is generated from this list (``python -m jaxbench.environ
 It lives in the Django-free harness library because everything can import it: the settings
 module, the apps, the sandbox launcher and the standalone client.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -35,6 +36,7 @@ def _number(kind: type) -> Callable[[str, str], Any]:
             return kind(raw.strip())
         except ValueError:
             raise ConfigError(f"{name}={raw!r} is not {'an integer' if kind is int else 'a number'}") from None
+
     return parse
 
 
@@ -59,12 +61,18 @@ def _choice(*choices: str) -> Callable[[str, str], str]:
         if value not in choices:
             raise ConfigError(f"{name}={raw!r}: use one of {', '.join(choices)}")
         return value
+
     return parse
 
 
 PARSERS: dict[str, Callable[[str, str], Any]] = {
-    "string": lambda name, raw: raw, "url": lambda name, raw: raw.strip(), "path": lambda name, raw: raw,
-    "boolean": _bool, "integer": _number(int), "number": _number(float), "list": _list,
+    "string": lambda name, raw: raw,
+    "url": lambda name, raw: raw.strip(),
+    "path": lambda name, raw: raw,
+    "boolean": _bool,
+    "integer": _number(int),
+    "number": _number(float),
+    "list": _list,
     "timeouts": _timeouts,
 }
 
@@ -72,10 +80,10 @@ PARSERS: dict[str, Callable[[str, str], Any]] = {
 @dataclasses.dataclass(frozen=True)
 class Variable:
     name: str
-    type: str            # a key of PARSERS, or "choice"
+    type: str  # a key of PARSERS, or "choice"
     default: Any
     help: str
-    used_by: str         # portal, worker, harness, client, tests
+    used_by: str  # portal, worker, harness, client, tests
     choices: tuple[str, ...] = ()
 
     def parse(self, raw: str) -> Any:
@@ -87,81 +95,180 @@ class Variable:
 V = Variable
 VARIABLES: tuple[Variable, ...] = (
     # -- where the data lives ------------------------------------------------------------------
-    V("DATABASE_URL", "url", None, "postgres://user:pass@host:5432/db or sqlite:////abs/path; unset: the "
-      "embedded SQLite file under the var directory", "portal, worker"),
-    V("DRAMATIQ_BROKER_URL", "url", None, "redis://host:6379/0 or amqp://user:pass@host:5672/; unset: the "
-      "embedded Redis on a unix socket under the var directory", "portal, worker"),
-    V("JAXBENCH_VAR_DIR", "path", None, "Data directory (SQLite file, embedded Redis, secret key); default "
-      "var/ (var/test/ under pytest)", "portal, worker, tests"),
+    V(
+        "DATABASE_URL",
+        "url",
+        None,
+        "postgres://user:pass@host:5432/db or sqlite:////abs/path; unset: the "
+        "embedded SQLite file under the var directory",
+        "portal, worker",
+    ),
+    V(
+        "DRAMATIQ_BROKER_URL",
+        "url",
+        None,
+        "redis://host:6379/0 or amqp://user:pass@host:5672/; unset: the "
+        "embedded Redis on a unix socket under the var directory",
+        "portal, worker",
+    ),
+    V(
+        "JAXBENCH_VAR_DIR",
+        "path",
+        None,
+        "Data directory (SQLite file, embedded Redis, secret key); default var/ (var/test/ under pytest)",
+        "portal, worker, tests",
+    ),
     # -- Django ------------------------------------------------------------------------------------
-    V("DJANGO_SECRET_KEY", "string", None, "Secret key; unset: a random key generated once under the var "
-      "directory", "portal"),
+    V(
+        "DJANGO_SECRET_KEY",
+        "string",
+        None,
+        "Secret key; unset: a random key generated once under the var directory",
+        "portal",
+    ),
     V("DJANGO_DEBUG", "boolean", False, "Django debug pages (never in production)", "portal"),
     V("DJANGO_HTTPS", "boolean", False, "Behind HTTPS: secure cookies, HSTS, redirect to https", "portal"),
     V("DJANGO_HSTS_SECONDS", "integer", 31536000, "HSTS max-age when DJANGO_HTTPS is on", "portal"),
-    V("DJANGO_ALLOWED_HOSTS", "list", ["127.0.0.1", "localhost", "testserver", "[::1]"],
-      "Host names the portal answers (comma-separated)", "portal"),
-    V("DJANGO_CSRF_TRUSTED_ORIGINS", "list", [], "Origins trusted for CSRF, e.g. https://jaxbench.example",
-      "portal"),
-    V("DJANGO_EMAIL_BACKEND", "string", "django.core.mail.backends.console.EmailBackend",
-      "E-mail backend for password resets", "portal"),
+    V(
+        "DJANGO_ALLOWED_HOSTS",
+        "list",
+        ["127.0.0.1", "localhost", "testserver", "[::1]"],
+        "Host names the portal answers (comma-separated)",
+        "portal",
+    ),
+    V("DJANGO_CSRF_TRUSTED_ORIGINS", "list", [], "Origins trusted for CSRF, e.g. https://jaxbench.example", "portal"),
+    V(
+        "DJANGO_EMAIL_BACKEND",
+        "string",
+        "django.core.mail.backends.console.EmailBackend",
+        "E-mail backend for password resets",
+        "portal",
+    ),
     V("DJANGO_DEFAULT_FROM_EMAIL", "string", "jaxbench@localhost", "Sender of password-reset mail", "portal"),
     # -- the portal --------------------------------------------------------------------------------
     V("JAXBENCH_BIND", "string", "127.0.0.1:8000", "Address runportal serves on", "portal"),
     V("JAXBENCH_DEMO", "boolean", True, "runportal loads the demo submissions on first start", "portal"),
-    V("JAXBENCH_LOG_LEVEL", "choice", "INFO", "Log level of the portal and the worker", "portal, worker",
-      ("DEBUG", "INFO", "WARNING", "ERROR")),
-    V("JAXBENCH_REQUIRE_PALLAS", "boolean", True, "Reject candidates whose work is done outside Pallas "
-      "kernels (the Pallas-share rule)", "portal, worker"),
+    V(
+        "JAXBENCH_LOG_LEVEL",
+        "choice",
+        "INFO",
+        "Log level of the portal and the worker",
+        "portal, worker",
+        ("DEBUG", "INFO", "WARNING", "ERROR"),
+    ),
+    V(
+        "JAXBENCH_REQUIRE_PALLAS",
+        "boolean",
+        True,
+        "Reject candidates whose work is done outside Pallas kernels (the Pallas-share rule)",
+        "portal, worker",
+    ),
     V("JAXBENCH_TOKEN_RATE", "string", "600/min", "API rate limit per token", "portal"),
     V("JAXBENCH_ANON_RATE", "string", "300/min", "API rate limit per anonymous address", "portal"),
     V("JAXBENCH_UPLOAD_RATE", "string", "120/hour", "Uploads (kernels or traces) per user", "portal"),
     # -- the worker --------------------------------------------------------------------------------
-    V("JAXBENCH_LEASE_SECONDS", "integer", 900, "A running evaluation's lease; a worker that stops renewing "
-      "it loses the row to the reconciler", "worker"),
-    V("JAXBENCH_MAX_ATTEMPTS", "integer", 5, "Infrastructure failures before an evaluation is marked failed",
-      "worker"),
+    V(
+        "JAXBENCH_LEASE_SECONDS",
+        "integer",
+        900,
+        "A running evaluation's lease; a worker that stops renewing it loses the row to the reconciler",
+        "worker",
+    ),
+    V("JAXBENCH_MAX_ATTEMPTS", "integer", 5, "Infrastructure failures before an evaluation is marked failed", "worker"),
     V("JAXBENCH_EVALUATION_TIME_LIMIT_S", "integer", 3600, "Dramatiq time limit of one evaluation", "worker"),
-    V("JAXBENCH_TIMEOUTS", "timeouts", None, "Per-phase harness limits, e.g. compile=60,check=120,timing=300 "
-      "(seconds); unset: the harness's defaults", "worker"),
-    V("JAXBENCH_RECONCILE_INTERVAL_SECONDS", "number", 30.0, "How often a worker re-sends lost or orphaned "
-      "evaluations", "worker"),
-    V("JAXBENCH_RECONCILE_STALE_SECONDS", "number", 120.0, "A queued row older than this is re-sent",
-      "worker"),
-    V("JAXBENCH_WORKER_HARDWARE", "string", "cpu", "The worker's hardware target (set at boot from "
-      "jax.devices() unless JAXBENCH_WORKER_QUEUES overrides the queues)", "worker"),
-    V("JAXBENCH_WORKER_QUEUES", "list", [], "Queues to consume instead of the detected hardware's "
-      "(comma-separated)", "worker"),
+    V(
+        "JAXBENCH_TIMEOUTS",
+        "timeouts",
+        None,
+        "Per-phase harness limits, e.g. compile=60,check=120,timing=300 (seconds); unset: the harness's defaults",
+        "worker",
+    ),
+    V(
+        "JAXBENCH_RECONCILE_INTERVAL_SECONDS",
+        "number",
+        30.0,
+        "How often a worker re-sends lost or orphaned evaluations",
+        "worker",
+    ),
+    V("JAXBENCH_RECONCILE_STALE_SECONDS", "number", 120.0, "A queued row older than this is re-sent", "worker"),
+    V(
+        "JAXBENCH_WORKER_HARDWARE",
+        "string",
+        "cpu",
+        "The worker's hardware target (set at boot from "
+        "jax.devices() unless JAXBENCH_WORKER_QUEUES overrides the queues)",
+        "worker",
+    ),
+    V(
+        "JAXBENCH_WORKER_QUEUES",
+        "list",
+        [],
+        "Queues to consume instead of the detected hardware's (comma-separated)",
+        "worker",
+    ),
     # -- the harness -------------------------------------------------------------------------------
     V("JAXBENCH_PLATFORM", "choice", None, "Force the harness's JAX platform", "harness", ("cpu", "tpu", "gpu")),
-    V("JAXBENCH_TIMING", "choice", "profiler", "wall: time with the wall clock instead of profiler traces "
-      "(debugging only)", "harness", ("profiler", "wall")),
-    V("JAXBENCH_CPU_CORES", "string", None, "Cores a CPU child is pinned to (\"3\" or \"2,3\"; all/none: "
-      "unpinned); unset: the last core this process may use", "harness"),
-    V("JAXBENCH_SANDBOX_MODE", "choice", None, "Force the sandbox mode instead of the strongest one that works "
-      "here", "harness", ("bwrap-unprivileged", "bwrap", "none-unprivileged", "none")),
+    V(
+        "JAXBENCH_TIMING",
+        "choice",
+        "profiler",
+        "wall: time with the wall clock instead of profiler traces (debugging only)",
+        "harness",
+        ("profiler", "wall"),
+    ),
+    V(
+        "JAXBENCH_CPU_CORES",
+        "string",
+        None,
+        "Cores a CPU child is pinned to (\"3\" or \"2,3\"; all/none: "
+        "unpinned); unset: the last core this process may use",
+        "harness",
+    ),
+    V(
+        "JAXBENCH_SANDBOX_MODE",
+        "choice",
+        None,
+        "Force the sandbox mode instead of the strongest one that works here",
+        "harness",
+        ("bwrap-unprivileged", "bwrap", "none-unprivileged", "none"),
+    ),
     # -- the client --------------------------------------------------------------------------------
     V("JAXBENCH_URL", "url", None, "The portal's address, for `python -m jaxbench.client`", "client"),
     V("JAXBENCH_TOKEN", "string", None, "An API token (account page), for the client", "client"),
     V("JAXBENCH_HARDWARE", "string", None, "Default hardware target of the client's uploads", "client"),
     # -- the tests and benchmarks ------------------------------------------------------------------
-    V("JAXBENCH_VARIANT", "choice", "embedded", "Which configuration the integration tests expect",
-      "tests", ("embedded", "postgres-redis", "postgres-rabbitmq")),
-    V("JAXBENCH_PUBLIC_SUITE", "path", None, "A checkout of the public JAXBench/ folder: runs its 50 "
-      "baseline.py files through the harness", "tests"),
+    V(
+        "JAXBENCH_VARIANT",
+        "choice",
+        "embedded",
+        "Which configuration the integration tests expect",
+        "tests",
+        ("embedded", "postgres-redis", "postgres-rabbitmq"),
+    ),
+    V(
+        "JAXBENCH_PUBLIC_SUITE",
+        "path",
+        None,
+        "A checkout of the public JAXBench/ folder: runs its 50 baseline.py files through the harness",
+        "tests",
+    ),
     V("JAXBENCH_FUZZ_EXAMPLES", "integer", 12, "Hypothesis examples per API fuzz test", "tests"),
     V("JAXBENCH_FUZZ_STATS", "boolean", False, "Print the API fuzzer's statistics", "tests"),
-    V("JAXBENCH_CANARY_SECRET", "string", None, "A canary the isolation tests plant in the worker's "
-      "environment; no child may see it", "tests"),
-    V("JAXBENCH_FAKE_SECRET", "string", None, "A canary the sandbox tests plant; no child may see it",
-      "tests"),
+    V(
+        "JAXBENCH_CANARY_SECRET",
+        "string",
+        None,
+        "A canary the isolation tests plant in the worker's environment; no child may see it",
+        "tests",
+    ),
+    V("JAXBENCH_FAKE_SECRET", "string", None, "A canary the sandbox tests plant; no child may see it", "tests"),
 )
 BY_NAME = {v.name: v for v in VARIABLES}
 
 
 def get(name: str, environ: dict | None = None) -> Any:
     """The parsed value of ``name`` (its default when unset or empty); ConfigError when bad."""
-    var = BY_NAME[name]       # a KeyError here is a variable someone forgot to declare
+    var = BY_NAME[name]  # a KeyError here is a variable someone forgot to declare
     raw = (os.environ if environ is None else environ).get(name)
     if raw is None or raw.strip() == "":
         return var.default
@@ -175,6 +282,7 @@ def is_set(name: str) -> bool:
 
 def markdown_table() -> str:
     """The README's table of variables."""
+
     def default(v: Variable) -> str:
         if v.default in (None, [], ""):
             return ""
@@ -183,11 +291,13 @@ def markdown_table() -> str:
         if isinstance(v.default, list):
             return ",".join(v.default)
         return str(v.default)
+
     rows = ["| variable | type | default | used by | what it does |", "|---|---|---|---|---|"]
     for v in VARIABLES:
         kind = " / ".join(v.choices) if v.type == "choice" else v.type
-        rows.append(f"| `{v.name}` | {kind} | {('`' + default(v) + '`') if default(v) else ''} | {v.used_by} "
-                    f"| {v.help} |")
+        rows.append(
+            f"| `{v.name}` | {kind} | {('`' + default(v) + '`') if default(v) else ''} | {v.used_by} | {v.help} |"
+        )
     return "\n".join(rows) + "\n"
 
 

@@ -4,6 +4,7 @@ Each target names the size profile it runs (DESIGN.md): accelerators run ``full`
 ``small``. Peaks are bf16 dense FLOP/s and HBM (or DRAM) bandwidth, used for roofline charts and
 for the physical-floor plausibility gate.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -14,9 +15,9 @@ import re
 class Target:
     slug: str
     name: str
-    platform: str          # the JAX platform: "cpu", "tpu" or "gpu"
-    profile: str           # "full" or "small"
-    peak_flops: float      # bf16 FLOP/s
+    platform: str  # the JAX platform: "cpu", "tpu" or "gpu"
+    profile: str  # "full" or "small"
+    peak_flops: float  # bf16 FLOP/s
     peak_bandwidth: float  # bytes/s
 
     @property
@@ -28,15 +29,18 @@ class Target:
         return self.platform != "cpu"
 
 
-TARGETS = {t.slug: t for t in (
-    Target("cpu", "CPU (XLA CPU client, TPU kernels in interpret mode)", "cpu", "small", 1.0e11, 2.0e10),
-    Target("tpu-v6e", "TPU v6e (Trillium)", "tpu", "full", 918e12, 1.64e12),
-    Target("tpu-v5e", "TPU v5e", "tpu", "full", 197e12, 0.819e12),
-    Target("tpu-v5p", "TPU v5p", "tpu", "full", 459e12, 2.765e12),
-    Target("tpu-v4", "TPU v4", "tpu", "full", 275e12, 1.2e12),
-    Target("gpu-h200", "NVIDIA H200", "gpu", "full", 989e12, 4.8e12),
-    Target("gpu-h100", "NVIDIA H100", "gpu", "full", 989e12, 3.35e12),
-)}
+TARGETS = {
+    t.slug: t
+    for t in (
+        Target("cpu", "CPU (XLA CPU client, TPU kernels in interpret mode)", "cpu", "small", 1.0e11, 2.0e10),
+        Target("tpu-v6e", "TPU v6e (Trillium)", "tpu", "full", 918e12, 1.64e12),
+        Target("tpu-v5e", "TPU v5e", "tpu", "full", 197e12, 0.819e12),
+        Target("tpu-v5p", "TPU v5p", "tpu", "full", 459e12, 2.765e12),
+        Target("tpu-v4", "TPU v4", "tpu", "full", 275e12, 1.2e12),
+        Target("gpu-h200", "NVIDIA H200", "gpu", "full", 989e12, 4.8e12),
+        Target("gpu-h100", "NVIDIA H100", "gpu", "full", 989e12, 3.35e12),
+    )
+}
 
 
 def get_target(slug: str) -> Target:
@@ -68,6 +72,7 @@ def detect() -> Target:
     """The target this process runs on, from ``jax.devices()``; unknown accelerators get a
     target with zero peaks (their roofline is then unknown, not invented)."""
     import jax  # deferred: JAX loads only when this runs, not when the module is imported
+
     dev = jax.devices()[0]
     slug = slug_for_device_kind(dev.platform, getattr(dev, "device_kind", ""))
     if slug in TARGETS:

@@ -92,6 +92,7 @@ Timing keys
                        applied) the median had to exceed.
 ``trace_events``       events in the trace file; ``program``: the harness-chosen name.
 """
+
 from __future__ import annotations
 
 from enum import StrEnum
@@ -103,6 +104,7 @@ from . import HARNESS_VERSION
 class Outcome(StrEnum):
     """The outcome of one evaluation: the one set of names (a ``str``, so records, rows and JSON
     hold the plain value)."""
+
     COMPILE_ERROR = "compile_error"
     RUNTIME_ERROR = "runtime_error"
     TIMEOUT = "timeout"
@@ -117,24 +119,43 @@ OUTCOMES: tuple[Outcome, ...] = tuple(Outcome)
 CORRECT_OUTCOMES: tuple[Outcome, ...] = (Outcome.CORRECT_SLOWER, Outcome.CORRECT_TIE, Outcome.CORRECT_FASTER)
 # Human labels, shared by pages, exports and the CLI.
 OUTCOME_LABELS = {
-    "compile_error": "compile error", "runtime_error": "runtime error", "timeout": "timeout",
-    "incorrect": "incorrect", "correct_slower": "correct, slower",
-    "correct_tie": "correct, within noise", "correct_faster": "correct, faster",
+    "compile_error": "compile error",
+    "runtime_error": "runtime error",
+    "timeout": "timeout",
+    "incorrect": "incorrect",
+    "correct_slower": "correct, slower",
+    "correct_tie": "correct, within noise",
+    "correct_faster": "correct, faster",
     "rejected": "rejected",
 }
-CONFIDENCE = 0.95                 # level of the speedup interval
+CONFIDENCE = 0.95  # level of the speedup interval
 
 CATEGORIES = {
-    "compile_error": ("syntax_error", "import_error", "trace_error", "pallas_error",
-                      "lowering_error", "mosaic_error", "xla_compile_error"),
+    "compile_error": (
+        "syntax_error",
+        "import_error",
+        "trace_error",
+        "pallas_error",
+        "lowering_error",
+        "mosaic_error",
+        "xla_compile_error",
+    ),
     "runtime_error": ("exception", "crash", "oom", "exit", "protocol", "bad_output"),
     "timeout": ("compile", "check", "timing", "export"),
-    "incorrect": ("structure_mismatch", "not_array", "shape_mismatch", "dtype_mismatch",
-                  "non_finite", "not_allclose"),
-    "rejected": ("no_workload", "no_pallas_call", "work_outside_pallas", "host_callback",
-                 "returns_input",
-                 "constant_output", "memorized_output", "reads_reference",
-                 "timed_output_mismatch", "trace_invalid", "implausible_timing"),
+    "incorrect": ("structure_mismatch", "not_array", "shape_mismatch", "dtype_mismatch", "non_finite", "not_allclose"),
+    "rejected": (
+        "no_workload",
+        "no_pallas_call",
+        "work_outside_pallas",
+        "host_callback",
+        "returns_input",
+        "constant_output",
+        "memorized_output",
+        "reads_reference",
+        "timed_output_mismatch",
+        "trace_invalid",
+        "implausible_timing",
+    ),
 }
 
 MESSAGE_CAP = 2000
@@ -197,7 +218,7 @@ class EvalRecord(TypedDict):
 
 
 class BaselineRecord(TypedDict):
-    kind: str                 # "baseline"
+    kind: str  # "baseline"
     workload: str
     profile: str
     hardware: str
@@ -208,18 +229,18 @@ class BaselineRecord(TypedDict):
     jaxlib_version: str
     timing: Timing
     median_s: float
-    max_abs_err: float | None      # the baseline child's output vs the exact answer
-    errors: dict | None            # as EvalRecord["errors"]
+    max_abs_err: float | None  # the baseline child's output vs the exact answer
+    errors: dict | None  # as EvalRecord["errors"]
     seeds: dict
     sandbox: dict
     phases: dict
-    measured_at: float                # unix time
+    measured_at: float  # unix time
 
 
 class LowerRecord(TypedDict):
-    kind: str                 # "lowering"
+    kind: str  # "lowering"
     ok: bool
-    outcome: str | None    # None when ok, else compile_error / rejected / timeout / runtime_error
+    outcome: str | None  # None when ok, else compile_error / rejected / timeout / runtime_error
     error_category: str | None
     message: str
     workload: str
@@ -227,7 +248,7 @@ class LowerRecord(TypedDict):
     platform: str
     has_pallas_call: bool | None
     host_callbacks: list
-    pallas_share: dict | None     # as EvalRecord["pallas_share"], at the lowered shapes
+    pallas_share: dict | None  # as EvalRecord["pallas_share"], at the lowered shapes
     duration_s: float
     harness_version: str
     jax_version: str | None
@@ -237,17 +258,43 @@ class LowerRecord(TypedDict):
 def new_record(**fields: Any) -> dict:
     """An EvalRecord with every key present (defaults), updated with ``fields``."""
     rec: dict = {
-        "kind": "evaluation", "outcome": "runtime_error", "error_category": None, "message": "",
-        "phase": "startup", "workload": "", "workload_slug": "", "profile": "", "hardware": None,
-        "platform": None, "device_kind": None, "mode": None, "require_pallas": True,
-        "has_pallas_call": None, "host_callbacks": [], "pallas_share": None,
-        "max_abs_err": None, "max_rel_err": None,
-        "errors": None, "timing": None, "baseline_timing": None, "speedup": None,
-        "speedup_ci": None, "speedup_method": None, "baseline_source": None,
-        "cached_baseline_median_s": None, "baseline_median_s": None, "held_for_review": False,
-        "seeds": {}, "jax_version": None, "jaxlib_version": None,
-        "harness_version": HARNESS_VERSION, "python_version": None, "sandbox": {}, "phases": {},
-        "child_output": {}, "notes": [],
+        "kind": "evaluation",
+        "outcome": "runtime_error",
+        "error_category": None,
+        "message": "",
+        "phase": "startup",
+        "workload": "",
+        "workload_slug": "",
+        "profile": "",
+        "hardware": None,
+        "platform": None,
+        "device_kind": None,
+        "mode": None,
+        "require_pallas": True,
+        "has_pallas_call": None,
+        "host_callbacks": [],
+        "pallas_share": None,
+        "max_abs_err": None,
+        "max_rel_err": None,
+        "errors": None,
+        "timing": None,
+        "baseline_timing": None,
+        "speedup": None,
+        "speedup_ci": None,
+        "speedup_method": None,
+        "baseline_source": None,
+        "cached_baseline_median_s": None,
+        "baseline_median_s": None,
+        "held_for_review": False,
+        "seeds": {},
+        "jax_version": None,
+        "jaxlib_version": None,
+        "harness_version": HARNESS_VERSION,
+        "python_version": None,
+        "sandbox": {},
+        "phases": {},
+        "child_output": {},
+        "notes": [],
     }
     unknown = set(fields) - set(rec)
     if unknown:
@@ -258,7 +305,7 @@ def new_record(**fields: Any) -> dict:
 
 def trim(text: str, cap: int = MESSAGE_CAP) -> str:
     text = (text or "").strip()
-    return text if len(text) <= cap else text[:cap - 15] + " ... [trimmed]"
+    return text if len(text) <= cap else text[: cap - 15] + " ... [trimmed]"
 
 
 def json_safe(obj):

@@ -1,4 +1,5 @@
 """Included by portal.api_urls at /api/v1/leaderboard/."""
+
 from django.urls import path
 
 from leaderboard.views.api import LeaderboardAPIView, SubmissionAggregatesAPIView

@@ -5,6 +5,7 @@ rows of a hardware target (the curves give any budget N), plus the expert refere
 workload list. Results are cached under a stamp that changes whenever a summary, a submission's
 visibility or an expert reference of that target changes.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -52,10 +53,12 @@ CURVE_TOP = 10
 # Query
 # --------------------------------------------------------------------------------------------
 
+
 def default_hardware():
     """The target with the most published submissions, else ``cpu`` (else the first one)."""
-    top = (Submission.objects.public().values("hardware_id").annotate(n=Count("id"))
-           .order_by("-n", "hardware_id").first())
+    top = (
+        Submission.objects.public().values("hardware_id").annotate(n=Count("id")).order_by("-n", "hardware_id").first()
+    )
     if top:
         return HardwareTarget.objects.get(pk=top["hardware_id"])
     return HardwareTarget.objects.filter(slug="cpu").first() or HardwareTarget.objects.first()
@@ -104,14 +107,24 @@ class Query:
         if sort.lstrip("-") not in SORTS:
             sort = DEFAULT_SORT
         n = params.get("n")
-        return cls(hardware=hw, wset=wset, n=None if n in (None, "", "all") else _int_or_none(n),
-                   p=_float(params.get("p"), metrics.DEFAULT_P), sort=sort,
-                   method=(params.get("method") or "").strip(), model=(params.get("model") or "").strip())
+        return cls(
+            hardware=hw,
+            wset=wset,
+            n=None if n in (None, "", "all") else _int_or_none(n),
+            p=_float(params.get("p"), metrics.DEFAULT_P),
+            sort=sort,
+            method=(params.get("method") or "").strip(),
+            model=(params.get("model") or "").strip(),
+        )
 
     def params(self, **overrides) -> dict[str, str]:
         """The explicit query string of this view (a permalink restores it exactly)."""
-        d = {"hardware": self.hardware.slug, "set": self.wset, "n": "all" if self.n is None else str(self.n),
-             "sort": self.sort}
+        d = {
+            "hardware": self.hardware.slug,
+            "set": self.wset,
+            "n": "all" if self.n is None else str(self.n),
+            "sort": self.sort,
+        }
         if self.p != metrics.DEFAULT_P:
             d["p"] = repr(self.p)
         if self.method:
@@ -133,6 +146,7 @@ class Query:
 
 class LeaderboardFilter(django_filters.FilterSet):
     """Method and model filters (exact, case-insensitive) over the summary rows."""
+
     method = django_filters.CharFilter(field_name="submission__method", lookup_expr="iexact", label="Method")
     model = django_filters.CharFilter(field_name="submission__model_name", lookup_expr="iexact", label="Model")
 
@@ -145,11 +159,13 @@ class LeaderboardFilter(django_filters.FilterSet):
 # Shared pieces
 # --------------------------------------------------------------------------------------------
 
+
 def set_members() -> dict[str, list[dict]]:
     """Workloads of every set, in number order: [{pk, wid, slug, title}]."""
     out = {name: [] for name in SET_NAMES}
     for pk, wid, slug, title, source, expert in Workload.objects.values_list(
-            "pk", "wid", "slug", "title", "source", "expert").order_by("number"):
+        "pk", "wid", "slug", "title", "source", "expert"
+    ).order_by("number"):
         attrs = {"source": source, "expert": expert}
         for name, flt in SET_FILTERS.items():
             if all(attrs[k] == v for k, v in flt.items()):
@@ -160,9 +176,19 @@ def set_members() -> dict[str, list[dict]]:
 def experts_for(hardware) -> dict[int, dict]:
     """Expert references of a target: workload pk -> {speedup, speedup_lo, speedup_hi, median_s,
     outcome, implementation}."""
-    return {e["workload_id"]: e for e in ExpertReference.objects.filter(hardware=hardware).values(
-        "workload_id", "speedup", "speedup_lo", "speedup_hi", "median_s", "outcome", "implementation",
-        "configs_tried")}
+    return {
+        e["workload_id"]: e
+        for e in ExpertReference.objects.filter(hardware=hardware).values(
+            "workload_id",
+            "speedup",
+            "speedup_lo",
+            "speedup_hi",
+            "median_s",
+            "outcome",
+            "implementation",
+            "configs_tried",
+        )
+    }
 
 
 def _expert_speedup(e: Mapping | None) -> float | None:
@@ -193,12 +219,17 @@ def visibility_stamp(hardware) -> str:
     finishing evaluations does not recompute the board on every request."""
     settled = Q(complete=True) | Q(source=SubmissionSummary.REPORTED)
     a = SubmissionSummary.objects.filter(hardware=hardware).aggregate(
-        m=Max("updated_at", filter=settled), c=Count("id", filter=settled),
-        pm=Max("updated_at", filter=~settled), pc=Count("id", filter=~settled))
+        m=Max("updated_at", filter=settled),
+        c=Count("id", filter=settled),
+        pm=Max("updated_at", filter=~settled),
+        pc=Count("id", filter=~settled),
+    )
     partial = int(a["pm"].timestamp() // PARTIAL_REFRESH_SECONDS) if a["pm"] else None
     b = Submission.objects.filter(hardware=hardware).aggregate(
-        p=Max("published_at"), w=Max("withdrawn_at"),
-        c=Count("id", filter=Q(published_at__isnull=False, withdrawn_at__isnull=True)))
+        p=Max("published_at"),
+        w=Max("withdrawn_at"),
+        c=Count("id", filter=Q(published_at__isnull=False, withdrawn_at__isnull=True)),
+    )
     e = ExpertReference.objects.filter(hardware=hardware).aggregate(m=Max("updated_at"), c=Count("id"))
     w = Workload.objects.aggregate(c=Count("id"), m=Max("id"))
     parts = [a["m"], a["c"], partial, a["pc"], b["p"], b["w"], b["c"], e["m"], e["c"], w["c"], w["m"]]
@@ -219,10 +250,28 @@ def _fmt_date(d):
 # --------------------------------------------------------------------------------------------
 
 _SUMMARY_FIELDS = (
-    "pk", "submission_id", "source", "complete", "mode", "candidates_total", "n_samples", "per_sample_correctness",
-    "tokens_total", "cost_total", "jax_versions", "harness_versions", "solved_all", "counts",
-    "submission__team__name", "submission__team__slug", "submission__method", "submission__model_name",
-    "submission__framework", "submission__kind", "submission__sampling", "submission__published_at",
+    "pk",
+    "submission_id",
+    "source",
+    "complete",
+    "mode",
+    "candidates_total",
+    "n_samples",
+    "per_sample_correctness",
+    "tokens_total",
+    "cost_total",
+    "jax_versions",
+    "harness_versions",
+    "solved_all",
+    "counts",
+    "submission__team__name",
+    "submission__team__slug",
+    "submission__method",
+    "submission__model_name",
+    "submission__framework",
+    "submission__kind",
+    "submission__sampling",
+    "submission__published_at",
     "submission__created_at",
 )
 
@@ -236,27 +285,41 @@ def _row(s: Mapping, q: Query, curves, expert_curves, sizes: Mapping[str, int], 
         provenance = "verified" if s["complete"] else "partial"
     solved_all = s["solved_all"]
     return {
-        "rank": None, "tied": False,
-        "submission": s["submission_id"], "url": f"/submissions/{s['submission_id']}/",
-        "team": s["submission__team__name"], "team_slug": s["submission__team__slug"],
-        "method": s["submission__method"], "model": s["submission__model_name"],
-        "framework": s["submission__framework"], "kind": s["submission__kind"],
-        "sampling": s["submission__sampling"], "provenance": provenance,
-        "solved": v["solved"], "set_size": v["size"],
+        "rank": None,
+        "tied": False,
+        "submission": s["submission_id"],
+        "url": f"/submissions/{s['submission_id']}/",
+        "team": s["submission__team__name"],
+        "team_slug": s["submission__team__slug"],
+        "method": s["submission__method"],
+        "model": s["submission__model_name"],
+        "framework": s["submission__framework"],
+        "kind": s["submission__kind"],
+        "sampling": s["submission__sampling"],
+        "provenance": provenance,
+        "solved": v["solved"],
+        "set_size": v["size"],
         "correctness": s["per_sample_correctness"],
-        "geomean": v["geomean"], "geomean_low": v["low"], "geomean_high": v["high"],
+        "geomean": v["geomean"],
+        "geomean_low": v["low"],
+        "geomean_high": v["high"],
         "fast": v["fast"],
         "expert_geomean": ex["geomean"] if sizes["expert"] else None,
         "expert_pct": (ex["geomean"] / expert_gm) if expert_gm and sizes["expert"] else None,
         "tokens_per_solved": metrics.per_solved(s["tokens_total"], solved_all),
         "cost_per_solved": metrics.per_solved(s["cost_total"], solved_all),
-        "tokens_total": s["tokens_total"], "cost_total": s["cost_total"],
+        "tokens_total": s["tokens_total"],
+        "cost_total": s["cost_total"],
         "date": _fmt_date(s["submission__published_at"] or s["submission__created_at"]),
-        "n_samples": s["n_samples"], "candidates_total": s["candidates_total"],
+        "n_samples": s["n_samples"],
+        "candidates_total": s["candidates_total"],
         "jax_version": ", ".join(s["jax_versions"] or []),
         "harness_version": ", ".join(s["harness_versions"] or []),
-        "hardware": q.hardware.slug, "workload_set": q.wset, "budget": "all" if q.n is None else q.n,
-        "mode": s["mode"], "counts": s["counts"] or {},
+        "hardware": q.hardware.slug,
+        "workload_set": q.wset,
+        "budget": "all" if q.n is None else q.n,
+        "mode": s["mode"],
+        "counts": s["counts"] or {},
     }
 
 
@@ -266,8 +329,9 @@ def rank_rows(rows: list[dict]) -> None:
     ordered = sorted(rows, key=lambda r: (-r["geomean"], -(r["solved"] or 0), r["submission"]))
     prev = None
     for pos, r in enumerate(ordered, start=1):
-        if prev is not None and metrics.tied((r["geomean_low"], r["geomean_high"]),
-                                             (prev["geomean_low"], prev["geomean_high"])):
+        if prev is not None and metrics.tied(
+            (r["geomean_low"], r["geomean_high"]), (prev["geomean_low"], prev["geomean_high"])
+        ):
             r["rank"] = prev["rank"]
             r["tied"] = prev["tied"] = True
         else:
@@ -286,7 +350,7 @@ def sort_rows(rows: list[dict], sort: str) -> list[dict]:
         v = r[field]
         return v.lower() if isinstance(v, str) else v
 
-    present.sort(key=lambda r: (r.get("rank") or 0, r["submission"]))   # stable tie-break
+    present.sort(key=lambda r: (r.get("rank") or 0, r["submission"]))  # stable tie-break
     present.sort(key=k, reverse=desc)
     return present + missing
 
@@ -295,7 +359,8 @@ def _slow_fast_p(rows: list[dict], summary_ids: list[int], q: Query, members: li
     """fast_p@N for p != 1, from the per-workload aggregates (metrics.fast_p)."""
     by_summary: dict[int, dict[int, Any]] = {}
     for sid, wl, agg in WorkloadResult.objects.filter(summary_id__in=summary_ids).values_list(
-            "summary_id", "workload_id", "aggregate"):
+        "summary_id", "workload_id", "aggregate"
+    ):
         by_summary.setdefault(sid, {})[wl] = metrics.WorkloadAggregate.from_dict(agg)
     ids = [w["pk"] for w in members]
     for r, sid in zip(rows, summary_ids):
@@ -319,8 +384,11 @@ def _compute(q: Query) -> dict:
     raw = list(qs.values(*fields).order_by())
     # The filter menus list every method and model of the board: without a filter they are
     # the rows' own (two queries fewer on every cold request).
-    pairs = ([(s["submission__method"], s["submission__model_name"]) for s in raw] if not (q.method or q.model)
-             else list(base.values_list("submission__method", "submission__model_name")))
+    pairs = (
+        [(s["submission__method"], s["submission__model_name"]) for s in raw]
+        if not (q.method or q.model)
+        else list(base.values_list("submission__method", "submission__model_name"))
+    )
     choices = {"methods": sorted({m for m, _ in pairs}), "models": sorted({m for _, m in pairs if m})}
     for s in raw:
         curves = unpack_curves(s[f"curves_{q.wset}"])
@@ -347,38 +415,76 @@ def _compute(q: Query) -> dict:
     summary_of = {r["submission"]: sid for r, sid in zip(ranked, ids["ranked"])}
     ranked = sort_rows(ranked, q.sort)
 
-    references = [{
-        "kind": "xla", "team": "XLA", "method": "XLA compiler (baseline)", "model": "", "geomean": 1.0,
-        "geomean_low": 1.0, "geomean_high": 1.0, "solved": None, "fast": 0.0, "expert_pct": None,
-        "set_size": sizes[q.wset],
-        "note": "the reference every speedup is measured against",
-    }]
+    references = [
+        {
+            "kind": "xla",
+            "team": "XLA",
+            "method": "XLA compiler (baseline)",
+            "model": "",
+            "geomean": 1.0,
+            "geomean_low": 1.0,
+            "geomean_high": 1.0,
+            "solved": None,
+            "fast": 0.0,
+            "expert_pct": None,
+            "set_size": sizes[q.wset],
+            "note": "the reference every speedup is measured against",
+        }
+    ]
     ex_gm_set = expert_geomean(members[q.wset], experts)
     if ex_gm_set is not None:
         ex_ids = [w["pk"] for w in members[q.wset]]
         solved = sum(1 for w in ex_ids if _expert_speedup(experts.get(w)) is not None)
         # faster than p: the interval's low end above p (the point for a reference swept before intervals)
-        fast = sum(1 for w in ex_ids if _expert_speedup(experts.get(w)) is not None
-                   and faster_than(q.p, experts[w]["speedup"], experts[w].get("speedup_lo")))
-        references.append({
-            "kind": "expert", "team": "Experts", "method": "hand-tuned expert kernels (Tokamax)", "model": "",
-            "geomean": ex_gm_set, "geomean_low": ex_gm_set, "geomean_high": ex_gm_set, "solved": solved,
-            "fast": fast / len(ex_ids) if ex_ids else 0.0, "expert_pct": 1.0, "set_size": sizes[q.wset],
-            "note": f"{solved} expert kernels on {q.hardware.slug}; other workloads count 1.0",
-        })
+        fast = sum(
+            1
+            for w in ex_ids
+            if _expert_speedup(experts.get(w)) is not None
+            and faster_than(q.p, experts[w]["speedup"], experts[w].get("speedup_lo"))
+        )
+        references.append(
+            {
+                "kind": "expert",
+                "team": "Experts",
+                "method": "hand-tuned expert kernels (Tokamax)",
+                "model": "",
+                "geomean": ex_gm_set,
+                "geomean_low": ex_gm_set,
+                "geomean_high": ex_gm_set,
+                "solved": solved,
+                "fast": fast / len(ex_ids) if ex_ids else 0.0,
+                "expert_pct": 1.0,
+                "set_size": sizes[q.wset],
+                "note": f"{solved} expert kernels on {q.hardware.slug}; other workloads count 1.0",
+            }
+        )
     jax = sorted({v for r in ranked for v in r["jax_version"].split(", ") if v})
     harness = sorted({v for r in ranked for v in r["harness_version"].split(", ") if v})
     return {
         "meta": {
-            "hardware": q.hardware.slug, "hardware_name": q.hardware.name, "workload_set": q.wset,
-            "workload_set_label": SET_LABELS[q.wset], "set_size": sizes[q.wset],
-            "budget": "all" if q.n is None else q.n, "p": q.p, "sort": q.sort, "method": q.method,
-            "model": q.model, "jax_versions": jax, "harness_versions": harness,
-            "expert_geomean": expert_gm, "generated_at": timezone.now().isoformat(),
+            "hardware": q.hardware.slug,
+            "hardware_name": q.hardware.name,
+            "workload_set": q.wset,
+            "workload_set_label": SET_LABELS[q.wset],
+            "set_size": sizes[q.wset],
+            "budget": "all" if q.n is None else q.n,
+            "p": q.p,
+            "sort": q.sort,
+            "method": q.method,
+            "model": q.model,
+            "jax_versions": jax,
+            "harness_versions": harness,
+            "expert_geomean": expert_gm,
+            "generated_at": timezone.now().isoformat(),
             "query": q.params(),
         },
-        "rows": ranked, "references": references, "self_reported": reported, "in_progress": partial,
-        "filters": choices, "members": members[q.wset], "summary_of": summary_of,
+        "rows": ranked,
+        "references": references,
+        "self_reported": reported,
+        "in_progress": partial,
+        "filters": choices,
+        "members": members[q.wset],
+        "summary_of": summary_of,
     }
 
 
@@ -400,16 +506,25 @@ def chart_inputs(q: Query, data: dict) -> dict:
     per-workload best speedups and outcome counts (full budget), from the summary rows."""
     top = sorted(data["rows"], key=lambda r: r["rank"] or 0)[:CHART_TOP]
     sids = [data["summary_of"][r["submission"]] for r in top]
-    extra = {sid: s for sid, s in ((s["pk"], s) for s in SubmissionSummary.objects.filter(pk__in=sids)
-                                   .values("pk", "best", f"curves_{q.wset}"))}
+    extra = {
+        sid: s
+        for sid, s in (
+            (s["pk"], s) for s in SubmissionSummary.objects.filter(pk__in=sids).values("pk", "best", f"curves_{q.wset}")
+        )
+    }
     size = data["meta"]["set_size"] or 1
     fast = []
     for r, sid in list(zip(top, sids))[:CURVE_TOP]:
-        fast.append((f"#{r['submission']} {r['team']} · {r['method']}",
-                     [x / size for x in unpack_curves(extra[sid][f"curves_{q.wset}"])["fast"]]))
+        fast.append(
+            (
+                f"#{r['submission']} {r['team']} · {r['method']}",
+                [x / size for x in unpack_curves(extra[sid][f"curves_{q.wset}"])["fast"]],
+            )
+        )
     curves = fast_curve_series(fast)
     return {
-        "top": top, "curves": curves,
+        "top": top,
+        "curves": curves,
         "best": {r["submission"]: extra[sid]["best"] for r, sid in zip(top, sids)},
     }
 

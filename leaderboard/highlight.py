@@ -4,6 +4,7 @@ Keyed by the source text itself, so an entry never goes stale: a data change (a 
 evaluation, a new summary) changes which sources a page shows, never what a source looks like.
 That is why a per-process LRU is safe to keep across the pages' own cache invalidations, and it
 spares the cache server one round trip per source (a submission page shows up to 100)."""
+
 from __future__ import annotations
 
 import functools

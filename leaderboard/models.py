@@ -12,6 +12,7 @@
 ``source`` is ``evaluated`` (the outcomes this portal measured) or ``reported`` (a trace's own
 reported outcomes/speedups: self-reported, shown apart, never ranked with verified rows).
 """
+
 from django.db import models
 
 from jaxbench.metrics import WorkloadAggregate
@@ -23,8 +24,9 @@ class SubmissionSummary(models.Model):
     SOURCES = [(EVALUATED, "Evaluated here"), (REPORTED, "Self-reported")]
 
     submission = models.ForeignKey("submissions.Submission", on_delete=models.CASCADE, related_name="summaries")
-    hardware = models.ForeignKey("catalog.HardwareTarget", on_delete=models.CASCADE,
-                                 related_name="leaderboard_summaries")
+    hardware = models.ForeignKey(
+        "catalog.HardwareTarget", on_delete=models.CASCADE, related_name="leaderboard_summaries"
+    )
     source = models.CharField(max_length=10, choices=SOURCES, default=EVALUATED)
     mode = models.CharField(max_length=12, default="sequential")
 
@@ -67,8 +69,9 @@ class SubmissionSummary(models.Model):
     updated_at = models.DateTimeField(auto_now=True, db_index=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["submission", "hardware", "source"],
-                                               name="one_summary_per_source")]
+        constraints = [
+            models.UniqueConstraint(fields=["submission", "hardware", "source"], name="one_summary_per_source")
+        ]
         indexes = [models.Index(fields=["hardware", "source", "complete"])]
         ordering = ["-geomean_all", "submission_id"]
 
@@ -94,12 +97,9 @@ class SubmissionSummary(models.Model):
 
 class WorkloadResult(models.Model):
     summary = models.ForeignKey(SubmissionSummary, on_delete=models.CASCADE, related_name="workloads")
-    submission = models.ForeignKey("submissions.Submission", on_delete=models.CASCADE,
-                                   related_name="workload_results")
-    workload = models.ForeignKey("catalog.Workload", on_delete=models.CASCADE,
-                                 related_name="leaderboard_results")
-    hardware = models.ForeignKey("catalog.HardwareTarget", on_delete=models.CASCADE,
-                                 related_name="leaderboard_results")
+    submission = models.ForeignKey("submissions.Submission", on_delete=models.CASCADE, related_name="workload_results")
+    workload = models.ForeignKey("catalog.Workload", on_delete=models.CASCADE, related_name="leaderboard_results")
+    hardware = models.ForeignKey("catalog.HardwareTarget", on_delete=models.CASCADE, related_name="leaderboard_results")
     source = models.CharField(max_length=10, default=SubmissionSummary.EVALUATED)
 
     aggregate = models.JSONField(default=dict, help_text="metrics.WorkloadAggregate.to_dict()")
@@ -112,16 +112,19 @@ class WorkloadResult(models.Model):
     best_low = models.FloatField(null=True, blank=True)
     best_high = models.FloatField(null=True, blank=True)
     best_before_intervals = models.BooleanField(
-        default=False, help_text="the best sample was timed before intervals existed: best_low/high are "
-                                 "its timing spread, not a 95% interval, and a tie could not be told")
+        default=False,
+        help_text="the best sample was timed before intervals existed: best_low/high are "
+        "its timing spread, not a 95% interval, and a tie could not be told",
+    )
     best_median_s = models.FloatField(null=True, blank=True, help_text="candidate time of the best sample")
     baseline_median_s = models.FloatField(null=True, blank=True)
     first_correct_index = models.PositiveIntegerField(null=True, blank=True)
     first_faster_index = models.PositiveIntegerField(null=True, blank=True)
     precheck_stopped = models.PositiveIntegerField(default=0)
     folded = models.JSONField(default=list, help_text="sample indices folded in")
-    intervals = models.JSONField(default=dict, help_text="index -> [low, high, median_s, baseline median_s, "
-                                                         "measured] of progression records")
+    intervals = models.JSONField(
+        default=dict, help_text="index -> [low, high, median_s, baseline median_s, measured] of progression records"
+    )
     curves = models.BinaryField(default=b"")
     updated_at = models.DateTimeField(auto_now=True)
 

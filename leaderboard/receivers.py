@@ -12,6 +12,7 @@ thread after the commit, so the upload's response does not wait for it (issue 13
 safe: the summary is derived, display-only data, and ``ensure_reported`` is idempotent and runs
 again when the trace's first evaluation is folded (``aggregates.refresh_for_evaluation``), so a
 process that dies before the thread finishes only delays it."""
+
 import logging
 import threading
 
@@ -36,7 +37,7 @@ def _build(submission_id: int, close: bool = False) -> None:
         log.exception("self-reported summary of submission %s", submission_id)
     finally:
         if close:
-            connection.close()       # the thread's own connection
+            connection.close()  # the thread's own connection
 
 
 @receiver(post_save, sender=Submission, dispatch_uid="leaderboard-reported-summary")
@@ -49,8 +50,9 @@ def build_reported_summary(sender, instance, created, raw=False, **kwargs):
         if Candidate.objects.filter(submission_id=submission_id).count() <= BACKGROUND_OVER:
             _build(submission_id)
             return
-        threading.Thread(target=_build, args=(submission_id, True), daemon=True,
-                         name="jaxbench-reported-summary").start()
+        threading.Thread(
+            target=_build, args=(submission_id, True), daemon=True, name="jaxbench-reported-summary"
+        ).start()
 
     transaction.on_commit(build)
 

@@ -1,5 +1,6 @@
 """Every page that shows results: the leaderboard, the workloads with their results, a
 submission's page and progress, the signed-in user's submissions, compare, and the exports."""
+
 from django.urls import path
 
 from leaderboard.views import compare, leaderboard, submission, submission_list, workload_results, workloads
@@ -13,8 +14,16 @@ urlpatterns = [
     path("compare/", compare.compare, name="compare"),
     path("workloads/", workloads.workload_list, name="workload-list"),
     path("workloads/<slug:slug>/", workloads.workload_detail, name="workload-detail"),
-    path("workloads/<slug:slug>/results.csv", workload_results.workload_results_export, {"fmt": "csv"},
-         name="workload-results-csv"),
-    path("workloads/<slug:slug>/results.json", workload_results.workload_results_export, {"fmt": "json"},
-         name="workload-results-json"),
+    path(
+        "workloads/<slug:slug>/results.csv",
+        workload_results.workload_results_export,
+        {"fmt": "csv"},
+        name="workload-results-csv",
+    ),
+    path(
+        "workloads/<slug:slug>/results.json",
+        workload_results.workload_results_export,
+        {"fmt": "json"},
+        name="workload-results-json",
+    ),
 ]

@@ -1,4 +1,5 @@
 """Clear 4xx bodies for the API, and never a stack trace for bad input."""
+
 import logging
 
 from django.core.exceptions import ValidationError as DjangoValidationError

@@ -17,7 +17,11 @@ router.register("submissions", SubmissionViewSet, basename="api-submission")
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
-    path("redoc/", SpectacularRedocView.as_view(url_name="api-schema", template_name="portal/api_redoc.html"), name="api-redoc"),
+    path(
+        "redoc/",
+        SpectacularRedocView.as_view(url_name="api-schema", template_name="portal/api_redoc.html"),
+        name="api-redoc",
+    ),
     path("v1/me/", MeView.as_view(), name="api-me"),
     path("v1/submissions/<int:pk>/evaluations/", EvaluationList.as_view(), name="api-submission-evaluations"),
     path("v1/leaderboard/", include("leaderboard.api_urls")),

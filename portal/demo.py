@@ -1,6 +1,7 @@
 """The demo: real submissions of the example kernels, an agent-like trace built from them and
 deliberately broken variants, and the expert sweeps, all evaluated for real on this machine by
 the normal pipeline. Nothing is fabricated: every number on the pages comes from the worker."""
+
 from __future__ import annotations
 
 import io
@@ -22,31 +23,46 @@ def example_files() -> dict[str, str]:
     from jaxbench.kernels.examples import (
         EXAMPLES,  # deferred: JAX loads only where the harness runs, never in the web process
     )
+
     return {wid: (EXAMPLES_DIR / name).read_text() for wid, name in EXAMPLES.items()}
 
 
 def broken_variants(wid: str, code: str) -> list[tuple[str, str]]:
     """What an agent's search typically produces before it gets a kernel right."""
     from jaxbench import workloads  # deferred: JAX loads only where the harness runs, never in the web process
+
     wl = workloads.get(wid)
     args = ", ".join(wl.input_names)
     return [
         ("plain XLA, no Pallas (rejected by the rule)", starter_source(wl)),
-        ("a Pallas API that does not exist (compile error)",
-         code + f"\n\ndef workload({args}):\n    return pl.pallas_call_v2({args})\n"),
-        ("right shapes, wrong numbers (incorrect)",
-         code + f"\n\n_fixed = workload\n\ndef workload({args}):\n    return (_fixed({args}) * 1.0625).astype(_fixed({args}).dtype)\n"),
+        (
+            "a Pallas API that does not exist (compile error)",
+            code + f"\n\ndef workload({args}):\n    return pl.pallas_call_v2({args})\n",
+        ),
+        (
+            "right shapes, wrong numbers (incorrect)",
+            code
+            + f"\n\n_fixed = workload\n\ndef workload({args}):\n    return (_fixed({args}) * 1.0625).astype(_fixed({args}).dtype)\n",
+        ),
         ("the final kernel", code),
     ]
 
 
 def demo_trace(hardware: str = "cpu") -> str:
-    lines = [{"format": trace_format.FORMAT, "method": "demo: example kernels and broken variants",
-              "model": "none (built from the example kernels)", "framework": "portal demo",
-              "hardware": hardware, "sampling": "sequential", "budget": 4,
-              "description": "Four samples per workload in search order: a plain-XLA start, an API "
-                             "error, a wrong-numbers kernel, then the working kernel.",
-              "settings": {"generated_by": "manage.py demo"}}]
+    lines = [
+        {
+            "format": trace_format.FORMAT,
+            "method": "demo: example kernels and broken variants",
+            "model": "none (built from the example kernels)",
+            "framework": "portal demo",
+            "hardware": hardware,
+            "sampling": "sequential",
+            "budget": 4,
+            "description": "Four samples per workload in search order: a plain-XLA start, an API "
+            "error, a wrong-numbers kernel, then the working kernel.",
+            "settings": {"generated_by": "manage.py demo"},
+        }
+    ]
     for wid, code in example_files().items():
         for index, (_note, variant) in enumerate(broken_variants(wid, code)):
             sample = {"workload": wid, "index": index, "round": index, "code": variant}
@@ -75,13 +91,20 @@ def create_demo(hardware: str = "cpu") -> list[Submission]:
         return existing
     with transaction.atomic():
         kernels = intake.create_kernel_submission(
-            team, user, hardware,
-            {"method": "Hand-written Pallas examples", "model_name": "human",
-             "description": "The example kernels of jaxbench/kernels/examples, evaluated on this machine.",
-             "upload_key": "demo-kernels"},
-            [(f"{wid}.py", code) for wid, code in example_files().items()])
-        trace = intake.create_trace_submission(team, user, io.BytesIO(demo_trace(hardware).encode()),
-                                               upload_key="demo-trace")
+            team,
+            user,
+            hardware,
+            {
+                "method": "Hand-written Pallas examples",
+                "model_name": "human",
+                "description": "The example kernels of jaxbench/kernels/examples, evaluated on this machine.",
+                "upload_key": "demo-kernels",
+            },
+            [(f"{wid}.py", code) for wid, code in example_files().items()],
+        )
+        trace = intake.create_trace_submission(
+            team, user, io.BytesIO(demo_trace(hardware).encode()), upload_key="demo-trace"
+        )
         for sub in (kernels, trace):
             sub.publish()
     return [kernels, trace]

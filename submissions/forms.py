@@ -1,5 +1,6 @@
 """The web forms of the submissions app: /submit/ (they gather input; ``submissions.intake``
 validates and stores it) and the team pages."""
+
 import secrets
 
 from django import forms
@@ -20,8 +21,12 @@ class _TeamMixin:
     def _add_team_field(self, user):
         teams = teams_for(user)
         self.fields["team"] = forms.ModelChoiceField(
-            queryset=teams, to_field_name="slug", empty_label=None, label="Team",
-            help_text="The team the submission belongs to; it stays private to the team until published.")
+            queryset=teams,
+            to_field_name="slug",
+            empty_label=None,
+            label="Team",
+            help_text="The team the submission belongs to; it stays private to the team until published.",
+        )
         if len(teams) == 1:
             self.fields["team"].widget = forms.HiddenInput()
             self.fields["team"].initial = teams[0].slug
@@ -43,22 +48,38 @@ class _TeamMixin:
 
 
 class KernelSubmissionForm(_TeamMixin, forms.Form):
-    hardware = forms.ModelChoiceField(queryset=HardwareTarget.objects.all(), to_field_name="slug", empty_label=None,
-                                      label="Hardware target",
-                                      help_text="Where the kernels are evaluated and ranked.")
-    method = forms.CharField(max_length=meta_limit("method"), widget=forms.TextInput(attrs={"list": "known-methods"}),
-                             help_text="Pick one or type your own.")
-    model = forms.CharField(max_length=meta_limit("model_name"), required=False, label="Model",
-                            widget=forms.TextInput(attrs={"list": "known-models"}),
-                            help_text="The model that wrote the kernels, if any.")
-    description = forms.CharField(required=False, max_length=meta_limit("description"), widget=forms.Textarea(attrs={"rows": 3}))
+    hardware = forms.ModelChoiceField(
+        queryset=HardwareTarget.objects.all(),
+        to_field_name="slug",
+        empty_label=None,
+        label="Hardware target",
+        help_text="Where the kernels are evaluated and ranked.",
+    )
+    method = forms.CharField(
+        max_length=meta_limit("method"),
+        widget=forms.TextInput(attrs={"list": "known-methods"}),
+        help_text="Pick one or type your own.",
+    )
+    model = forms.CharField(
+        max_length=meta_limit("model_name"),
+        required=False,
+        label="Model",
+        widget=forms.TextInput(attrs={"list": "known-models"}),
+        help_text="The model that wrote the kernels, if any.",
+    )
+    description = forms.CharField(
+        required=False, max_length=meta_limit("description"), widget=forms.Textarea(attrs={"rows": 3})
+    )
     link = forms.URLField(required=False, max_length=meta_limit("link"), help_text="Paper, code or write-up.")
     upload_key = forms.CharField(required=False, max_length=meta_limit("upload_key"), widget=forms.HiddenInput())
-    zip = forms.FileField(required=False, label="Or one .zip archive",
-                          help_text="&lt;workload&gt;.py files, or folders named by workload holding one .py "
-                                    "each (12p_RMSNorm/optimized.py): a directory of Autocomp or public-harness "
-                                    "outputs uploads as it is. baseline.py, hidden files and non-.py files are "
-                                    "skipped.")
+    zip = forms.FileField(
+        required=False,
+        label="Or one .zip archive",
+        help_text="&lt;workload&gt;.py files, or folders named by workload holding one .py "
+        "each (12p_RMSNorm/optimized.py): a directory of Autocomp or public-harness "
+        "outputs uploads as it is. baseline.py, hidden files and non-.py files are "
+        "skipped.",
+    )
 
     def __init__(self, *args, user, workloads, **kwargs):
         super().__init__(*args, **kwargs)
@@ -70,8 +91,10 @@ class KernelSubmissionForm(_TeamMixin, forms.Form):
         self.workloads = list(workloads)
         for w in self.workloads:
             self.fields[f"file_{w.wid}"] = forms.FileField(
-                required=False, label=f"{w.wid} {w.title}",
-                widget=forms.ClearableFileInput(attrs={"accept": ".py,text/x-python"}))
+                required=False,
+                label=f"{w.wid} {w.title}",
+                widget=forms.ClearableFileInput(attrs={"accept": ".py,text/x-python"}),
+            )
 
     def meta_fields(self):
         """The visible fields above the file rows (team, hardware, method, model, ...)."""
@@ -88,8 +111,11 @@ class KernelSubmissionForm(_TeamMixin, forms.Form):
         return data
 
     def uploads(self):
-        out = [Upload(f.name, f, workload=w.wid, input=f"file_{w.wid}")
-               for w in self.workloads if (f := self.cleaned_data.get(f"file_{w.wid}"))]
+        out = [
+            Upload(f.name, f, workload=w.wid, input=f"file_{w.wid}")
+            for w in self.workloads
+            if (f := self.cleaned_data.get(f"file_{w.wid}"))
+        ]
         if self.cleaned_data.get("zip"):
             z = self.cleaned_data["zip"]
             out.append(Upload(z.name, z, input="zip", archive=True))
@@ -97,17 +123,28 @@ class KernelSubmissionForm(_TeamMixin, forms.Form):
 
     def meta(self):
         d = self.cleaned_data
-        return {"method": d["method"], "model_name": d.get("model", ""), "description": d.get("description", ""),
-                "link": d.get("link", ""), "upload_key": d.get("upload_key") or None}
+        return {
+            "method": d["method"],
+            "model_name": d.get("model", ""),
+            "description": d.get("description", ""),
+            "link": d.get("link", ""),
+            "upload_key": d.get("upload_key") or None,
+        }
 
 
 class TraceUploadForm(_TeamMixin, forms.Form):
-    trace = forms.FileField(label="Trace file (.jsonl)",
-                            widget=forms.ClearableFileInput(attrs={"accept": ".jsonl,.ndjson,.json,application/x-ndjson"}),
-                            help_text='A <a href="/docs/trace-format/">jaxbench-trace/1</a> JSON Lines file: the '
-                                      'header names the method, model, hardware and sampling.')
-    upload_key = forms.CharField(required=False, max_length=meta_limit("upload_key"), label="Upload key (optional)",
-                                 help_text="Uploading again with the same key returns the first submission.")
+    trace = forms.FileField(
+        label="Trace file (.jsonl)",
+        widget=forms.ClearableFileInput(attrs={"accept": ".jsonl,.ndjson,.json,application/x-ndjson"}),
+        help_text='A <a href="/docs/trace-format/">jaxbench-trace/1</a> JSON Lines file: the '
+        'header names the method, model, hardware and sampling.',
+    )
+    upload_key = forms.CharField(
+        required=False,
+        max_length=meta_limit("upload_key"),
+        label="Upload key (optional)",
+        help_text="Uploading again with the same key returns the first submission.",
+    )
 
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)

@@ -4,6 +4,7 @@
 candidates are written; ``submission`` is the saved row. The evaluator answers by creating the
 evaluation rows (same transaction) and waking the workers after the commit. Receivers' errors
 propagate, so a failing receiver rolls the whole upload back: nothing is stored half-scheduled."""
+
 from django.dispatch import Signal
 
 submission_stored = Signal()

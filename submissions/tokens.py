@@ -1,4 +1,5 @@
 """DRF authentication by ``Authorization: Bearer <token>`` against hashed per-user tokens."""
+
 from django.utils import timezone
 from rest_framework import authentication, exceptions, throttling
 
@@ -21,8 +22,7 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
             raw = header[1].decode("ascii")
         except UnicodeDecodeError:
             raise exceptions.AuthenticationFailed("Token contains invalid characters.") from None
-        token = (ApiToken.objects.select_related("user")
-                 .filter(digest=hash_token(raw)).first())
+        token = ApiToken.objects.select_related("user").filter(digest=hash_token(raw)).first()
         if token is None or not token.is_active:
             raise exceptions.AuthenticationFailed("Invalid or revoked token.")
         if not token.user.is_active:

@@ -1,5 +1,6 @@
 """Submitting (form and trace upload), publish/withdraw, the trace format's docs and schema, and
 the team pages. The pages that show a submission's results belong to the leaderboard app."""
+
 from django.urls import path
 
 from submissions.views import submissions, teams

@@ -1,5 +1,6 @@
 """Shared fixtures. The integration variant (embedded, postgres-redis, postgres-rabbitmq) comes
 from JAXBENCH_VARIANT with DATABASE_URL and DRAMATIQ_BROKER_URL (see the Makefile)."""
+
 import os
 import socket
 import subprocess
@@ -28,8 +29,11 @@ def _reachable(url: str) -> str | None:
 def pytest_configure(config):
     if VARIANT == "embedded":
         return
-    problems = [p for p in (_reachable(os.environ[v]) for v in ("DATABASE_URL", "DRAMATIQ_BROKER_URL")
-                            if os.environ.get(v)) if p]
+    problems = [
+        p
+        for p in (_reachable(os.environ[v]) for v in ("DATABASE_URL", "DRAMATIQ_BROKER_URL") if os.environ.get(v))
+        if p
+    ]
     if problems:
         msg = f"integration variant {VARIANT}: " + "; ".join(problems)
         if os.environ.get("CI") == "true":
@@ -48,6 +52,7 @@ def broker_url():
     from django.conf import settings
 
     from portal.embedded import start_redis
+
     proc = start_redis(settings.EMBEDDED_REDIS_SOCKET)
     yield f"unix://{settings.EMBEDDED_REDIS_SOCKET}"
     if proc is not None:
@@ -58,6 +63,7 @@ def broker_url():
 @pytest.fixture
 def purge_queues(broker_url):
     import dramatiq
+
     broker = dramatiq.get_broker()
     for q in list(broker.get_declared_queues()):
         try:
@@ -69,6 +75,7 @@ def purge_queues(broker_url):
 
 def database_url_for_subprocess() -> str:
     from django.db import connection
+
     s = connection.settings_dict
     if s["ENGINE"].endswith("sqlite3"):
         return f"sqlite:///{s['NAME']}"
@@ -107,20 +114,36 @@ def start_worker(broker_url, tmp_path):
 
     def start(queues=("maintenance", "precheck", "eval.cpu"), threads=1, hardware="cpu", extra_env=None):
         env = dict(os.environ)
-        env.update({
-            "DATABASE_URL": database_url_for_subprocess(),
-            "DRAMATIQ_BROKER_URL": broker_url,
-            "JAXBENCH_WORKER_QUEUES": ",".join(queues),
-            "JAXBENCH_WORKER_HARDWARE": hardware,
-            "PYTHONUNBUFFERED": "1",
-        })
+        env.update(
+            {
+                "DATABASE_URL": database_url_for_subprocess(),
+                "DRAMATIQ_BROKER_URL": broker_url,
+                "JAXBENCH_WORKER_QUEUES": ",".join(queues),
+                "JAXBENCH_WORKER_HARDWARE": hardware,
+                "PYTHONUNBUFFERED": "1",
+            }
+        )
         env.update(extra_env or {})
         log_path = tmp_path / f"worker-{len(workers)}.log"
         with open(log_path, "w") as log:
             proc = subprocess.Popen(
-                [sys.executable, "manage.py", "rundramatiq", "--processes", "1", "--threads", str(threads),
-                 "--worker-shutdown-timeout", "5000"],
-                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                [
+                    sys.executable,
+                    "manage.py",
+                    "rundramatiq",
+                    "--processes",
+                    "1",
+                    "--threads",
+                    str(threads),
+                    "--worker-shutdown-timeout",
+                    "5000",
+                ],
+                cwd=ROOT,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         w = WorkerProcess(proc, log_path)
         workers.append(w)
         return w
@@ -147,6 +170,7 @@ def restart_broker(url: str) -> None:
         import redis
 
         from portal.embedded import start_redis
+
         try:
             redis.Redis(unix_socket_path=parts.path).shutdown(nosave=True)
         except redis.ConnectionError:
@@ -154,12 +178,34 @@ def restart_broker(url: str) -> None:
         time.sleep(0.5)
         start_redis(__import__("pathlib").Path(parts.path))
     elif parts.scheme in ("redis", "rediss"):
-        subprocess.run(["redis-cli", "-h", parts.hostname, "-p", str(parts.port or 6379), "shutdown", "nosave"],
-                       capture_output=True, timeout=30)
+        subprocess.run(
+            ["redis-cli", "-h", parts.hostname, "-p", str(parts.port or 6379), "shutdown", "nosave"],
+            capture_output=True,
+            timeout=30,
+        )
         time.sleep(0.5)
-        subprocess.run(["redis-server", "--daemonize", "yes", "--bind", "127.0.0.1", "-::1", "--port",
-                        str(parts.port or 6379), "--save", "", "--appendonly", "no", "--dir", "/var/lib/redis",
-                        "--logfile", "/var/log/redis/ci.log"], check=True, timeout=30)
+        subprocess.run(
+            [
+                "redis-server",
+                "--daemonize",
+                "yes",
+                "--bind",
+                "127.0.0.1",
+                "-::1",
+                "--port",
+                str(parts.port or 6379),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                "/var/lib/redis",
+                "--logfile",
+                "/var/log/redis/ci.log",
+            ],
+            check=True,
+            timeout=30,
+        )
         wait_for(lambda: _reachable(url) is None, timeout=30, message="redis back")
     elif parts.scheme in ("amqp", "amqps"):
         subprocess.run(["rabbitmqctl", "stop_app"], check=True, capture_output=True, timeout=120)

@@ -1,4 +1,5 @@
 """Small builders for tests: users, teams, workload rows, submissions with candidates."""
+
 from django.contrib.auth import get_user_model
 
 from catalog.models import HardwareTarget, Workload
@@ -14,6 +15,7 @@ def hardware(slug="cpu") -> HardwareTarget:
 
 def workload(wid="12p") -> Workload:
     from jaxbench import workloads
+
     wl = workloads.get(wid)
     obj, _ = Workload.objects.get_or_create(wid=wl.id, defaults=workload_fields(wl))
     return obj
@@ -22,7 +24,8 @@ def workload(wid="12p") -> Workload:
 def member(username="ada", team_name="Kernel Crew", role=Membership.OWNER):
     User = get_user_model()
     user = User.objects.filter(username=username).first() or User.objects.create_user(
-        username, f"{username}@example.org", "pw-long-enough-1")
+        username, f"{username}@example.org", "pw-long-enough-1"
+    )
     team, _ = Team.objects.get_or_create(name=team_name)
     Membership.objects.get_or_create(team=team, user=user, defaults={"role": role})
     return user, team
@@ -32,8 +35,9 @@ def submission(codes, hw="cpu", kind=Submission.KERNELS, team=None, user=None, p
     """``codes``: list of (workload id, code) in sample order (indices per workload count up)."""
     if team is None:
         user, team = member()
-    sub = Submission.objects.create(team=team, created_by=user, hardware=hardware(hw), kind=kind,
-                                    method=kw.pop("method", "test-method"), **kw)
+    sub = Submission.objects.create(
+        team=team, created_by=user, hardware=hardware(hw), kind=kind, method=kw.pop("method", "test-method"), **kw
+    )
     counters = {}
     for wid, code in codes:
         idx = counters.get(wid, 0)

@@ -1,18 +1,31 @@
 """The design documents live in docs/, and every citation of one holds: the code, templates,
 tests and docs name DESIGN.md, TRUST.md and WORKLOADS.md (sometimes with a quoted section
 title, or a rule number of TRUST.md); each cited document, section and rule must exist."""
+
 import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 NAMES = ("DESIGN", "TRUST", "WORKLOADS")
-SCANNED = ("benchmarks", "jaxbench", "catalog", "docs", "evaluator", "leaderboard", "portal", "submissions",
-           "templates", "tests")
+SCANNED = (
+    "benchmarks",
+    "jaxbench",
+    "catalog",
+    "docs",
+    "evaluator",
+    "leaderboard",
+    "portal",
+    "submissions",
+    "templates",
+    "tests",
+)
 # Forms cited: DESIGN.md's, (DESIGN.md, "Metrics"), DESIGN.md 'Facts from the source study',
 # TRUST.md 1, TRUST.md point 4, `docs/TRUST.md` 2.
-CITE = re.compile(r"\b(DESIGN|TRUST|WORKLOADS)\.md`?(?:'s)?(?:,?[ \t]+(?:point[ \t]+)?"
-                  r"(?:\"([^\"\n]+)\"|'([^'\n]+)'|(\d+)\b))?")
+CITE = re.compile(
+    r"\b(DESIGN|TRUST|WORKLOADS)\.md`?(?:'s)?(?:,?[ \t]+(?:point[ \t]+)?"
+    r"(?:\"([^\"\n]+)\"|'([^'\n]+)'|(\d+)\b))?"
+)
 
 
 def _sources():
@@ -24,9 +37,11 @@ def _sources():
 
 
 def _citations():
-    return [(str(path.relative_to(ROOT)), m)
-            for path in _sources()
-            for m in CITE.finditer(path.read_text(encoding="utf-8", errors="replace"))]
+    return [
+        (str(path.relative_to(ROOT)), m)
+        for path in _sources()
+        for m in CITE.finditer(path.read_text(encoding="utf-8", errors="replace"))
+    ]
 
 
 def _headings(name):
@@ -53,8 +68,7 @@ def test_every_cited_section_and_rule_exists():
     for where, m in citations:
         name, section, number = m.group(1), m.group(2) or m.group(3), m.group(4)
         if section:
-            assert any(section in h for h in headings[name]), \
-                f"{where}: {name}.md has no section {section!r}"
+            assert any(section in h for h in headings[name]), f"{where}: {name}.md has no section {section!r}"
         if number:
             assert name == "TRUST" and number in rules, f"{where}: no rule {number} in {name}.md"
 
@@ -64,7 +78,12 @@ def test_nothing_cites_documents_outside_the_repository():
         if path == Path(__file__).resolve():
             continue
         text = path.read_text(encoding="utf-8", errors="replace")
-        for outside in ("WORKLOADS-SEMANTICS", "shared/DESIGN", "shared/TRUST", "shared/WORKLOADS",
-                        # spelled in two parts so the environment test does not count it as a variable
-                        "JAXBENCH_" + "DESIGN_MD"):
+        for outside in (
+            "WORKLOADS-SEMANTICS",
+            "shared/DESIGN",
+            "shared/TRUST",
+            "shared/WORKLOADS",
+            # spelled in two parts so the environment test does not count it as a variable
+            "JAXBENCH_" + "DESIGN_MD",
+        ):
             assert outside not in text, f"{path.relative_to(ROOT)} cites {outside}"

@@ -1,5 +1,6 @@
 """The apps run one way (portal > leaderboard > evaluator > submissions > catalog > jaxbench), the harness
 library imports no Django, and every import inside a function says why it is there."""
+
 import ast
 import pathlib
 import subprocess
@@ -12,8 +13,11 @@ DJANGO_APPS = APPS[:-1]
 # ruff's TID253 bans these at module level in the Django apps (pyproject.toml), so an import of
 # them inside a function there needs no comment: the rule says why (the worker and the web
 # process never load JAX at import, and the worker never opens a device)
-BANNED_AT_MODULE_LEVEL = tuple(tomllib.loads((ROOT / "pyproject.toml").read_text())
-                               ["tool"]["ruff"]["lint"]["flake8-tidy-imports"]["banned-module-level-imports"])
+BANNED_AT_MODULE_LEVEL = tuple(
+    tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["ruff"]["lint"]["flake8-tidy-imports"][
+        "banned-module-level-imports"
+    ]
+)
 
 
 def _imports_a_banned_module(node) -> bool:
@@ -26,8 +30,9 @@ def _imports_a_banned_module(node) -> bool:
 
 def test_import_linter_contracts_hold():
     lint = pathlib.Path(sys.executable).with_name("lint-imports")
-    out = subprocess.run([str(lint), "--config", str(ROOT / ".importlinter")], cwd=ROOT,
-                         capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [str(lint), "--config", str(ROOT / ".importlinter")], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
     assert "0 broken" in out.stdout or "broken" not in out.stdout.split("Contracts:")[-1]
 
@@ -48,14 +53,14 @@ def function_level_imports_without_a_reason():
                     if isinstance(node, (ast.Import, ast.ImportFrom)):
                         if app in DJANGO_APPS and _imports_a_banned_module(node):
                             continue
-                        here = "\n".join(lines[node.lineno - 1:node.end_lineno])
-                        i = node.lineno - 2        # a comment may head a run of imports
-                        while i >= 0 and lines[i].strip().startswith(("from ", "import ")) \
-                                and "#" not in lines[i]:
+                        here = "\n".join(lines[node.lineno - 1 : node.end_lineno])
+                        i = node.lineno - 2  # a comment may head a run of imports
+                        while i >= 0 and lines[i].strip().startswith(("from ", "import ")) and "#" not in lines[i]:
                             i -= 1
-                        said = i >= 0 and (lines[i].strip().startswith("#")
-                                           or (lines[i].strip().startswith(("from ", "import "))
-                                               and "#" in lines[i]))
+                        said = i >= 0 and (
+                            lines[i].strip().startswith("#")
+                            or (lines[i].strip().startswith(("from ", "import ")) and "#" in lines[i])
+                        )
                         if "#" not in here and not said:
                             found.append(f"{rel}:{node.lineno}")
     return found

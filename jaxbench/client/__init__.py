@@ -4,4 +4,5 @@ Plain ``requests`` + ``tqdm`` + the standard library: it never imports Django, s
 frameworks can vendor or call it anywhere. The trace format's rules come from
 ``jaxbench.traces`` (Django-free), the same code the server validates with.
 """
+
 __version__ = "1.0.0"

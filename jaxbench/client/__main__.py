@@ -5,6 +5,7 @@ Configuration: --url/--token or the environment variables JAXBENCH_URL and JAXBE
 Exit codes: 0 ok, 1 invalid input (rejected), 2 usage or configuration, 3 authentication or
 permission, 4 not found, 5 portal unreachable or failing, 6 --wait timed out, 7 throttled.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,12 +28,14 @@ exit codes: 0 ok, 1 invalid input, 2 usage/configuration, 3 authentication/permi
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m jaxbench.client", description=__doc__.split("\n\n")[0],
-                                epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--url", default=environment.get("JAXBENCH_URL"),
-                   help="portal URL (default: $JAXBENCH_URL)")
-    p.add_argument("--token", default=environment.get("JAXBENCH_TOKEN"),
-                   help="API token (default: $JAXBENCH_TOKEN)")
+    p = argparse.ArgumentParser(
+        prog="python -m jaxbench.client",
+        description=__doc__.split("\n\n")[0],
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--url", default=environment.get("JAXBENCH_URL"), help="portal URL (default: $JAXBENCH_URL)")
+    p.add_argument("--token", default=environment.get("JAXBENCH_TOKEN"), help="API token (default: $JAXBENCH_TOKEN)")
     p.add_argument("--json", action="store_true", help="machine-readable JSON on stdout")
     p.add_argument("--timeout-http", type=float, default=300.0, metavar="S", help="per-request timeout (300 s)")
     p.add_argument("--retries", type=int, default=3, help="retries of idempotent requests (3)")
@@ -44,11 +47,16 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--interval", type=float, default=2.0, help="seconds between polls (2)")
         sp.add_argument("--timeout", type=float, default=None, help="give up waiting after this many seconds")
 
-    k = sub.add_parser("submit-kernels", help="submit a directory of kernel files (or .py files, or a .zip)",
-                       description="Zips the .py files (folders kept: 12p_RMSNorm/optimized.py works) and "
-                                   "submits them. Files are named by workload ID, slug or public folder name.")
+    k = sub.add_parser(
+        "submit-kernels",
+        help="submit a directory of kernel files (or .py files, or a .zip)",
+        description="Zips the .py files (folders kept: 12p_RMSNorm/optimized.py works) and "
+        "submits them. Files are named by workload ID, slug or public folder name.",
+    )
     k.add_argument("paths", nargs="+", metavar="DIR", help="directory, .py files or one .zip")
-    k.add_argument("--hardware", default=environment.get("JAXBENCH_HARDWARE"), help="hardware target, e.g. cpu, tpu-v6e")
+    k.add_argument(
+        "--hardware", default=environment.get("JAXBENCH_HARDWARE"), help="hardware target, e.g. cpu, tpu-v6e"
+    )
     k.add_argument("--method", required=True, help="e.g. Autocomp, Iterative refinement, Hand-written")
     k.add_argument("--model", help="the model that wrote the kernels")
     k.add_argument("--framework", help="agent framework and version")
@@ -74,8 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     v = sub.add_parser("validate-trace", help="check a trace with the portal's own rules (no upload)")
     v.add_argument("file", help="the trace, or - for stdin")
-    v.add_argument("--offline", action="store_true",
-                   help="do not read workload names and hardware targets from the portal")
+    v.add_argument(
+        "--offline", action="store_true", help="do not read workload names and hardware targets from the portal"
+    )
 
     lb = sub.add_parser("leaderboard", help="print the leaderboard")
     lb.add_argument("--hardware")
@@ -93,10 +102,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 COMMANDS = {
-    "submit-kernels": commands.submit_kernels, "submit-trace": commands.submit_trace,
-    "status": commands.status, "validate-trace": commands.validate_trace,
-    "leaderboard": commands.leaderboard, "workloads": commands.workloads, "whoami": commands.whoami,
-    "publish": commands.publish, "withdraw": commands.publish,
+    "submit-kernels": commands.submit_kernels,
+    "submit-trace": commands.submit_trace,
+    "status": commands.status,
+    "validate-trace": commands.validate_trace,
+    "leaderboard": commands.leaderboard,
+    "workloads": commands.workloads,
+    "whoami": commands.whoami,
+    "publish": commands.publish,
+    "withdraw": commands.publish,
 }
 
 

@@ -1,5 +1,6 @@
 """The client's commands. Each returns an exit code; output goes to stdout, progress and
 diagnostics to stderr."""
+
 from __future__ import annotations
 
 import contextlib
@@ -53,9 +54,11 @@ def emit(args, data, text: str):
 
 def describe(sub: dict) -> str:
     state = "published" if sub.get("is_public") else "private to " + str(sub.get("team"))
-    return (f"submission #{sub['id']} ({sub.get('kind')}, {sub.get('candidates')} candidates, "
-            f"{sub.get('method')}{' · ' + sub['model'] if sub.get('model') else ''}) on {sub.get('hardware')}, "
-            f"{state}\n  {sub.get('links', {}).get('page', '')}")
+    return (
+        f"submission #{sub['id']} ({sub.get('kind')}, {sub.get('candidates')} candidates, "
+        f"{sub.get('method')}{' · ' + sub['model'] if sub.get('model') else ''}) on {sub.get('hardware')}, "
+        f"{state}\n  {sub.get('links', {}).get('page', '')}"
+    )
 
 
 def _announce(args, sub: dict):
@@ -122,10 +125,17 @@ def submit_kernels(args, portal: Portal) -> int:
     else:
         payload, names, content = build_zip(args.paths)
     if not args.hardware:
-        raise ClientError("name the hardware target with --hardware (or JAXBENCH_HARDWARE), e.g. cpu or tpu-v6e",
-                          EXIT_USAGE)
-    meta = {"hardware": args.hardware, "method": args.method, "model": args.model or "",
-            "framework": args.framework or "", "description": args.description or "", "link": args.link or ""}
+        raise ClientError(
+            "name the hardware target with --hardware (or JAXBENCH_HARDWARE), e.g. cpu or tpu-v6e", EXIT_USAGE
+        )
+    meta = {
+        "hardware": args.hardware,
+        "method": args.method,
+        "model": args.model or "",
+        "framework": args.framework or "",
+        "description": args.description or "",
+        "link": args.link or "",
+    }
     if args.team:
         meta["team"] = args.team
     key = args.upload_key
@@ -134,10 +144,13 @@ def submit_kernels(args, portal: Portal) -> int:
         key = f"sha256:{digest}"
     if key:
         meta["upload_key"] = key
-    err(f"Uploading {len(names)} file{'s' if len(names) != 1 else ''} ({len(payload) / 1024:.0f} KB) to {portal.url} ...")
+    err(
+        f"Uploading {len(names)} file{'s' if len(names) != 1 else ''} ({len(payload) / 1024:.0f} KB) to {portal.url} ..."
+    )
     with _rejection_explained():
-        sub = portal.post("submissions/", data=meta, idempotent=bool(key),
-                          files={"zip": ("kernels.zip", payload, "application/zip")})
+        sub = portal.post(
+            "submissions/", data=meta, idempotent=bool(key), files={"zip": ("kernels.zip", payload, "application/zip")}
+        )
     _announce(args, sub)
     return _after_submit(args, portal, sub)
 
@@ -153,6 +166,7 @@ def _after_submit(args, portal: Portal, sub: dict) -> int:
 
 
 # -- submit-trace / validate-trace ------------------------------------------------------------
+
 
 class _ProgressReader:
     """A file object for requests that reports upload progress and can be rewound (requests
@@ -212,8 +226,10 @@ def check_trace(args, portal: Portal | None) -> trace_format.Trace:
     try:
         trace = trace_format.parse_trace(stream, catalog, hardware)
     except trace_format.TraceError as exc:
-        err(f"{args.file}: invalid {trace_format.FORMAT} trace ({len(exc.errors)} problem"
-            f"{'s' if len(exc.errors) != 1 else ''}, checked {how}):")
+        err(
+            f"{args.file}: invalid {trace_format.FORMAT} trace ({len(exc.errors)} problem"
+            f"{'s' if len(exc.errors) != 1 else ''}, checked {how}):"
+        )
         show_errors(exc.errors)
         raise ClientError("the trace is invalid", EXIT_INVALID) from None
     finally:
@@ -227,16 +243,28 @@ def check_trace(args, portal: Portal | None) -> trace_format.Trace:
 def _trace_summary(trace) -> str:
     h = trace.header
     counts = trace.workloads()
-    return (f"valid {trace_format.FORMAT}: {len(trace.samples)} samples over {len(counts)} workloads "
-            f"(max {max(counts.values())} per workload), {h['method']} · {h['model']} on {h['hardware']}, "
-            f"{h['sampling']} sampling{', budget ' + str(h['budget']) if h.get('budget') else ''}; checked {trace.how}")
+    return (
+        f"valid {trace_format.FORMAT}: {len(trace.samples)} samples over {len(counts)} workloads "
+        f"(max {max(counts.values())} per workload), {h['method']} · {h['model']} on {h['hardware']}, "
+        f"{h['sampling']} sampling{', budget ' + str(h['budget']) if h.get('budget') else ''}; checked {trace.how}"
+    )
 
 
 def validate_trace(args, portal: Portal | None) -> int:
     trace = check_trace(args, portal)
     if args.json:
-        print(json.dumps({"valid": True, "samples": len(trace.samples), "workloads": trace.workloads(),
-                          "header": trace.header, "checked": trace.how}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "valid": True,
+                    "samples": len(trace.samples),
+                    "workloads": trace.workloads(),
+                    "header": trace.header,
+                    "checked": trace.how,
+                },
+                indent=2,
+            )
+        )
     else:
         print(_trace_summary(trace))
     return EXIT_OK
@@ -271,14 +299,27 @@ def submit_trace(args, portal: Portal) -> int:
         key = f"sha256:{h.hexdigest()}"
     params = {"upload_key": key or None, "team": args.team or None}
     size = path.stat().st_size
-    with tqdm(total=size, unit="B", unit_scale=True, unit_divisor=1024, desc="upload", file=sys.stderr,
-              disable=None, leave=False) as bar:
+    with tqdm(
+        total=size,
+        unit="B",
+        unit_scale=True,
+        unit_divisor=1024,
+        desc="upload",
+        file=sys.stderr,
+        disable=None,
+        leave=False,
+    ) as bar:
         body = _ProgressReader(path, bar)
         try:
             with _rejection_explained():
-                sub = portal.post("submissions/trace/", params={k: v for k, v in params.items() if v},
-                                  data=body, idempotent=bool(key), rewind=body.rewind,
-                                  headers={"Content-Type": "application/x-ndjson"})
+                sub = portal.post(
+                    "submissions/trace/",
+                    params={k: v for k, v in params.items() if v},
+                    data=body,
+                    idempotent=bool(key),
+                    rewind=body.rewind,
+                    headers={"Content-Type": "application/x-ndjson"},
+                )
         finally:
             body.close()
     _announce(args, sub)
@@ -286,6 +327,7 @@ def submit_trace(args, portal: Portal) -> int:
 
 
 # -- status -----------------------------------------------------------------------------------
+
 
 def _fmt_outcomes(outcomes: dict) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items(), key=lambda kv: -kv[1])) or "none yet"
@@ -295,8 +337,9 @@ def wait_and_summarise(args, portal: Portal, sid: int) -> int:
     st = portal.get(f"submissions/{sid}/status/")
     deadline = time.monotonic() + args.timeout if args.timeout else None
     warned = False
-    with tqdm(total=st["total"], unit="kernel", desc=f"#{sid}", file=sys.stderr, disable=None,
-              dynamic_ncols=True) as bar:
+    with tqdm(
+        total=st["total"], unit="kernel", desc=f"#{sid}", file=sys.stderr, disable=None, dynamic_ncols=True
+    ) as bar:
         while True:
             bar.total = st["total"]
             bar.n = st["done"]
@@ -309,8 +352,10 @@ def wait_and_summarise(args, portal: Portal, sid: int) -> int:
                 break
             if deadline and time.monotonic() > deadline:
                 bar.close()
-                err(f"timed out after {args.timeout:g}s: {st['done']}/{st['total']} evaluated; "
-                    f"run `status {sid} --wait` again to keep waiting")
+                err(
+                    f"timed out after {args.timeout:g}s: {st['done']}/{st['total']} evaluated; "
+                    f"run `status {sid} --wait` again to keep waiting"
+                )
                 if args.json:
                     print(json.dumps(st, indent=2))
                 return EXIT_TIMEOUT
@@ -330,12 +375,25 @@ def per_workload(evaluations: list[dict]) -> list[dict]:
             final[key] = e
     rows: dict[str, dict] = {}
     for (wid, index), e in sorted(final.items(), key=lambda kv: (int(kv[0][0][:-1] or 0), kv[0][1])):
-        r = rows.setdefault(wid, {"workload": wid, "samples": 0, "evaluated": 0, "correct": 0, "faster": 0,
-                                  "ties": 0, "best": None, "best_lo": None, "best_hi": None,
-                                  "first_correct": None})
+        r = rows.setdefault(
+            wid,
+            {
+                "workload": wid,
+                "samples": 0,
+                "evaluated": 0,
+                "correct": 0,
+                "faster": 0,
+                "ties": 0,
+                "best": None,
+                "best_lo": None,
+                "best_hi": None,
+                "first_correct": None,
+            },
+        )
         r["samples"] += 1
-        done = ((e["stage"] == "main" and e["state"] in ("done", "skipped", "failed"))
-                or (e["stage"] == "precheck" and e["state"] == "skipped"))
+        done = (e["stage"] == "main" and e["state"] in ("done", "skipped", "failed")) or (
+            e["stage"] == "precheck" and e["state"] == "skipped"
+        )
         if not done:
             continue
         r["evaluated"] += 1
@@ -344,8 +402,7 @@ def per_workload(evaluations: list[dict]) -> list[dict]:
             if r["first_correct"] is None:
                 r["first_correct"] = index
             if e.get("speedup") is not None and (r["best"] is None or e["speedup"] > r["best"]):
-                r["best"], r["best_lo"], r["best_hi"] = (e["speedup"], e.get("speedup_lo"),
-                                                         e.get("speedup_hi"))
+                r["best"], r["best_lo"], r["best_hi"] = (e["speedup"], e.get("speedup_lo"), e.get("speedup_hi"))
         r["faster"] += e.get("outcome") == Outcome.CORRECT_FASTER
         r["ties"] += e.get("outcome") == Outcome.CORRECT_TIE
     return list(rows.values())
@@ -357,27 +414,60 @@ def print_summary(args, portal: Portal, sid: int, st: dict) -> int:
     if args.json:
         print(json.dumps({"status": st, "workloads": rows}, indent=2))
         return EXIT_OK
-    print(f"Submission #{sid}: {st['done']}/{st['total']} evaluated"
-          f"{' (finished)' if st.get('finished') else ''}; outcomes: {_fmt_outcomes(st.get('outcomes', {}))}")
+    print(
+        f"Submission #{sid}: {st['done']}/{st['total']} evaluated"
+        f"{' (finished)' if st.get('finished') else ''}; outcomes: {_fmt_outcomes(st.get('outcomes', {}))}"
+    )
     if st.get("waiting_for"):
         print(f"Waiting for a worker for {st['waiting_for']}.")
     saved = st.get("precheck_saved") or {}
     if saved.get("candidates"):
-        print(f"The CPU pre-check stopped {saved['candidates']} candidates before they used accelerator time"
-              + (f" (~{saved['estimated_accelerator_seconds']:.0f} s saved)." if saved.get("estimated_accelerator_seconds") else "."))
+        print(
+            f"The CPU pre-check stopped {saved['candidates']} candidates before they used accelerator time"
+            + (
+                f" (~{saved['estimated_accelerator_seconds']:.0f} s saved)."
+                if saved.get("estimated_accelerator_seconds")
+                else "."
+            )
+        )
     if rows:
         print()
-        print(table(["workload", "samples", "evaluated", "correct", "faster", "ties", "best speedup [95%]",
-                     "first correct"],
-                    [[r["workload"], r["samples"], r["evaluated"], r["correct"], r["faster"], r["ties"],
-                      format_speedup(r["best"], r["best_lo"], r["best_hi"]),
-                      r["first_correct"] if r["first_correct"] is not None else "-"] for r in rows],
-                    align="lrrrrrrr"))
+        print(
+            table(
+                [
+                    "workload",
+                    "samples",
+                    "evaluated",
+                    "correct",
+                    "faster",
+                    "ties",
+                    "best speedup [95%]",
+                    "first correct",
+                ],
+                [
+                    [
+                        r["workload"],
+                        r["samples"],
+                        r["evaluated"],
+                        r["correct"],
+                        r["faster"],
+                        r["ties"],
+                        format_speedup(r["best"], r["best_lo"], r["best_hi"]),
+                        r["first_correct"] if r["first_correct"] is not None else "-",
+                    ]
+                    for r in rows
+                ],
+                align="lrrrrrrr",
+            )
+        )
         solved = sum(1 for r in rows if r["correct"])
         faster = sum(1 for r in rows if r["faster"])
-        tied = sum(1 for r in rows if r["ties"] and not r["faster"])    # correct, best only within noise
-        print(f"\n{solved}/{len(rows)} workloads solved, {faster} faster than XLA"
-              + (f", {tied} within noise of XLA (a tie: the 95% interval holds 1.0)" if tied else "") + ".")
+        tied = sum(1 for r in rows if r["ties"] and not r["faster"])  # correct, best only within noise
+        print(
+            f"\n{solved}/{len(rows)} workloads solved, {faster} faster than XLA"
+            + (f", {tied} within noise of XLA (a tie: the 95% interval holds 1.0)" if tied else "")
+            + "."
+        )
     return EXIT_OK
 
 
@@ -389,6 +479,7 @@ def status(args, portal: Portal) -> int:
 
 
 # -- leaderboard, workloads, whoami, publish, withdraw --------------------------------------
+
 
 def _scalar(v):
     if isinstance(v, float):
@@ -408,13 +499,39 @@ def _pct(v):
 
 def _ranked_table(rows: list[dict], set_size) -> str:
     return table(
-        ["rank", "#", "team", "method", "model", "solved", "geomean", "interval", "fast@N", "vs expert", "samples",
-         "provenance"],
-        [[("=" if r.get("tied") else "") + str(r.get("rank") or "-"), r.get("submission"), r.get("team"),
-          r.get("method"), r.get("model") or "-", f"{r.get('solved', 0):g}/{r.get('set_size', set_size)}",
-          _x(r.get("geomean")), f"{_x(r.get('geomean_low'))}-{_x(r.get('geomean_high'))}", _pct(r.get("fast")),
-          _pct(r.get("expert_pct")), r.get("n_samples", "-"), r.get("provenance", "-")] for r in rows],
-        align="rrllllrrrrrl")
+        [
+            "rank",
+            "#",
+            "team",
+            "method",
+            "model",
+            "solved",
+            "geomean",
+            "interval",
+            "fast@N",
+            "vs expert",
+            "samples",
+            "provenance",
+        ],
+        [
+            [
+                ("=" if r.get("tied") else "") + str(r.get("rank") or "-"),
+                r.get("submission"),
+                r.get("team"),
+                r.get("method"),
+                r.get("model") or "-",
+                f"{r.get('solved', 0):g}/{r.get('set_size', set_size)}",
+                _x(r.get("geomean")),
+                f"{_x(r.get('geomean_low'))}-{_x(r.get('geomean_high'))}",
+                _pct(r.get("fast")),
+                _pct(r.get("expert_pct")),
+                r.get("n_samples", "-"),
+                r.get("provenance", "-"),
+            ]
+            for r in rows
+        ],
+        align="rrllllrrrrrl",
+    )
 
 
 def leaderboard(args, portal: Portal) -> int:
@@ -428,16 +545,19 @@ def leaderboard(args, portal: Portal) -> int:
         data = portal.get("leaderboard/", **params)
     except ClientError as exc:
         if exc.exit_code == 4 and not (isinstance(exc.body, dict) and exc.body.get("detail")):
-            raise ClientError("this portal has no leaderboard API (yet): /api/v1/leaderboard/ is not found",
-                              exc.exit_code) from None
+            raise ClientError(
+                "this portal has no leaderboard API (yet): /api/v1/leaderboard/ is not found", exc.exit_code
+            ) from None
         raise
     if args.json:
         print(json.dumps(data, indent=2))
         return EXIT_OK
     if isinstance(data, dict) and isinstance(data.get("rows"), list) and isinstance(data.get("meta"), dict):
         m = data["meta"]
-        print(f"{m.get('hardware_name') or m.get('hardware')} · {m.get('workload_set_label') or m.get('workload_set')} "
-              f"· budget N = {m.get('budget')} · fast_p with p = {m.get('p')}")
+        print(
+            f"{m.get('hardware_name') or m.get('hardware')} · {m.get('workload_set_label') or m.get('workload_set')} "
+            f"· budget N = {m.get('budget')} · fast_p with p = {m.get('p')}"
+        )
         if data["rows"]:
             print(_ranked_table(data["rows"], m.get("set_size")))
         else:
@@ -445,10 +565,22 @@ def leaderboard(args, portal: Portal) -> int:
         refs = data.get("references") or []
         if refs:
             print("\nReferences:")
-            print(table(["kind", "method", "geomean", "solved", "fast@N", "note"],
-                        [[r.get("kind"), r.get("method"), _x(r.get("geomean")),
-                          "-" if r.get("solved") is None else f"{r['solved']:g}", _pct(r.get("fast")),
-                          r.get("note", "")] for r in refs]))
+            print(
+                table(
+                    ["kind", "method", "geomean", "solved", "fast@N", "note"],
+                    [
+                        [
+                            r.get("kind"),
+                            r.get("method"),
+                            _x(r.get("geomean")),
+                            "-" if r.get("solved") is None else f"{r['solved']:g}",
+                            _pct(r.get("fast")),
+                            r.get("note", ""),
+                        ]
+                        for r in refs
+                    ],
+                )
+            )
         if data.get("self_reported"):
             print("\nSelf-reported (not evaluated here, not ranked):")
             print(_ranked_table(data["self_reported"], m.get("set_size")))
@@ -472,8 +604,12 @@ def workloads(args, portal: Portal) -> int:
     if args.json:
         print(json.dumps(items, indent=2))
     else:
-        print(table(["id", "public name", "title", "category", "expert"],
-                    [[w["id"], w["public_name"], w["title"], w["category"], "yes" if w["expert"] else ""] for w in items]))
+        print(
+            table(
+                ["id", "public name", "title", "category", "expert"],
+                [[w["id"], w["public_name"], w["title"], w["category"], "yes" if w["expert"] else ""] for w in items],
+            )
+        )
     return EXIT_OK
 
 
@@ -492,5 +628,13 @@ def publish(args, portal: Portal) -> int:
     return EXIT_OK
 
 
-__all__ = ["submit_kernels", "submit_trace", "validate_trace", "status", "leaderboard", "workloads", "whoami",
-           "publish"]
+__all__ = [
+    "submit_kernels",
+    "submit_trace",
+    "validate_trace",
+    "status",
+    "leaderboard",
+    "workloads",
+    "whoami",
+    "publish",
+]

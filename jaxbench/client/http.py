@@ -1,4 +1,5 @@
 """A small HTTP client for the portal's v1 API, with clear errors and exit codes."""
+
 from __future__ import annotations
 
 import random
@@ -9,13 +10,13 @@ import requests
 from jaxbench.client import __version__
 
 EXIT_OK = 0
-EXIT_INVALID = 1      # the portal (or the offline check) rejected the input
-EXIT_USAGE = 2        # bad command line or configuration
-EXIT_AUTH = 3         # missing, invalid or revoked token; not allowed
+EXIT_INVALID = 1  # the portal (or the offline check) rejected the input
+EXIT_USAGE = 2  # bad command line or configuration
+EXIT_AUTH = 3  # missing, invalid or revoked token; not allowed
 EXIT_NOT_FOUND = 4
-EXIT_SERVER = 5       # the portal is unreachable or failed
-EXIT_TIMEOUT = 6      # --wait ran out of time
-EXIT_THROTTLED = 7    # too many requests: try again later
+EXIT_SERVER = 5  # the portal is unreachable or failed
+EXIT_TIMEOUT = 6  # --wait ran out of time
+EXIT_THROTTLED = 7  # too many requests: try again later
 
 
 class ClientError(Exception):
@@ -80,8 +81,11 @@ class Portal:
 
     def require_token(self):
         if not self.token:
-            raise ClientError("no API token: pass --token or set JAXBENCH_TOKEN (create one on your account "
-                              f"page, {self.url}/account/)", EXIT_USAGE)
+            raise ClientError(
+                "no API token: pass --token or set JAXBENCH_TOKEN (create one on your account "
+                f"page, {self.url}/account/)",
+                EXIT_USAGE,
+            )
 
     def request(self, method: str, path: str, *, idempotent: bool | None = None, rewind=None, **kwargs):
         """Send a request; retry connection failures, 5xx and 429 when the request is idempotent
@@ -98,8 +102,9 @@ class Portal:
             try:
                 resp = self.session.request(method, url, timeout=self.timeout, **kwargs)
             except requests.RequestException as exc:
-                last = ClientError(f"cannot reach the portal at {self.url}: {exc.__class__.__name__}: {exc}",
-                                   EXIT_SERVER)
+                last = ClientError(
+                    f"cannot reach the portal at {self.url}: {exc.__class__.__name__}: {exc}", EXIT_SERVER
+                )
                 if attempt + 1 < attempts:
                     self._sleep(attempt)
                 continue
@@ -120,7 +125,7 @@ class Portal:
             delay = float(retry_after) if retry_after else 0.0
         except ValueError:
             delay = 0.0
-        time.sleep(min(60.0, max(delay, (2 ** attempt) * 0.5 + random.random() * 0.25)))
+        time.sleep(min(60.0, max(delay, (2**attempt) * 0.5 + random.random() * 0.25)))
 
     def _error(self, resp) -> ClientError:
         try:
@@ -128,8 +133,13 @@ class Portal:
         except ValueError:
             body = resp.text
         detail, errors = _errors_from_body(body)
-        prefix = {401: "not authenticated", 403: "not allowed", 404: "not found", 413: "too large",
-                  429: "too many requests"}.get(resp.status_code, f"HTTP {resp.status_code}")
+        prefix = {
+            401: "not authenticated",
+            403: "not allowed",
+            404: "not found",
+            413: "too large",
+            429: "too many requests",
+        }.get(resp.status_code, f"HTTP {resp.status_code}")
         if resp.status_code == 404 and not isinstance(body, dict):
             detail = f"{resp.request.method} {resp.url}"
         return ClientError(f"{prefix}: {detail}", _exit_code_for(resp.status_code), errors, body)

@@ -8,6 +8,7 @@ def table(headers, rows, align: str | None = None) -> str:
 
     def fmt(row):
         return "  ".join(c.rjust(w) if a == "r" else c.ljust(w) for c, w, a in zip(row, widths, align)).rstrip()
+
     lines = [fmt(cells[0]), "  ".join("-" * w for w in widths)]
     lines += [fmt(r) for r in cells[1:]]
     return "\n".join(lines)

@@ -66,34 +66,57 @@ exported baseline, the child's files, limits, target), ``phases`` (one run throu
 phase by phase), ``speed`` (the speed verdict), ``warm`` (the warm pool), ``settings`` (the
 numbers every part shares, and :class:`InfrastructureError`).
 """
+
 from .. import HARNESS_VERSION
 from .api import _evaluate, available_protections, evaluate, lower_for_platform, measure_baseline, probe_environment
 from .phases import _new_child
 from .prepare import _platform_hint, exported_baseline, inputs_from_seed, reference_cost
 from .settings import (
-                  BLOCK,
-                  DEFAULT_TIMEOUTS,
-                  ITERS,
-                  MAX_SOURCE_BYTES,
-                  N_CHECK_SETS,
-                  N_TIMING_SETS,
-                  PUBLIC_SEEDS,
-                  SET_BUDGET_BYTES,
-                  TEXT_CAP,
-                  TRACE_CAP,
-                  WARMUP,
-                  InfrastructureError,
+    BLOCK,
+    DEFAULT_TIMEOUTS,
+    ITERS,
+    MAX_SOURCE_BYTES,
+    N_CHECK_SETS,
+    N_TIMING_SETS,
+    PUBLIC_SEEDS,
+    SET_BUDGET_BYTES,
+    TEXT_CAP,
+    TRACE_CAP,
+    WARMUP,
+    InfrastructureError,
 )
 from .speed import BASELINE_GUARD, BASELINE_GUARD_DEFAULT, SYSTEMATIC, SYSTEMATIC_DEFAULT
 from .warm import WarmPool
 
 __all__ = [
-    "BASELINE_GUARD", "BASELINE_GUARD_DEFAULT", "BLOCK", "DEFAULT_TIMEOUTS", "HARNESS_VERSION",
-    "ITERS", "MAX_SOURCE_BYTES", "N_CHECK_SETS", "N_TIMING_SETS", "PUBLIC_SEEDS",
-    "SET_BUDGET_BYTES", "SYSTEMATIC", "SYSTEMATIC_DEFAULT", "TEXT_CAP", "TRACE_CAP", "WARMUP",
-    "InfrastructureError", "WarmPool", "available_protections", "evaluate", "exported_baseline",
-    "inputs_from_seed", "lower_for_platform", "measure_baseline", "probe_environment",
+    "BASELINE_GUARD",
+    "BASELINE_GUARD_DEFAULT",
+    "BLOCK",
+    "DEFAULT_TIMEOUTS",
+    "HARNESS_VERSION",
+    "ITERS",
+    "MAX_SOURCE_BYTES",
+    "N_CHECK_SETS",
+    "N_TIMING_SETS",
+    "PUBLIC_SEEDS",
+    "SET_BUDGET_BYTES",
+    "SYSTEMATIC",
+    "SYSTEMATIC_DEFAULT",
+    "TEXT_CAP",
+    "TRACE_CAP",
+    "WARMUP",
+    "InfrastructureError",
+    "WarmPool",
+    "available_protections",
+    "evaluate",
+    "exported_baseline",
+    "inputs_from_seed",
+    "lower_for_platform",
+    "measure_baseline",
+    "probe_environment",
     "reference_cost",
     # internals the CLI (_platform_hint) and the isolation tests (_new_child, _evaluate) reach
-    "_evaluate", "_new_child", "_platform_hint",
+    "_evaluate",
+    "_new_child",
+    "_platform_hint",
 ]

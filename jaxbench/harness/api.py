@@ -1,5 +1,6 @@
 """The harness's public API: evaluate a candidate, measure a baseline, lower for a platform,
 probe the environment (the package docstring describes each call and how a run goes)."""
+
 from __future__ import annotations
 
 import threading
@@ -48,16 +49,41 @@ _BASELINES: dict = {}
 _BASELINE_LOCK = threading.Lock()
 
 
-def evaluate(workload, source: str, *, profile: str, hardware=None, require_pallas: bool = True,
-             baseline: dict | None = None, timeouts: dict | None = None) -> dict:
+def evaluate(
+    workload,
+    source: str,
+    *,
+    profile: str,
+    hardware=None,
+    require_pallas: bool = True,
+    baseline: dict | None = None,
+    timeouts: dict | None = None,
+) -> dict:
     """Evaluate one candidate in a fresh sandboxed child; returns an EvalRecord dict."""
-    return _evaluate(workload, source, profile=profile, hardware=hardware,
-                     require_pallas=require_pallas, baseline=baseline, timeouts=timeouts,
-                     child=None)
+    return _evaluate(
+        workload,
+        source,
+        profile=profile,
+        hardware=hardware,
+        require_pallas=require_pallas,
+        baseline=baseline,
+        timeouts=timeouts,
+        child=None,
+    )
 
 
-def _evaluate(workload, source, *, profile, hardware, require_pallas, baseline, timeouts,
-              child: SandboxedChild | None, closer=None) -> dict:
+def _evaluate(
+    workload,
+    source,
+    *,
+    profile,
+    hardware,
+    require_pallas,
+    baseline,
+    timeouts,
+    child: SandboxedChild | None,
+    closer=None,
+) -> dict:
     t0 = time.monotonic()
     _trusted_jax()
     wl = _workload(workload)
@@ -65,12 +91,11 @@ def _evaluate(workload, source, *, profile, hardware, require_pallas, baseline, 
         raise TypeError("source must be the candidate file's text (str)")
     if len(source.encode("utf-8", "replace")) > MAX_SOURCE_BYTES:
         raise ValueError(f"candidate source over {MAX_SOURCE_BYTES} bytes")
-    wl.config(profile)                           # KeyError for an unknown profile
+    wl.config(profile)  # KeyError for an unknown profile
     tmo = _timeouts(timeouts)
     if baseline is not None:
         _check_baseline(baseline, wl, profile, hardware)
-    rec = new_record(workload=wl.id, workload_slug=wl.slug, profile=profile,
-                     require_pallas=bool(require_pallas))
+    rec = new_record(workload=wl.id, workload_slug=wl.slug, profile=profile, require_pallas=bool(require_pallas))
     phases = rec["phases"]
     n_check, n_timing = _set_counts(wl, profile)
     phases["setup_s"] = round(time.monotonic() - t0, 6)
@@ -90,35 +115,57 @@ def _evaluate(workload, source, *, profile, hardware, require_pallas, baseline, 
         phases["prepare_s"] = round(time.monotonic() - t, 6)
         alone = None
         try:
-            name, base_name = _start_job(child, rec, tmo, mode="candidate", source=source, wl=wl,
-                                         profile=profile, hardware=hardware,
-                                         manifest_writer=prep.write_manifest)
-            _compile_phase(child, rec, tmo, mode="candidate", require_pallas=require_pallas,
-                           wl=wl, profile=profile)
-            checked = _check_phase(child, prep, rec, tmo, mode="candidate", atol=wl.atol,
-                                   rtol=wl.rtol)
+            name, base_name = _start_job(
+                child,
+                rec,
+                tmo,
+                mode="candidate",
+                source=source,
+                wl=wl,
+                profile=profile,
+                hardware=hardware,
+                manifest_writer=prep.write_manifest,
+            )
+            _compile_phase(child, rec, tmo, mode="candidate", require_pallas=require_pallas, wl=wl, profile=profile)
+            checked = _check_phase(child, prep, rec, tmo, mode="candidate", atol=wl.atol, rtol=wl.rtol)
             # the guard's reference: the baseline measured alone in a clean child (never while
             # the candidate is timed)
             alone = baseline or _cached_baseline(wl, profile, child.target.slug)
-            _timing_phase(child, prep, rec, tmo, wl=wl, profile=profile, mode="candidate",
-                          name=name, atol=wl.atol, rtol=wl.rtol, checked=checked,
-                          base_name=base_name)
+            _timing_phase(
+                child,
+                prep,
+                rec,
+                tmo,
+                wl=wl,
+                profile=profile,
+                mode="candidate",
+                name=name,
+                atol=wl.atol,
+                rtol=wl.rtol,
+                checked=checked,
+                base_name=base_name,
+            )
         except _Stop:
             pass
         else:
             cpus = child.protections.get("cpu_affinity")
-            _speed_verdict(rec, alone, lambda: measure_baseline(
-                wl, profile=profile, hardware=child.target.slug, timeouts=timeouts, cpus=cpus))
-        rec["seeds"] = prep.seeds_hex()       # recorded after the run
+            _speed_verdict(
+                rec,
+                alone,
+                lambda: measure_baseline(wl, profile=profile, hardware=child.target.slug, timeouts=timeouts, cpus=cpus),
+            )
+        rec["seeds"] = prep.seeds_hex()  # recorded after the run
     finally:
         t = time.monotonic()
         if closer is None:
             child.close()
-        rec["child_output"] = {"stdout": trim(child.stdout_tail(), 4000),
-                               "stderr": trim(child.stderr_tail(), 4000),
-                               "bytes": child.output_info()}
+        rec["child_output"] = {
+            "stdout": trim(child.stdout_tail(), 4000),
+            "stderr": trim(child.stderr_tail(), 4000),
+            "bytes": child.output_info(),
+        }
         if closer is not None:
-            closer(child)                  # the warm pool closes it in its own thread
+            closer(child)  # the warm pool closes it in its own thread
         phases["close_s"] = round(time.monotonic() - t, 6)
         phases["total_s"] = round(time.monotonic() - t0, 6)
     return json_safe(rec)
@@ -145,8 +192,9 @@ def _cached_baseline(wl, profile, hardware_slug):
         return _BASELINES[key]
 
 
-def measure_baseline(workload, *, profile: str, hardware=None, timeouts: dict | None = None,
-                     cpus: list | None = None) -> dict:
+def measure_baseline(
+    workload, *, profile: str, hardware=None, timeouts: dict | None = None, cpus: list | None = None
+) -> dict:
     """Time the workload's XLA baseline alone, in a baseline child (the exported program that
     is timed beside every candidate), with the same phases and trace parsing. Returns a
     BaselineRecord dict: the workload page's reference time; verdicts use the side-by-side
@@ -166,34 +214,60 @@ def measure_baseline(workload, *, profile: str, hardware=None, timeouts: dict | 
     try:
         prep = _Prepared(wl, profile, n_check, n_timing)
         try:
-            name, _ = _start_job(child, rec, tmo, mode="baseline", source=None, wl=wl,
-                                 profile=profile, hardware=hardware,
-                                 manifest_writer=prep.write_manifest)
+            name, _ = _start_job(
+                child,
+                rec,
+                tmo,
+                mode="baseline",
+                source=None,
+                wl=wl,
+                profile=profile,
+                hardware=hardware,
+                manifest_writer=prep.write_manifest,
+            )
             _compile_phase(child, rec, tmo, mode="baseline", require_pallas=False)
             _check_phase(child, prep, rec, tmo, mode="baseline", atol=wl.atol, rtol=wl.rtol)
-            _timing_phase(child, prep, rec, tmo, wl=wl, profile=profile, mode="baseline",
-                          name=name, atol=wl.atol, rtol=wl.rtol)
+            _timing_phase(
+                child, prep, rec, tmo, wl=wl, profile=profile, mode="baseline", name=name, atol=wl.atol, rtol=wl.rtol
+            )
         except _Stop:
-            raise InfrastructureError(f"the baseline failed: {rec['outcome']} "
-                                      f"({rec['error_category']}): {rec['message']}\n"
-                                      f"{child.stderr_tail()[-2000:]}") from None
+            raise InfrastructureError(
+                f"the baseline failed: {rec['outcome']} "
+                f"({rec['error_category']}): {rec['message']}\n"
+                f"{child.stderr_tail()[-2000:]}"
+            ) from None
     finally:
         child.close()
     rec["phases"]["total_s"] = round(time.monotonic() - t0, 6)
     return {
-        "kind": "baseline", "workload": wl.id, "profile": profile, "hardware": rec["hardware"],
-        "platform": rec["platform"], "device_kind": rec["device_kind"],
-        "harness_version": HARNESS_VERSION, "jax_version": rec["jax_version"],
-        "jaxlib_version": rec["jaxlib_version"], "timing": rec["timing"],
-        "median_s": rec["timing"]["median_s"], "max_abs_err": rec["max_abs_err"],
+        "kind": "baseline",
+        "workload": wl.id,
+        "profile": profile,
+        "hardware": rec["hardware"],
+        "platform": rec["platform"],
+        "device_kind": rec["device_kind"],
+        "harness_version": HARNESS_VERSION,
+        "jax_version": rec["jax_version"],
+        "jaxlib_version": rec["jaxlib_version"],
+        "timing": rec["timing"],
+        "median_s": rec["timing"]["median_s"],
+        "max_abs_err": rec["max_abs_err"],
         "errors": rec.get("errors"),
-        "seeds": prep.seeds_hex(), "sandbox": rec["sandbox"] or dict(child.protections),
-        "phases": rec["phases"], "measured_at": time.time(),
+        "seeds": prep.seeds_hex(),
+        "sandbox": rec["sandbox"] or dict(child.protections),
+        "phases": rec["phases"],
+        "measured_at": time.time(),
     }
 
 
-def lower_for_platform(workload, source: str, platform: str = "tpu", profile: str = "full",
-                       timeouts: dict | None = None, require_pallas: bool = False) -> dict:
+def lower_for_platform(
+    workload,
+    source: str,
+    platform: str = "tpu",
+    profile: str = "full",
+    timeouts: dict | None = None,
+    require_pallas: bool = False,
+) -> dict:
     """The pre-check: export the candidate for ``platform`` at ``profile``'s shapes without
     running it (``jax.export`` with ShapeDtypeStructs, on this CPU host, in a sandboxed
     child). Catches Pallas TPU tiling and API errors. Measures the share of the workload's
@@ -205,44 +279,74 @@ def lower_for_platform(workload, source: str, platform: str = "tpu", profile: st
     wl = _workload(workload)
     wl.config(profile)
     tmo = _timeouts(timeouts)
-    out = {"kind": "lowering", "ok": False, "outcome": None, "error_category": None,
-           "message": "", "workload": wl.id, "profile": profile, "platform": platform,
-           "has_pallas_call": None, "host_callbacks": [], "pallas_share": None,
-           "duration_s": 0.0, "harness_version": HARNESS_VERSION, "jax_version": None,
-           "sandbox": {}}
+    out = {
+        "kind": "lowering",
+        "ok": False,
+        "outcome": None,
+        "error_category": None,
+        "message": "",
+        "workload": wl.id,
+        "profile": profile,
+        "platform": platform,
+        "has_pallas_call": None,
+        "host_callbacks": [],
+        "pallas_share": None,
+        "duration_s": 0.0,
+        "harness_version": HARNESS_VERSION,
+        "jax_version": None,
+        "sandbox": {},
+    }
     child = _new_child("cpu", Limits())
-    rec = {"phases": {}, "notes": []}    # what _Run writes; its outcome is copied into ``out``
+    rec = {"phases": {}, "notes": []}  # what _Run writes; its outcome is copied into ``out``
     try:
         out["sandbox"] = dict(child.protections)
         arrays.write_manifest(child.in_dir, _manifest_specs(wl, _specs(wl, profile)[0]), {})
         _write_input(child.in_dir, "candidate.py", source)
         _write_cost_model(child.in_dir)
         hello = _hello(child, tmo["startup"])
-        _send_job(child, rec, tmo, {"cmd": "job", "mode": "candidate", "name": _program_name(),
-                                    "interpret": False, "config": wl.config(profile),
-                                    "platform": platform, "workload": wl.id, "profile": profile})
+        _send_job(
+            child,
+            rec,
+            tmo,
+            {
+                "cmd": "job",
+                "mode": "candidate",
+                "name": _program_name(),
+                "interpret": False,
+                "config": wl.config(profile),
+                "platform": platform,
+                "workload": wl.id,
+                "profile": profile,
+            },
+        )
         out["jax_version"] = hello.get("jax_version")
         t = time.monotonic()
         try:
             reply = _Run(child, tmo, rec).phase("export", {"cmd": "export"}, "exported")
         except _Stop:
-            out.update(outcome=rec["outcome"], error_category=rec["error_category"],
-                       message=rec["message"])
+            out.update(outcome=rec["outcome"], error_category=rec["error_category"], message=rec["message"])
         else:
             texts = _read_texts(child.work)
-            scan = verdict.scan_program(reply.get("primitives"),
-                                        {"lowered": texts.get("exported", "")}, platform)
+            scan = verdict.scan_program(reply.get("primitives"), {"lowered": texts.get("exported", "")}, platform)
             share = pallas_share.assess(
-                reply.get("cost"), reference_cost(wl, profile)["outside_flops"],
-                require_pallas=require_pallas, threshold=pallas_share.threshold_for(wl.id))
-            out.update(has_pallas_call=scan["has_pallas_call"],
-                       host_callbacks=scan["host_callbacks"], pallas_share=share)
+                reply.get("cost"),
+                reference_cost(wl, profile)["outside_flops"],
+                require_pallas=require_pallas,
+                threshold=pallas_share.threshold_for(wl.id),
+            )
+            out.update(
+                has_pallas_call=scan["has_pallas_call"], host_callbacks=scan["host_callbacks"], pallas_share=share
+            )
             if scan["host_callbacks"]:
-                out.update(outcome=Outcome.REJECTED, error_category="host_callback",
-                           message="host callbacks: " + ", ".join(scan["host_callbacks"]))
+                out.update(
+                    outcome=Outcome.REJECTED,
+                    error_category="host_callback",
+                    message="host callbacks: " + ", ".join(scan["host_callbacks"]),
+                )
             elif not share["ok"]:
-                out.update(outcome=Outcome.REJECTED, error_category=pallas_share.CATEGORY,
-                           message=trim(share["message"]))
+                out.update(
+                    outcome=Outcome.REJECTED, error_category=pallas_share.CATEGORY, message=trim(share["message"])
+                )
             else:
                 out.update(ok=True, message=f"lowers for {platform} at {profile} shapes")
         out["lower_s"] = round(time.monotonic() - t, 6)
@@ -265,12 +369,18 @@ def probe_environment(platform: str | None = None) -> dict:
     finally:
         child.close()
     prot.update(sandbox_probe.machine_report(platform))
-    return {"hardware": target.slug, "platform": hello["platform"],
-            "device_kind": hello.get("device_kind"), "profile": target.profile,
-            "jax_version": hello.get("jax_version"), "jaxlib_version": hello.get("jaxlib_version"),
-            "harness_version": HARNESS_VERSION, "python_version": hello.get("python"),
-            "interpret_mode": hello["platform"] == "cpu" and bool(hello.get("pallas_tpu")),
-            "sandbox": prot}
+    return {
+        "hardware": target.slug,
+        "platform": hello["platform"],
+        "device_kind": hello.get("device_kind"),
+        "profile": target.profile,
+        "jax_version": hello.get("jax_version"),
+        "jaxlib_version": hello.get("jaxlib_version"),
+        "harness_version": HARNESS_VERSION,
+        "python_version": hello.get("python"),
+        "interpret_mode": hello["platform"] == "cpu" and bool(hello.get("pallas_tpu")),
+        "sandbox": prot,
+    }
 
 
 def available_protections(platform: str | None = None) -> dict:

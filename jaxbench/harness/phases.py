@@ -2,6 +2,7 @@
 and timing phases, each asked of the child through :meth:`_Run.phase` (one place for the
 timeout, crash, error-reply and protocol handling), the child's files read back, the trace
 parsed, and every failure written into the record as its outcome."""
+
 from __future__ import annotations
 
 import secrets
@@ -80,8 +81,12 @@ def _timeout(rec, child, phase, limit):
         pass
     child.kill()
     where = [l.strip() for l in stacks.splitlines() if "candidate.py" in l][:3]
-    what = {"compile": "compile (import, trace, lower, compile)", "check": "the correctness runs",
-            "timing": "the timing runs", "export": "lowering"}.get(phase, phase)
+    what = {
+        "compile": "compile (import, trace, lower, compile)",
+        "check": "the correctness runs",
+        "timing": "the timing runs",
+        "export": "lowering",
+    }.get(phase, phase)
     msg = f"{what} exceeded {limit:g} s"
     if where:
         msg += "\n  stuck at " + "\n  stuck at ".join(where)
@@ -99,8 +104,7 @@ def _crash(rec, child, phase):
     err = child.stderr_tail()
     tail = "\n".join(err.strip().splitlines()[-8:])
     if oom:
-        _finish(rec, Outcome.RUNTIME_ERROR, "oom",
-                f"the child was killed by the memory limit during {phase}")
+        _finish(rec, Outcome.RUNTIME_ERROR, "oom", f"the child was killed by the memory limit during {phase}")
     if sig:
         _finish(rec, Outcome.RUNTIME_ERROR, "crash", f"the child died of {sig} during {phase}\n{tail}")
     _finish(rec, Outcome.RUNTIME_ERROR, "exit", f"the child exited (status {rc}) during {phase}\n{tail}")
@@ -120,8 +124,7 @@ def _load_outputs(work, tag, meta, out_specs):
     out = []
     for k, (dt, shape) in enumerate(out_specs):
         try:
-            data = work.read(f"out/{tag}/{k}.npy", arrays.NPY_HEADER_CAP +
-                             int(np.prod(shape, dtype=np.int64)) * 8 + 1)
+            data = work.read(f"out/{tag}/{k}.npy", arrays.NPY_HEADER_CAP + int(np.prod(shape, dtype=np.int64)) * 8 + 1)
         except OSError as exc:
             raise arrays.OutputError("bad_output", f"output {k} of {tag}: {exc}") from None
         out.append(arrays.load_npy_bytes(data, dt, shape))
@@ -138,12 +141,12 @@ def _hello(child, timeout: float) -> dict:
     try:
         return child.hello(timeout)
     except (PhaseTimeout, ChildGone, SandboxError) as exc:
-        raise InfrastructureError(f"the sandboxed child did not start: {exc}; "
-                                  f"{child.stderr_tail()[-2000:]}") from None
+        raise InfrastructureError(f"the sandboxed child did not start: {exc}; {child.stderr_tail()[-2000:]}") from None
 
 
-def _start_job(child, rec: dict, timeouts: dict, *, mode: str, source: str | None, wl, profile,
-               hardware, manifest_writer):
+def _start_job(
+    child, rec: dict, timeouts: dict, *, mode: str, source: str | None, wl, profile, hardware, manifest_writer
+):
     """hello (trustworthy: before any candidate code), the files, the job. A candidate's child
     also gets the exported XLA baseline, compiled there before the candidate's module is
     imported, to be timed beside it. Returns (program name, baseline program name or None)."""
@@ -153,11 +156,16 @@ def _start_job(child, rec: dict, timeouts: dict, *, mode: str, source: str | Non
         _hello(child, timeouts["startup"])
     phases["startup_s"] = round(phases.get("startup_s", 0) + time.monotonic() - t, 6)
     hello = child.hello_info
-    rec["sandbox"] = dict(child.protections)      # complete now (CPU pinning happens at hello)
+    rec["sandbox"] = dict(child.protections)  # complete now (CPU pinning happens at hello)
     target = child.target = _target_for(hardware, hello)
-    rec.update(hardware=target.slug, platform=hello["platform"],
-               device_kind=hello.get("device_kind"), jax_version=hello.get("jax_version"),
-               jaxlib_version=hello.get("jaxlib_version"), python_version=hello.get("python"))
+    rec.update(
+        hardware=target.slug,
+        platform=hello["platform"],
+        device_kind=hello.get("device_kind"),
+        jax_version=hello.get("jax_version"),
+        jaxlib_version=hello.get("jaxlib_version"),
+        python_version=hello.get("python"),
+    )
     if source is not None:
         _write_input(child.in_dir, "candidate.py", source)
     _write_input(child.in_dir, "baseline.jaxexport", exported_baseline(wl, profile, hello["platform"]))
@@ -167,10 +175,21 @@ def _start_job(child, rec: dict, timeouts: dict, *, mode: str, source: str | Non
     base_name = _program_name() if mode == "candidate" else None
     interpret = mode == "candidate" and hello["platform"] == "cpu"
     rec["mode"] = "interpret" if interpret else "compiled"
-    _send_job(child, rec, timeouts, {"cmd": "job", "mode": mode, "name": name,
-                                     "interpret": interpret, "config": wl.config(profile),
-                                     "workload": wl.id, "profile": profile,
-                                     "baseline_name": base_name})
+    _send_job(
+        child,
+        rec,
+        timeouts,
+        {
+            "cmd": "job",
+            "mode": mode,
+            "name": name,
+            "interpret": interpret,
+            "config": wl.config(profile),
+            "workload": wl.id,
+            "profile": profile,
+            "baseline_name": base_name,
+        },
+    )
     return name, base_name
 
 
@@ -190,10 +209,10 @@ def _compile_phase(child, rec, timeouts, *, mode, require_pallas, wl=None, profi
     phases = rec["phases"]
     rec["phase"] = "compile"
     reply = run.phase("compile", {"cmd": "compile"}, "compiled")
-    phases["child_compile"] = {k: round(float(v), 6) for k, v in (reply.get("times") or {}).items()
-                               if isinstance(v, (int, float))}
-    scan = verdict.scan_program(reply.get("primitives"), _read_texts(child.work),
-                                child.hello_info["platform"])
+    phases["child_compile"] = {
+        k: round(float(v), 6) for k, v in (reply.get("times") or {}).items() if isinstance(v, (int, float))
+    }
+    scan = verdict.scan_program(reply.get("primitives"), _read_texts(child.work), child.hello_info["platform"])
     rec["has_pallas_call"] = scan["has_pallas_call"] if mode == "candidate" else False
     rec["host_callbacks"] = scan["host_callbacks"]
     if mode == "candidate":
@@ -203,15 +222,25 @@ def _compile_phase(child, rec, timeouts, *, mode, require_pallas, wl=None, profi
         share = None
         if wl is not None:
             share = rec["pallas_share"] = pallas_share.assess(
-                reply.get("cost"), reference_cost(wl, profile)["outside_flops"],
-                require_pallas=require_pallas, threshold=pallas_share.threshold_for(wl.id))
+                reply.get("cost"),
+                reference_cost(wl, profile)["outside_flops"],
+                require_pallas=require_pallas,
+                threshold=pallas_share.threshold_for(wl.id),
+            )
         if scan["host_callbacks"]:
-            _finish(rec, Outcome.REJECTED, "host_callback",
-                    "the program calls back into the host: " + ", ".join(scan["host_callbacks"]))
+            _finish(
+                rec,
+                Outcome.REJECTED,
+                "host_callback",
+                "the program calls back into the host: " + ", ".join(scan["host_callbacks"]),
+            )
         if require_pallas and not scan["has_pallas_call"]:
-            _finish(rec, Outcome.REJECTED, "no_pallas_call",
-                    "the compiled program contains no pallas_call (this leaderboard requires a "
-                    "Pallas kernel)")
+            _finish(
+                rec,
+                Outcome.REJECTED,
+                "no_pallas_call",
+                "the compiled program contains no pallas_call (this leaderboard requires a Pallas kernel)",
+            )
         if share is not None and not share["ok"]:
             _finish(rec, Outcome.REJECTED, pallas_share.CATEGORY, share["message"])
 
@@ -234,10 +263,10 @@ def _check_phase(child, prep: _Prepared, rec, timeouts, *, mode, atol, rtol) -> 
             cands[sid] = _load_outputs(child.work, sid, meta, prep.out_specs)
         except arrays.OutputError as exc:
             cat = exc.category
-            _finish(rec, Outcome.RUNTIME_ERROR if cat == "bad_output" else Outcome.INCORRECT, cat,
-                    f"input set {sid}: {exc}")
-        ok, cat, errs, msg = verdict.compare_set(prep.exact[sid], prep.refs[sid], cands[sid],
-                                                 atol, rtol)
+            _finish(
+                rec, Outcome.RUNTIME_ERROR if cat == "bad_output" else Outcome.INCORRECT, cat, f"input set {sid}: {exc}"
+            )
+        ok, cat, errs, msg = verdict.compare_set(prep.exact[sid], prep.refs[sid], cands[sid], atol, rtol)
         errors = verdict.merge_errors(errors, errs)
         if not ok and failure is None:
             failure = (cat, f"input set {sid} (seed {prep.seeds[sid]:016x}): {msg}")
@@ -250,8 +279,9 @@ def _check_phase(child, prep: _Prepared, rec, timeouts, *, mode, atol, rtol) -> 
                 extra = prep.extra_refs()
             except Exception:  # noqa: BLE001 - the memorisation probe is best effort
                 extra = None
-            cheat = verdict.detect_cheat(prep.all_ids, prep.inputs, prep.refs, cands, atol,
-                                         rtol, extra, exacts=prep.exact)
+            cheat = verdict.detect_cheat(
+                prep.all_ids, prep.inputs, prep.refs, cands, atol, rtol, extra, exacts=prep.exact
+            )
             if cheat:
                 _finish(rec, Outcome.REJECTED, cheat[0], cheat[1])
         _finish(rec, Outcome.INCORRECT, failure[0], failure[1])
@@ -262,8 +292,7 @@ def _save_iters(prep: _Prepared) -> list[int]:
     """One timed call per timing set, drawn from the second half, whose output is checked."""
     rng = secrets.SystemRandom()
     m = len(prep.timing_ids)
-    return sorted(rng.choice([i for i in range(ITERS // 2, ITERS) if i % m == s])
-                  for s in range(m))
+    return sorted(rng.choice([i for i in range(ITERS // 2, ITERS) if i % m == s]) for s in range(m))
 
 
 def _read_trace(child, name: str, platform: str, space=None):
@@ -281,13 +310,27 @@ def _read_trace(child, name: str, platform: str, space=None):
         space = xplane.XSpace(work.read(f"{base}/{runs[0]}/{pbs[0]}", TRACE_CAP))
     ex = xplane.program_executions(space, name, platform)
     if len(ex.durations_s) != ITERS:
-        raise xplane.TraceError(f"the trace holds {len(ex.durations_s)} executions of the "
-                                f"program, expected exactly {ITERS}")
+        raise xplane.TraceError(
+            f"the trace holds {len(ex.durations_s)} executions of the program, expected exactly {ITERS}"
+        )
     return ex, space
 
 
-def _timing_phase(child, prep: _Prepared, rec, timeouts, *, wl, profile, mode, name, atol, rtol,
-                  checked: dict | None = None, base_name: str | None = None):
+def _timing_phase(
+    child,
+    prep: _Prepared,
+    rec,
+    timeouts,
+    *,
+    wl,
+    profile,
+    mode,
+    name,
+    atol,
+    rtol,
+    checked: dict | None = None,
+    base_name: str | None = None,
+):
     """Time the candidate (and, interleaved in the same child on the same inputs, the baseline
     program ``base_name``); check the saved timed outputs; parse the trace; the plausibility
     gates. Fills rec["timing"] (and rec["baseline_timing"]); raises _Stop on a failing outcome."""
@@ -297,9 +340,19 @@ def _timing_phase(child, prep: _Prepared, rec, timeouts, *, wl, profile, mode, n
     platform = child.hello_info["platform"]
     save_iters = _save_iters(prep) if mode == "candidate" else []
     t_lo = time.time_ns()
-    reply = run.phase("timing", {"cmd": "timing", "sets": prep.timing_ids, "warmup": WARMUP,
-                                 "iters": ITERS, "save_iters": save_iters, "block": BLOCK},
-                      "timed", strict=mode != "candidate")
+    reply = run.phase(
+        "timing",
+        {
+            "cmd": "timing",
+            "sets": prep.timing_ids,
+            "warmup": WARMUP,
+            "iters": ITERS,
+            "save_iters": save_iters,
+            "block": BLOCK,
+        },
+        "timed",
+        strict=mode != "candidate",
+    )
     t_hi = run.replied_ns
     phase_wall = phases["timing_s"]
     phases["child_loop_s"] = float(reply.get("loop_s") or 0.0)
@@ -322,25 +375,25 @@ def _timing_phase(child, prep: _Prepared, rec, timeouts, *, wl, profile, mode, n
                 outs = _load_outputs(child.work, f"t{i}", meta, prep.out_specs)
             except arrays.OutputError as exc:
                 bad = (exc.category, str(exc))
-        judged = verdict.timed_output_verdict(prep.exact[sid], prep.refs[sid],
-                                              (checked or {}).get(sid), outs, bad, atol, rtol)
+        judged = verdict.timed_output_verdict(
+            prep.exact[sid], prep.refs[sid], (checked or {}).get(sid), outs, bad, atol, rtol
+        )
         if judged:
             _finish(rec, judged[0], judged[1], f"timed call {i}: {judged[2]}")
 
     def walls_of(key):
         return [float(x) for x in (reply.get(key) or []) if isinstance(x, (int, float))]
+
     walls, b_walls = walls_of("wall_s"), walls_of("baseline_wall_s")
     flops, nbytes = wl.cost(profile)
     target = child.target
-    floor = verdict.physical_floor(flops, nbytes, target.peak_flops, target.peak_bandwidth,
-                                   platform)
+    floor = verdict.physical_floor(flops, nbytes, target.peak_flops, target.peak_bandwidth, platform)
     wall_only = environment.get("JAXBENCH_TIMING") == "wall"
     n_events = profile_ns = starts = None
     b_durations = b_walls
     if wall_only:
         if len(walls) != ITERS or (base_name and len(b_walls) != ITERS):
-            _finish(rec, Outcome.REJECTED, "trace_invalid",
-                    f"{len(walls)} wall-clock samples, expected {ITERS}")
+            _finish(rec, Outcome.REJECTED, "trace_invalid", f"{len(walls)} wall-clock samples, expected {ITERS}")
         durations, method = walls, "wall_clock"
     else:
         try:
@@ -354,18 +407,35 @@ def _timing_phase(child, prep: _Prepared, rec, timeouts, *, wl, profile, mode, n
             _finish(rec, Outcome.REJECTED, "trace_invalid", f"the profiler trace is unusable: {exc}")
         durations, method = ex.durations_s, ex.method
         starts = [s // 1000 for s in ex.starts_ps]
-    reason = verdict.plausibility(durations, starts, phase_wall,
-                                  None if wall_only else (t_lo, t_hi), floor, profile_ns,
-                                  also=b_durations if base_name else ())
+    reason = verdict.plausibility(
+        durations,
+        starts,
+        phase_wall,
+        None if wall_only else (t_lo, t_hi),
+        floor,
+        profile_ns,
+        also=b_durations if base_name else (),
+    )
     stats = verdict.timing_stats(durations)
-    stats.update(method=method, wall_median_s=float(np.median(walls)) if walls else None,
-                 phase_wall_s=phase_wall, floor_s=floor, trace_events=n_events, program=name)
+    stats.update(
+        method=method,
+        wall_median_s=float(np.median(walls)) if walls else None,
+        phase_wall_s=phase_wall,
+        floor_s=floor,
+        trace_events=n_events,
+        program=name,
+    )
     rec["timing"] = stats
     if base_name:
         b_stats = verdict.timing_stats(b_durations)
-        b_stats.update(method=method, wall_median_s=float(np.median(b_walls)) if b_walls else None,
-                       phase_wall_s=phase_wall, floor_s=None, trace_events=n_events,
-                       program=base_name)
+        b_stats.update(
+            method=method,
+            wall_median_s=float(np.median(b_walls)) if b_walls else None,
+            phase_wall_s=phase_wall,
+            floor_s=None,
+            trace_events=n_events,
+            program=base_name,
+        )
         rec["baseline_timing"] = b_stats
     rec["phase"] = "verdict"
     phases["verdict_s"] = round(time.monotonic() - t_v, 6)
@@ -383,4 +453,3 @@ def _new_child(platform, limits) -> SandboxedChild:
     except SandboxError as exc:
         raise InfrastructureError(str(exc)) from None
     return child
-

@@ -1,6 +1,7 @@
 """Preparing an evaluation on the trusted side: its own JAX (pinned to the CPU), the input sets,
 the XLA reference's and the exact answers, the exported baseline and the reference's FLOPs,
 the files a child reads, the sizes and limits of its sandbox, and the target it runs on."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -34,8 +35,10 @@ def _trusted_jax():
     """JAX for the trusted side's own work (inputs, references), pinned to the CPU so that
     the worker never holds the accelerator its children need."""
     import jax  # deferred: JAX loads only when this runs, not when the module is imported
+
     try:
         from jax._src import xla_bridge  # deferred: JAX loads only when this runs, not when the module is imported
+
         initialised = bool(getattr(xla_bridge, "_backends", None))
     except Exception:  # noqa: BLE001
         initialised = True
@@ -161,12 +164,15 @@ class _Prepared:
                 xs = create(jax.random.key(s))
                 out[f"jax.random.key({s})"] = (
                     [np.asarray(x) for x in jax.tree_util.tree_leaves(exact(*xs))],
-                    [np.asarray(x) for x in jax.tree_util.tree_leaves(ref(*xs))])
+                    [np.asarray(x) for x in jax.tree_util.tree_leaves(ref(*xs))],
+                )
         return out
 
     def seeds_hex(self):
-        return {"check": [f"{self.seeds[s]:016x}" for s in self.check_ids],
-                "timing": [f"{self.seeds[s]:016x}" for s in self.timing_ids]}
+        return {
+            "check": [f"{self.seeds[s]:016x}" for s in self.check_ids],
+            "timing": [f"{self.seeds[s]:016x}" for s in self.timing_ids],
+        }
 
     def write_manifest(self, in_dir):
         arrays.write_manifest(in_dir, self.input_specs)
@@ -188,14 +194,17 @@ def _input_names(wl, n):
 
 def _manifest_specs(wl, xs) -> list[dict]:
     """The manifest's entry (name, dtype, shape) of each input (arrays or ShapeDtypeStructs)."""
-    return [{"name": n, "dtype": arrays.dtype_name(x.dtype), "shape": list(x.shape)}
-            for n, x in zip(_input_names(wl, len(xs)), xs)]
+    return [
+        {"name": n, "dtype": arrays.dtype_name(x.dtype), "shape": list(x.shape)}
+        for n, x in zip(_input_names(wl, len(xs)), xs)
+    ]
 
 
 def _workload(workload):
     if hasattr(workload, "create_inputs") and hasattr(workload, "baseline"):
         return workload
     from .. import workloads  # deferred: the registry imports JAX
+
     return workloads.get(str(workload))
 
 
@@ -259,13 +268,13 @@ def _target_for(hardware, hello):
     platform = hello.get("platform")
     if hardware is None:
         slug = hw.slug_for_device_kind(platform, hello.get("device_kind", ""))
-        target = hw.TARGETS.get(slug) or hw.Target(slug, hello.get("device_kind", slug), platform,
-                                                   "full", 0.0, 0.0)
+        target = hw.TARGETS.get(slug) or hw.Target(slug, hello.get("device_kind", slug), platform, "full", 0.0, 0.0)
     else:
         target = hardware if isinstance(hardware, hw.Target) else hw.get_target(hardware)
     if target.platform != platform:
-        raise InfrastructureError(f"the child's JAX runs on {platform!r}, the target "
-                                  f"{target.slug} needs {target.platform!r}")
+        raise InfrastructureError(
+            f"the child's JAX runs on {platform!r}, the target {target.slug} needs {target.platform!r}"
+        )
     return target
 
 

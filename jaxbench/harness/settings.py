@@ -1,21 +1,20 @@
 """The harness's numbers (phase timeouts, iteration counts, input budget, caps) and its one
 error: what every part of the harness shares."""
+
 from __future__ import annotations
 
-DEFAULT_TIMEOUTS = {"startup": 120.0, "compile": 180.0, "check": 180.0, "timing": 300.0,
-                    "export": 120.0}
+DEFAULT_TIMEOUTS = {"startup": 120.0, "compile": 180.0, "check": 180.0, "timing": 300.0, "export": 120.0}
 WARMUP = 5
 ITERS = 50
-BLOCK = 5         # candidate and baseline alternate in blocks of this many calls (ABBA order)
+BLOCK = 5  # candidate and baseline alternate in blocks of this many calls (ABBA order)
 N_CHECK_SETS = 3
 N_TIMING_SETS = 3
-SET_BUDGET_BYTES = 8 << 30          # all input sets of one evaluation together
+SET_BUDGET_BYTES = 8 << 30  # all input sets of one evaluation together
 MAX_SOURCE_BYTES = 1 << 20
-TRACE_CAP = 512 << 20            # interpret-mode paged attention (6p expert, small): ~280 MB
+TRACE_CAP = 512 << 20  # interpret-mode paged attention (6p expert, small): ~280 MB
 TEXT_CAP = 4 << 20
-PUBLIC_SEEDS = (0, 1)               # fixed keys a memorising candidate would have used
+PUBLIC_SEEDS = (0, 1)  # fixed keys a memorising candidate would have used
 
 
 class InfrastructureError(RuntimeError):
     """The harness could not evaluate (not the candidate's fault); retry later."""
-

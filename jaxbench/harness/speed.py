@@ -1,5 +1,6 @@
 """The speed verdict of a correct candidate: the paired speedup, guarded by the baseline
 measured alone in a clean child."""
+
 from __future__ import annotations
 
 from ..record import CONFIDENCE, REVIEW_SPEEDUP, Outcome, format_speedup, speed_outcome
@@ -33,21 +34,26 @@ def _speed_verdict(rec: dict, alone: dict, remeasure):
     guard = verdict_math.baseline_guard(b["median_s"], alone["median_s"], limit)
     if not guard["trusted"]:
         alone = remeasure()
-        rec["notes"].append(f"the baseline ran {guard['ratio']:.2f}x slower beside the candidate "
-                            f"than the cached clean measurement; measured alone again: "
-                            f"{alone['median_s'] * 1e3:.4g} ms")
+        rec["notes"].append(
+            f"the baseline ran {guard['ratio']:.2f}x slower beside the candidate "
+            f"than the cached clean measurement; measured alone again: "
+            f"{alone['median_s'] * 1e3:.4g} ms"
+        )
         guard = verdict_math.baseline_guard(b["median_s"], alone["median_s"], limit)
     paired = verdict_math.paired_speedup(
-        b["samples"], c["samples"], confidence=CONFIDENCE, block=BLOCK,
-        systematic=SYSTEMATIC.get(rec["platform"], SYSTEMATIC_DEFAULT))
+        b["samples"],
+        c["samples"],
+        confidence=CONFIDENCE,
+        block=BLOCK,
+        systematic=SYSTEMATIC.get(rec["platform"], SYSTEMATIC_DEFAULT),
+    )
     if guard["trusted"]:
         est = paired
         rec["baseline_source"] = "interleaved"
     else:
         # something in the candidate's process may have slowed the baseline, or the host's load
         # changed: neither estimate decides alone
-        clean = verdict_math.unpaired_speedup(alone["timing"]["samples"], c["samples"],
-                                              confidence=CONFIDENCE)
+        clean = verdict_math.unpaired_speedup(alone["timing"]["samples"], c["samples"], confidence=CONFIDENCE)
         est = verdict_math.hull(paired, clean)
         rec["baseline_source"] = "interleaved+alone"
         rec["held_for_review"] = True
@@ -59,12 +65,15 @@ def _speed_verdict(rec: dict, alone: dict, remeasure):
     if est["speedup"] > REVIEW_SPEEDUP:
         rec["held_for_review"] = True
         rec["notes"].append(f"speedup above {REVIEW_SPEEDUP:g}x: held for review")
-    label = {Outcome.CORRECT_FASTER: "faster", Outcome.CORRECT_SLOWER: "slower",
-             Outcome.CORRECT_TIE: "a tie (within noise)"}[rec["outcome"]]
-    against = ("side by side" if guard["trusted"] else
-               f"side by side ({alone['median_s'] * 1e3:.4g} ms alone)")
-    rec["message"] = (f"correct; {c['median_s'] * 1e3:.4g} ms vs XLA "
-                      f"{b['median_s'] * 1e3:.4g} ms {against}: "
-                      f"{format_speedup(est['speedup'], est['lo'], est['hi'])} "
-                      f"({int(CONFIDENCE * 100)}% interval), {label}")
-
+    label = {
+        Outcome.CORRECT_FASTER: "faster",
+        Outcome.CORRECT_SLOWER: "slower",
+        Outcome.CORRECT_TIE: "a tie (within noise)",
+    }[rec["outcome"]]
+    against = "side by side" if guard["trusted"] else f"side by side ({alone['median_s'] * 1e3:.4g} ms alone)"
+    rec["message"] = (
+        f"correct; {c['median_s'] * 1e3:.4g} ms vs XLA "
+        f"{b['median_s'] * 1e3:.4g} ms {against}: "
+        f"{format_speedup(est['speedup'], est['lo'], est['hi'])} "
+        f"({int(CONFIDENCE * 100)}% interval), {label}"
+    )

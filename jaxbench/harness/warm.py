@@ -1,4 +1,5 @@
 """The warm pool: pre-spawned sandboxed children waiting for their single candidate."""
+
 from __future__ import annotations
 
 import queue
@@ -23,8 +24,9 @@ class WarmPool:
     long-lived thread (bubblewrap ties a child's life to the spawning thread). Children are
     sized for ``profile``'s largest inputs via ``limits`` (default: generous for ``full``)."""
 
-    def __init__(self, platform: str | None = None, *, size: int = 1,
-                 limits: Limits | None = None, refill: str = "after"):
+    def __init__(
+        self, platform: str | None = None, *, size: int = 1, limits: Limits | None = None, refill: str = "after"
+    ):
         if refill not in ("after", "immediately"):
             raise ValueError("refill must be 'after' or 'immediately'")
         self.platform = platform or _platform_hint(None)
@@ -32,15 +34,16 @@ class WarmPool:
         self.refill = refill
         # CPU: as _limits_for's floor (interpret-mode paged attention holds > 4 GiB, and the
         # baseline is compiled and timed in the same child)
-        self.limits = limits or (Limits(memory_bytes=8 << 30) if self.platform == "cpu" else
-                                 Limits(memory_bytes=64 << 30, pids=2048, nproc=4096,
-                                                work_bytes=16 << 30, file_bytes=8 << 30))
+        self.limits = limits or (
+            Limits(memory_bytes=8 << 30)
+            if self.platform == "cpu"
+            else Limits(memory_bytes=64 << 30, pids=2048, nproc=4096, work_bytes=16 << 30, file_bytes=8 << 30)
+        )
         self._ready: queue.Queue = queue.Queue()
         self._requests: queue.Queue = queue.Queue()
         self._closed = False
         self._errors: list[str] = []
-        self._thread = threading.Thread(target=self._spawner, name="jaxbench-warm-pool",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._spawner, name="jaxbench-warm-pool", daemon=True)
         self._thread.start()
         for _ in range(self.size):
             self._requests.put(1)
@@ -49,7 +52,7 @@ class WarmPool:
         while True:
             item = self._requests.get()
             if isinstance(item, SandboxedChild):
-                item.close()             # a used child: cleaned up here, off the caller's path
+                item.close()  # a used child: cleaned up here, off the caller's path
                 continue
             if item is None:
                 return
@@ -75,24 +78,41 @@ class WarmPool:
             raise InfrastructureError("no warm child became ready") from None
         if child is None:
             self._requests.put(1)
-            raise InfrastructureError("warm child failed to start: " +
-                                      (self._errors[-1] if self._errors else "unknown"))
+            raise InfrastructureError(
+                "warm child failed to start: " + (self._errors[-1] if self._errors else "unknown")
+            )
         if not child.alive():
             child.close()
             self._requests.put(1)
             return self.acquire(timeout)
         return child
 
-    def evaluate(self, workload, source: str, *, profile: str, hardware=None,
-                 require_pallas: bool = True, baseline: dict | None = None,
-                 timeouts: dict | None = None) -> dict:
+    def evaluate(
+        self,
+        workload,
+        source: str,
+        *,
+        profile: str,
+        hardware=None,
+        require_pallas: bool = True,
+        baseline: dict | None = None,
+        timeouts: dict | None = None,
+    ) -> dict:
         child = self.acquire()
         if self.refill == "immediately" and not self._closed:
             self._requests.put(1)
         try:
-            return _evaluate(workload, source, profile=profile, hardware=hardware,
-                             require_pallas=require_pallas, baseline=baseline,
-                             timeouts=timeouts, child=child, closer=self._requests.put)
+            return _evaluate(
+                workload,
+                source,
+                profile=profile,
+                hardware=hardware,
+                require_pallas=require_pallas,
+                baseline=baseline,
+                timeouts=timeouts,
+                child=child,
+                closer=self._requests.put,
+            )
         finally:
             if self.refill == "after" and not self._closed:
                 self._requests.put(1)
@@ -111,7 +131,7 @@ class WarmPool:
     def close(self):
         self._closed = True
         self._requests.put(None)
-        self._thread.join(timeout=120)     # used children queued before are closed first
+        self._thread.join(timeout=120)  # used children queued before are closed first
         for q in (self._requests, self._ready):
             while True:
                 try:

@@ -55,6 +55,7 @@ Two sampling modes:
 Per-workload aggregates (``WorkloadAggregate``) answer every N in both modes without
 rescanning samples; ``update`` folds one finished evaluation in at a time, in any order.
 """
+
 from __future__ import annotations
 
 from .aggregate import (
@@ -99,14 +100,43 @@ from .per_workload import (
 )
 
 __all__ = [
-    "OUTCOMES", "CORRECT_OUTCOMES", "API_RUNTIME_FAILURE_OUTCOMES", "SEQUENTIAL", "INDEPENDENT",
-    "MODES", "DEFAULT_P",
-    "Sample", "WorkloadAggregate", "update", "from_samples", "from_sequence", "select",
-    "best_within", "workload_speedup", "solve_probability", "fast_probability", "pass_at_k",
-    "expected_log_speedup", "floored_geomean", "floored_geomean_of", "solved", "fast_p",
-    "curve_length", "fast_p_curve", "solved_curve", "geomean_curve",
-    "outcome_counts", "outcome_shares", "per_sample_correctness", "api_runtime_failure_share",
-    "expert_gaps", "expert_ratio",
-    "timing_summary", "relative_spread", "speedup_interval", "geomean_interval", "tied",
+    "OUTCOMES",
+    "CORRECT_OUTCOMES",
+    "API_RUNTIME_FAILURE_OUTCOMES",
+    "SEQUENTIAL",
+    "INDEPENDENT",
+    "MODES",
+    "DEFAULT_P",
+    "Sample",
+    "WorkloadAggregate",
+    "update",
+    "from_samples",
+    "from_sequence",
+    "select",
+    "best_within",
+    "workload_speedup",
+    "solve_probability",
+    "fast_probability",
+    "pass_at_k",
+    "expected_log_speedup",
+    "floored_geomean",
+    "floored_geomean_of",
+    "solved",
+    "fast_p",
+    "curve_length",
+    "fast_p_curve",
+    "solved_curve",
+    "geomean_curve",
+    "outcome_counts",
+    "outcome_shares",
+    "per_sample_correctness",
+    "api_runtime_failure_share",
+    "expert_gaps",
+    "expert_ratio",
+    "timing_summary",
+    "relative_spread",
+    "speedup_interval",
+    "geomean_interval",
+    "tied",
     "per_solved",
 ]

@@ -1,5 +1,6 @@
 """A workload's samples folded into one aggregate (the outcome taxonomy, the two sampling
 modes, ``WorkloadAggregate`` and ``update``); see the package docstring for the definitions."""
+
 from __future__ import annotations
 
 import bisect
@@ -83,10 +84,12 @@ def _check_speedup(outcome: str, speedup: Any, low: Any = None) -> tuple[float, 
 # Per-workload aggregate
 # --------------------------------------------------------------------------------------------
 
+
 class Sample(NamedTuple):
     """One finished evaluation of one workload: its position in the submission's sample order,
     its outcome (one of OUTCOMES) and, for correct outcomes, its speedup over XLA and the lower
     end of its interval (None: timed before intervals existed)."""
+
     index: int
     outcome: str
     speedup: float | None = None
@@ -120,6 +123,7 @@ class WorkloadAggregate:
       the lows (fast_p in the sequential mode: the first sample whose running best low
       exceeds p). ``n_faster`` = lows above 1 = ``correct_faster`` samples.
     """
+
     n_samples: int = 0
     counts: tuple[int, ...] = (0,) * len(OUTCOMES)
     n_correct: int = 0
@@ -175,18 +179,22 @@ class WorkloadAggregate:
             progression=tuple((int(i), float(s)) for i, s in data.get("progression") or ()),
             correct_speedups=tuple(float(s) for s in data.get("correct_speedups") or ()),
             # aggregates stored before intervals existed: every low is its point
-            correct_lows=tuple(float(s) for s in (data.get("correct_lows")
-                                                  if "correct_lows" in data
-                                                  else data.get("correct_speedups")) or ()),
-            low_progression=tuple((int(i), float(s)) for i, s in
-                                  (data.get("low_progression") if "low_progression" in data
-                                   else data.get("progression")) or ()),
+            correct_lows=tuple(
+                float(s)
+                for s in (data.get("correct_lows") if "correct_lows" in data else data.get("correct_speedups")) or ()
+            ),
+            low_progression=tuple(
+                (int(i), float(s))
+                for i, s in (data.get("low_progression") if "low_progression" in data else data.get("progression"))
+                or ()
+            ),
         )
         agg.validate()
         return agg
 
     def validate(self) -> None:
         """Raise ValueError unless the fields are mutually consistent."""
+
         def fail(msg: str) -> None:
             raise ValueError(f"inconsistent WorkloadAggregate: {msg}")
 
@@ -217,14 +225,18 @@ class WorkloadAggregate:
                 if not (a[0] < b[0] and a[1] < b[1]):
                     fail("progressions must strictly increase in index and value")
         if self.n_correct == 0:
-            if prog or self.low_progression or self.best_speedup is not None \
-                    or self.first_correct_index is not None or self.first_faster_index is not None:
+            if (
+                prog
+                or self.low_progression
+                or self.best_speedup is not None
+                or self.first_correct_index is not None
+                or self.first_faster_index is not None
+            ):
                 fail("fields set without correct samples")
             return
         if not prog:
             fail("empty progression with correct samples")
-        if self.first_correct_index != prog[0][0] or self.best_speedup != prog[-1][1] \
-                or self.best_speedup != cs[-1]:
+        if self.first_correct_index != prog[0][0] or self.best_speedup != prog[-1][1] or self.best_speedup != cs[-1]:
             fail("first_correct_index / best_speedup disagree with the progression")
         if prog[-1][0] > self.max_index:
             fail("progression index beyond max_index")
@@ -245,15 +257,16 @@ def _with_record(prog: tuple, index: int, value: float) -> tuple:
     indices = [i for i, _ in prog]
     pos = bisect.bisect_left(indices, index)
     if pos > 0 and prog[pos - 1][1] >= value:
-        return prog                                       # not a record: nothing changes
+        return prog  # not a record: nothing changes
     end = pos
-    while end < len(prog) and prog[end][1] <= value:      # now dominated by (index, value)
+    while end < len(prog) and prog[end][1] <= value:  # now dominated by (index, value)
         end += 1
     return prog[:pos] + ((index, value),) + prog[end:]
 
 
-def update(agg: WorkloadAggregate | None, index: int, outcome: str,
-           speedup: float | None = None, low: float | None = None) -> WorkloadAggregate:
+def update(
+    agg: WorkloadAggregate | None, index: int, outcome: str, speedup: float | None = None, low: float | None = None
+) -> WorkloadAggregate:
     """Fold ONE finished evaluation (sample ``index``, ``outcome``, ``speedup`` and the lower
     end ``low`` of its interval; None for rows timed before intervals existed) into ``agg`` and
     return the new aggregate (``agg`` is not modified; None means empty).
@@ -297,11 +310,14 @@ def update(agg: WorkloadAggregate | None, index: int, outcome: str,
         n_correct=agg.n_correct + 1,
         n_faster=agg.n_faster + (1 if faster else 0),
         best_speedup=s if agg.best_speedup is None else max(agg.best_speedup, s),
-        first_correct_index=(index if agg.first_correct_index is None
-                             else min(agg.first_correct_index, index)),
-        first_faster_index=(agg.first_faster_index if not faster
-                            else index if agg.first_faster_index is None
-                            else min(agg.first_faster_index, index)),
+        first_correct_index=(index if agg.first_correct_index is None else min(agg.first_correct_index, index)),
+        first_faster_index=(
+            agg.first_faster_index
+            if not faster
+            else index
+            if agg.first_faster_index is None
+            else min(agg.first_faster_index, index)
+        ),
         progression=_with_record(agg.progression, index, s),
         correct_speedups=tuple(speedups),
         correct_lows=tuple(lows),
@@ -329,8 +345,7 @@ def from_sequence(results: Iterable[Sequence[Any]]) -> WorkloadAggregate:
     return from_samples((i, *r) for i, r in enumerate(results))
 
 
-def select(by_workload: Mapping[str, WorkloadAggregate | None],
-           workload_ids: Iterable[str]) -> list[WorkloadAggregate]:
+def select(by_workload: Mapping[str, WorkloadAggregate | None], workload_ids: Iterable[str]) -> list[WorkloadAggregate]:
     """The aggregates of a workload set, aligned with ``workload_ids``; a workload without an
     aggregate gets an empty one (it counts 1.0 / unsolved). Aggregates of other workloads are
     ignored. Raises ValueError on an empty or repeated id list."""

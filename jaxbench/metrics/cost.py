@@ -1,4 +1,5 @@
 """Cost per solved workload."""
+
 from __future__ import annotations
 
 import math
@@ -7,6 +8,7 @@ from collections.abc import Iterable
 # --------------------------------------------------------------------------------------------
 # Cost
 # --------------------------------------------------------------------------------------------
+
 
 def per_solved(total: float | Iterable[float | None] | None, n_solved: float) -> float | None:
     """Tokens (or cost) per solved workload: sum / n_solved. ``total`` is a sum or the

@@ -14,6 +14,7 @@ Folding. ``fold`` adds ONE sample (``FoldSample``, built by ``samples``) to its 
 with ``metrics.update``; ``build`` folds many, in any order. ``WorkloadState.to_row_fields``
 gives the derived columns of the workload's ``WorkloadResult`` row (``refresh`` stores them).
 """
+
 from __future__ import annotations
 
 import array
@@ -30,12 +31,13 @@ from jaxbench.metrics import INDEPENDENT, WorkloadAggregate
 from jaxbench.record import Outcome
 
 CURVE_KEYS = ("log", "lo", "hi", "solved", "fast")
-HI_CAP = 1e12          # an interval whose high end is +inf (noise swamps the time) is capped here
+HI_CAP = 1e12  # an interval whose high end is +inf (noise swamps the time) is capped here
 
 
 # --------------------------------------------------------------------------------------------
 # Packed curves
 # --------------------------------------------------------------------------------------------
+
 
 def pack_curves(curves: Mapping[str, Iterable[float]] | None) -> bytes:
     """``{key: [v_1 .. v_L]}`` for the keys of CURVE_KEYS (equal lengths) -> bytes."""
@@ -59,10 +61,10 @@ def unpack_curves(blob) -> dict[str, array.array]:
         return {k: array.array("d") for k in CURVE_KEYS}
     (n,) = struct.unpack_from("<I", data)
     arr = array.array("d")
-    arr.frombytes(data[4:4 + 8 * n * len(CURVE_KEYS)])
+    arr.frombytes(data[4 : 4 + 8 * n * len(CURVE_KEYS)])
     if sys.byteorder != "little":
         arr.byteswap()
-    return {k: arr[i * n:(i + 1) * n] for i, k in enumerate(CURVE_KEYS)}
+    return {k: arr[i * n : (i + 1) * n] for i, k in enumerate(CURVE_KEYS)}
 
 
 def curve_value(values, n: int | None) -> float:
@@ -99,10 +101,10 @@ def empty_curves() -> dict[str, list[float]]:
     return {k: [] for k in CURVE_KEYS}
 
 
-
 # --------------------------------------------------------------------------------------------
 # Per-workload state, folding and curves
 # --------------------------------------------------------------------------------------------
+
 
 class DuplicateSample(ValueError):
     pass
@@ -111,16 +113,17 @@ class DuplicateSample(ValueError):
 @dataclasses.dataclass(frozen=True)
 class FoldSample:
     """One finished sample as the aggregates need it."""
+
     workload_id: int
     index: int
     outcome: str
     speedup: float | None = None
-    low: float | None = None                          # the interval's low end (None: legacy row)
-    interval: tuple[float, float] | None = None     # speedup interval from the timings
-    measured: bool = False                            # interval = the 95% one timed side by side
-    median_s: float | None = None                     # the candidate's time
+    low: float | None = None  # the interval's low end (None: legacy row)
+    interval: tuple[float, float] | None = None  # speedup interval from the timings
+    measured: bool = False  # interval = the 95% one timed side by side
+    median_s: float | None = None  # the candidate's time
     baseline_median_s: float | None = None
-    precheck: bool = False                            # stopped by the pre-check
+    precheck: bool = False  # stopped by the pre-check
     jax_version: str = ""
     harness_version: str = ""
     finished_at: Any = None
@@ -129,6 +132,7 @@ class FoldSample:
 class StoredState(Protocol):
     """What ``WorkloadState.from_row`` reads of a stored ``WorkloadResult`` row (the model lives
     above this pure module)."""
+
     aggregate: dict
     folded: list
     intervals: dict
@@ -148,9 +152,12 @@ class WorkloadState:
     def from_row(cls, row: StoredState | None) -> WorkloadState:
         if row is None or not row.aggregate:
             return cls()
-        return cls(agg=WorkloadAggregate.from_dict(row.aggregate), folded=set(row.folded),
-                   records={int(k): list(v) for k, v in (row.intervals or {}).items()},
-                   precheck_stopped=row.precheck_stopped)
+        return cls(
+            agg=WorkloadAggregate.from_dict(row.aggregate),
+            folded=set(row.folded),
+            records={int(k): list(v) for k, v in (row.intervals or {}).items()},
+            precheck_stopped=row.precheck_stopped,
+        )
 
     def best_record(self) -> tuple[int | None, list | None]:
         if not self.agg.progression:
@@ -197,8 +204,7 @@ def fold(state: WorkloadState, sample: FoldSample) -> WorkloadState:
         in_prog = {i for i, _ in state.agg.progression}
         if sample.index in in_prog:
             lo, hi = sample.interval or (sample.speedup, sample.speedup)
-            state.records[sample.index] = [lo, hi, sample.median_s, sample.baseline_median_s,
-                                           int(sample.measured)]
+            state.records[sample.index] = [lo, hi, sample.median_s, sample.baseline_median_s, int(sample.measured)]
         state.records = {i: v for i, v in state.records.items() if i in in_prog}
     return state
 
@@ -220,8 +226,12 @@ def build(samples: Iterable[FoldSample]) -> tuple[dict[int, WorkloadState], dict
             harness.add(s.harness_version)
         if s.finished_at is not None and (last is None or s.finished_at > last):
             last = s.finished_at
-    return states, {"counts": counts, "jax_versions": sorted(jax), "harness_versions": sorted(harness),
-                    "last_evaluated_at": last}
+    return states, {
+        "counts": counts,
+        "jax_versions": sorted(jax),
+        "harness_versions": sorted(harness),
+        "last_evaluated_at": last,
+    }
 
 
 def curve_length(agg: WorkloadAggregate, mode: str) -> int:
@@ -241,7 +251,7 @@ def _independent_log_curve(agg: WorkloadAggregate, length: int) -> list[float]:
     ``metrics.expected_log_speedup`` at every N)."""
     n = agg.n_samples
     # the point speedups above 1 (the non-zero logarithms): a tie's point may be one of them
-    faster = agg.correct_speedups[bisect.bisect_right(agg.correct_speedups, 1.0):]
+    faster = agg.correct_speedups[bisect.bisect_right(agg.correct_speedups, 1.0) :]
     if not faster or n == 0:
         return [0.0] * length
     first_rank = n - len(faster)
@@ -267,7 +277,7 @@ def workload_curves(agg: WorkloadAggregate, records: Mapping[int, Any], mode: st
     if mode == INDEPENDENT:
         solved = [metrics.solve_probability(agg, n, mode) for n in range(1, length + 1)]
         fast = [metrics.fast_probability(agg, n, metrics.DEFAULT_P, mode) for n in range(1, length + 1)]
-    else:       # steps: 1.0 from the first N that holds a correct (faster) sample
+    else:  # steps: 1.0 from the first N that holds a correct (faster) sample
         fc = agg.first_correct_index if agg.n_correct else None
         ff = agg.first_faster_index if agg.n_correct else None
         solved = [1.0 if fc is not None and fc < n else 0.0 for n in range(1, length + 1)]
@@ -275,7 +285,7 @@ def workload_curves(agg: WorkloadAggregate, records: Mapping[int, Any], mode: st
     if mode == INDEPENDENT:
         logs = _independent_log_curve(agg, length)
         lo, hi = list(logs), list(logs)
-        if agg.progression:               # at the full budget: the interval of the best sample
+        if agg.progression:  # at the full budget: the interval of the best sample
             rec = records.get(agg.progression[-1][0])
             if rec:
                 lo[-1], hi[-1] = _floored_log(rec[0]), _floored_log(rec[1])
@@ -293,8 +303,11 @@ def workload_curves(agg: WorkloadAggregate, records: Mapping[int, Any], mode: st
                 j += 1
             i, s = prog[j - 1]
             rec = records.get(i)
-            cur = (math.log(s) if s > 1.0 else 0.0, _floored_log(rec[0] if rec else s),
-                   _floored_log(rec[1] if rec else s))
+            cur = (
+                math.log(s) if s > 1.0 else 0.0,
+                _floored_log(rec[0] if rec else s),
+                _floored_log(rec[1] if rec else s),
+            )
         logs.append(cur[0])
         lo.append(cur[1])
         hi.append(cur[2])
@@ -304,6 +317,7 @@ def workload_curves(agg: WorkloadAggregate, records: Mapping[int, Any], mode: st
 # --------------------------------------------------------------------------------------------
 # A set's values
 # --------------------------------------------------------------------------------------------
+
 
 def set_values(curves: Mapping[str, Any], size: int, n: int | None = None) -> dict[str, float]:
     """solved, floored geomean (+ interval) and fast@n of one set from its summed curves."""

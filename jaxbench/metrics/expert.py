@@ -1,4 +1,5 @@
 """The gap to the expert kernels: per workload and as a ratio of floored geomeans."""
+
 from __future__ import annotations
 
 import math
@@ -12,6 +13,7 @@ from .per_workload import workload_speedup
 # Gap to expert
 # --------------------------------------------------------------------------------------------
 
+
 def _expert_floor(e: float | None) -> float:
     if e is None:
         return 1.0
@@ -21,9 +23,12 @@ def _expert_floor(e: float | None) -> float:
     return max(1.0, e)
 
 
-def expert_gaps(aggregates: Sequence[WorkloadAggregate | None],
-                expert_speedups: Sequence[float | None], n: int | None = None,
-                mode: str = SEQUENTIAL) -> list[float]:
+def expert_gaps(
+    aggregates: Sequence[WorkloadAggregate | None],
+    expert_speedups: Sequence[float | None],
+    n: int | None = None,
+    mode: str = SEQUENTIAL,
+) -> list[float]:
     """Per workload s_w(n) / max(1, expert speedup), aligned with the inputs. An expert speedup
     of None (no expert kernel) counts 1.0, like any workload where XLA would be kept."""
     aggs = _aggs(aggregates)
@@ -32,9 +37,12 @@ def expert_gaps(aggregates: Sequence[WorkloadAggregate | None],
     return [workload_speedup(a, n, mode) / _expert_floor(e) for a, e in zip(aggs, expert_speedups)]
 
 
-def expert_ratio(aggregates: Sequence[WorkloadAggregate | None],
-                 expert_speedups: Sequence[float | None], n: int | None = None,
-                 mode: str = SEQUENTIAL) -> float:
+def expert_ratio(
+    aggregates: Sequence[WorkloadAggregate | None],
+    expert_speedups: Sequence[float | None],
+    n: int | None = None,
+    mode: str = SEQUENTIAL,
+) -> float:
     """Floored geomean of S / floored geomean of the experts on the same set (0.77 = "77% of
     expert"). Equal to the geometric mean of ``expert_gaps``."""
     aggs = _aggs(aggregates)

@@ -1,4 +1,5 @@
 """Timing noise: spreads, speedup intervals, the geomean's interval and the tie rule."""
+
 from __future__ import annotations
 
 import math
@@ -10,6 +11,7 @@ from .over_sets import floored_geomean_of
 # --------------------------------------------------------------------------------------------
 # Timing noise
 # --------------------------------------------------------------------------------------------
+
 
 def relative_spread(times: Sequence[float], method: str = "iqr") -> float:
     """Relative half-width of a set of timings around their median m.
@@ -42,8 +44,9 @@ def timing_summary(times: Sequence[float], method: str = "iqr") -> tuple[float, 
     return statistics.median([float(t) for t in times]), relative_spread(times, method)
 
 
-def speedup_interval(baseline_median: float, baseline_spread: float,
-                     cand_median: float, cand_spread: float) -> tuple[float, float]:
+def speedup_interval(
+    baseline_median: float, baseline_spread: float, cand_median: float, cand_spread: float
+) -> tuple[float, float]:
     """Interval of speedup = t_XLA / t_candidate given each time as median m and relative
     half-width r (``relative_spread``): the time lies in [m(1 - r), m(1 + r)], so
 

@@ -1,5 +1,6 @@
 """Metrics over a workload set: floored geomean, solved, fast_p@N, their curves over N and the
 outcome shares."""
+
 from __future__ import annotations
 
 import math
@@ -23,8 +24,10 @@ from .per_workload import expected_log_speedup, fast_probability, solve_probabil
 # Workload-set metrics
 # --------------------------------------------------------------------------------------------
 
-def floored_geomean(aggregates: Iterable[WorkloadAggregate | None], n: int | None = None,
-                    mode: str = SEQUENTIAL) -> float:
+
+def floored_geomean(
+    aggregates: Iterable[WorkloadAggregate | None], n: int | None = None, mode: str = SEQUENTIAL
+) -> float:
     """exp(mean over W of ln s_w(n)); every workload floored at 1, none-sampled ones count 1.0.
     Independent mode: the expected floored geomean exp(mean over W of E[ln s_w(n)])."""
     aggs = _aggs(aggregates)
@@ -48,8 +51,7 @@ def floored_geomean_of(speedups: Iterable[float | None]) -> float:
     return math.exp(math.fsum(logs) / len(logs))
 
 
-def solved(aggregates: Iterable[WorkloadAggregate | None], n: int | None = None,
-           mode: str = SEQUENTIAL) -> int | float:
+def solved(aggregates: Iterable[WorkloadAggregate | None], n: int | None = None, mode: str = SEQUENTIAL) -> int | float:
     """Sequential: number of workloads with a correct sample with index < n (an int).
     Independent: the expected number over random n-subsets (a float)."""
     aggs = _aggs(aggregates)
@@ -58,8 +60,9 @@ def solved(aggregates: Iterable[WorkloadAggregate | None], n: int | None = None,
     return math.fsum(solve_probability(a, n, mode) for a in aggs)
 
 
-def fast_p(aggregates: Iterable[WorkloadAggregate | None], n: int | None = None,
-           p: float = DEFAULT_P, mode: str = SEQUENTIAL) -> float:
+def fast_p(
+    aggregates: Iterable[WorkloadAggregate | None], n: int | None = None, p: float = DEFAULT_P, mode: str = SEQUENTIAL
+) -> float:
     """fast_p@n: fraction of W with a correct sample (index < n) whose speedup > p; in
     independent mode the mean over W of the unbiased per-workload estimate."""
     aggs = _aggs(aggregates)
@@ -81,20 +84,26 @@ def _curve(fn, aggregates, mode: str, n_max: int | None) -> list[tuple[int, Any]
     return [(n, fn(aggs, n)) for n in range(1, top + 1)]
 
 
-def fast_p_curve(aggregates: Iterable[WorkloadAggregate | None], p: float = DEFAULT_P,
-                 mode: str = SEQUENTIAL, n_max: int | None = None) -> list[tuple[int, float]]:
+def fast_p_curve(
+    aggregates: Iterable[WorkloadAggregate | None],
+    p: float = DEFAULT_P,
+    mode: str = SEQUENTIAL,
+    n_max: int | None = None,
+) -> list[tuple[int, float]]:
     """[(N, fast_p@N) for N = 1..n_max]; n_max defaults to ``curve_length``."""
     return _curve(lambda a, n: fast_p(a, n, p, mode), aggregates, mode, n_max)
 
 
-def solved_curve(aggregates: Iterable[WorkloadAggregate | None], mode: str = SEQUENTIAL,
-                 n_max: int | None = None) -> list[tuple[int, int | float]]:
+def solved_curve(
+    aggregates: Iterable[WorkloadAggregate | None], mode: str = SEQUENTIAL, n_max: int | None = None
+) -> list[tuple[int, int | float]]:
     """[(N, solved(N)) for N = 1..n_max]."""
     return _curve(lambda a, n: solved(a, n, mode), aggregates, mode, n_max)
 
 
-def geomean_curve(aggregates: Iterable[WorkloadAggregate | None], mode: str = SEQUENTIAL,
-                  n_max: int | None = None) -> list[tuple[int, float]]:
+def geomean_curve(
+    aggregates: Iterable[WorkloadAggregate | None], mode: str = SEQUENTIAL, n_max: int | None = None
+) -> list[tuple[int, float]]:
     """[(N, floored geomean(N)) for N = 1..n_max]."""
     return _curve(lambda a, n: floored_geomean(a, n, mode), aggregates, mode, n_max)
 
@@ -102,6 +111,7 @@ def geomean_curve(aggregates: Iterable[WorkloadAggregate | None], mode: str = SE
 # --------------------------------------------------------------------------------------------
 # Outcome shares
 # --------------------------------------------------------------------------------------------
+
 
 def outcome_counts(aggregates: Iterable[WorkloadAggregate | None]) -> dict[str, int]:
     """Counts by outcome summed over the workload set (every outcome present, maybe 0)."""

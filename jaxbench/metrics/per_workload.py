@@ -1,5 +1,6 @@
 """Per-workload values at a budget N: the best speedup, s_w(N), the probabilities of the
 independent mode (pass@k) and the expected log speedup."""
+
 from __future__ import annotations
 
 import bisect
@@ -11,6 +12,7 @@ from .aggregate import DEFAULT_P, INDEPENDENT, SEQUENTIAL, WorkloadAggregate, _c
 # Per-workload values
 # --------------------------------------------------------------------------------------------
 
+
 def best_within(agg: WorkloadAggregate | None, n: int | None = None) -> float | None:
     """Raw (unfloored) best speedup of the correct samples with index < n (sequential order);
     None if there is none. n=None: all samples."""
@@ -19,7 +21,7 @@ def best_within(agg: WorkloadAggregate | None, n: int | None = None) -> float | 
         return None
     if n is None:
         return agg.progression[-1][1]
-    pos = bisect.bisect_left([i for i, _ in agg.progression], n)   # entries with index < n
+    pos = bisect.bisect_left([i for i, _ in agg.progression], n)  # entries with index < n
     return agg.progression[pos - 1][1] if pos else None
 
 
@@ -36,8 +38,7 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - math.comb(n - c, k) / math.comb(n, k)
 
 
-def solve_probability(agg: WorkloadAggregate | None, n: int | None = None,
-                      mode: str = SEQUENTIAL) -> float:
+def solve_probability(agg: WorkloadAggregate | None, n: int | None = None, mode: str = SEQUENTIAL) -> float:
     """Sequential: 1.0 if a correct sample has index < n, else 0.0. Independent: the unbiased
     probability that a random n-subset holds a correct sample."""
     n, mode = _check_n(n), _check_mode(mode)
@@ -50,8 +51,9 @@ def solve_probability(agg: WorkloadAggregate | None, n: int | None = None,
     return pass_at_k(agg.n_samples, agg.n_correct, n)
 
 
-def fast_probability(agg: WorkloadAggregate | None, n: int | None = None, p: float = DEFAULT_P,
-                     mode: str = SEQUENTIAL) -> float:
+def fast_probability(
+    agg: WorkloadAggregate | None, n: int | None = None, p: float = DEFAULT_P, mode: str = SEQUENTIAL
+) -> float:
     """Sequential: 1.0 if a correct sample with index < n is faster than p (its interval's low
     end above p), else 0.0 (for p = 1 from ``first_faster_index``; otherwise from the first
     entry of the lows' progression above p, the first sample whose running best low exceeds
@@ -70,7 +72,7 @@ def fast_probability(agg: WorkloadAggregate | None, n: int | None = None, p: flo
         first = agg.first_faster_index
     else:
         lows = [s for _, s in agg.low_progression]
-        pos = bisect.bisect_right(lows, p)                  # first entry with low > p
+        pos = bisect.bisect_right(lows, p)  # first entry with low > p
         first = agg.low_progression[pos][0] if pos < len(lows) else None
     if first is None:
         return 0.0
@@ -85,8 +87,7 @@ def _n_above_one(agg: WorkloadAggregate | None) -> int:
     return len(agg.correct_speedups) - bisect.bisect_right(agg.correct_speedups, 1.0)
 
 
-def expected_log_speedup(agg: WorkloadAggregate | None, n: int | None = None,
-                         mode: str = SEQUENTIAL) -> float:
+def expected_log_speedup(agg: WorkloadAggregate | None, n: int | None = None, mode: str = SEQUENTIAL) -> float:
     """E[ln s_w(n)]. Sequential: exactly ln s_w(n). Independent: the expectation over a uniformly
     random n-subset of the n_samples samples, ``sum_k ln(v_k) C(k-1, n-1) / C(n_samples, n)``
     over the floored values sorted ascending (see the module docstring); n >= n_samples or
@@ -103,15 +104,13 @@ def expected_log_speedup(agg: WorkloadAggregate | None, n: int | None = None,
         return math.log(agg.correct_speedups[-1])
     if n == 0:
         return 0.0
-    faster = agg.correct_speedups[len(agg.correct_speedups) - above:]
+    faster = agg.correct_speedups[len(agg.correct_speedups) - above :]
     denom = math.comb(total, n)
-    first_rank = total - len(faster)          # faster[j] has 1-based rank first_rank + j + 1
-    return math.fsum(math.log(v) * (math.comb(first_rank + j, n - 1) / denom)
-                     for j, v in enumerate(faster))
+    first_rank = total - len(faster)  # faster[j] has 1-based rank first_rank + j + 1
+    return math.fsum(math.log(v) * (math.comb(first_rank + j, n - 1) / denom) for j, v in enumerate(faster))
 
 
-def workload_speedup(agg: WorkloadAggregate | None, n: int | None = None,
-                     mode: str = SEQUENTIAL) -> float:
+def workload_speedup(agg: WorkloadAggregate | None, n: int | None = None, mode: str = SEQUENTIAL) -> float:
     """Sequential: s_w(n) = max(1, best correct speedup with index < n), 1.0 if none.
     Independent: exp(E[ln s_w(n)]), the geometric expectation over random n-subsets."""
     if _check_mode(mode) == SEQUENTIAL:

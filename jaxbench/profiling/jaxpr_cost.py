@@ -30,6 +30,7 @@ cost, reported apart as ``inside_flops``.
 
 Only the standard library and JAX are imported: the child loads this file by path.
 """
+
 from __future__ import annotations
 
 import math
@@ -39,37 +40,64 @@ PALLAS_PRIMITIVES = ("pallas_call",)
 TOP_N = 5
 MAX_DEPTH = 64
 
-ELEMENTWISE = frozenset("""
+ELEMENTWISE = frozenset(
+    """
 add add_any sub mul div rem max min neg abs sign floor ceil round nextafter clamp
 pow integer_pow square sqrt rsqrt cbrt exp exp2 log log1p expm1 tanh logistic
 sin cos tan asin acos atan atan2 sinh cosh asinh acosh atanh
 erf erfc erf_inv lgamma digamma polygamma igamma igammac igamma_grad_a random_gamma_grad
 bessel_i0e bessel_i1e zeta regularized_incomplete_beta conj real imag complex
-""".split())
-REDUCTIONS = frozenset("""
+""".split()
+)
+REDUCTIONS = frozenset(
+    """
 reduce_sum reduce_max reduce_min reduce_prod reduce argmax argmin reduce_and reduce_or
 reduce_xor cumsum cumprod cummax cummin cumlogsumexp reduce_window_sum reduce_window_max
 reduce_window_min reduce_window scatter-add scatter_add scatter-mul scatter_mul scatter-min
 scatter_min scatter-max scatter_max select_and_scatter_add select_and_gather_add
-""".split())
+""".split()
+)
 # primitives whose updates carry the arithmetic (one per update element, not per operand)
-SCATTERS = frozenset(("scatter-add", "scatter_add", "scatter-mul", "scatter_mul", "scatter-min",
-                      "scatter_min", "scatter-max", "scatter_max"))
-LINALG = frozenset(("cholesky", "lu", "qr", "householder_product", "eigh", "eig", "svd",
-                    "triangular_solve", "schur", "hessenberg", "tridiagonal",
-                    "tridiagonal_solve"))
+SCATTERS = frozenset(
+    (
+        "scatter-add",
+        "scatter_add",
+        "scatter-mul",
+        "scatter_mul",
+        "scatter-min",
+        "scatter_min",
+        "scatter-max",
+        "scatter_max",
+    )
+)
+LINALG = frozenset(
+    (
+        "cholesky",
+        "lu",
+        "qr",
+        "householder_product",
+        "eigh",
+        "eig",
+        "svd",
+        "triangular_solve",
+        "schur",
+        "hessenberg",
+        "tridiagonal",
+        "tridiagonal_solve",
+    )
+)
 
 
 def _size(shape) -> int:
     n = 1
     for d in shape:
-        n *= d if isinstance(d, int) else 1     # symbolic/dynamic dims count as 1
+        n *= d if isinstance(d, int) else 1  # symbolic/dynamic dims count as 1
     return n
 
 
 def _aval(v):
     aval = getattr(v, "aval", None)
-    inner = getattr(aval, "inner_aval", None)       # pallas refs: the array they hold
+    inner = getattr(aval, "inner_aval", None)  # pallas refs: the array they hold
     return inner if inner is not None else aval
 
 
@@ -83,7 +111,8 @@ def _is_float(v) -> bool:
         return False
     try:
         import jax.numpy as jnp  # deferred: this file also runs in the child, before JAX is set up
-        return bool(jnp.issubdtype(dt, jnp.inexact))      # bfloat16 and float8 included
+
+        return bool(jnp.issubdtype(dt, jnp.inexact))  # bfloat16 and float8 included
     except TypeError:
         return "float" in str(dt) or "complex" in str(dt)
 
@@ -125,13 +154,13 @@ def eqn_flops(eqn) -> int:
         return _size(shape) * max(1, math.ceil(math.log2(max(n, 2))))
     if name == "fft":
         shape = _shape(eqn.invars[0])
-        n = _size(shape[-len(p.get("fft_lengths", ()) or (1,)):]) if shape else 1
+        n = _size(shape[-len(p.get("fft_lengths", ()) or (1,)) :]) if shape else 1
         return 5 * _size(shape) * max(1, math.ceil(math.log2(max(n, 2))))
     if name in LINALG:
         shape = _shape(eqn.invars[0])
         if len(shape) >= 2:
             n = max(shape[-1], shape[-2]) if all(isinstance(d, int) for d in shape[-2:]) else 1
-            return _size(shape[:-2]) * n ** 3
+            return _size(shape[:-2]) * n**3
         return 0
     return 0
 
@@ -142,6 +171,7 @@ def _literal_value(v):
         return None
     try:
         import numpy as np  # deferred: as above
+
         a = np.asarray(val)
         return int(a) if a.shape == () and np.issubdtype(a.dtype, np.integer) else None
     except Exception:  # noqa: BLE001
@@ -161,7 +191,7 @@ def _while_trips(eqn):
     if upper is None or a not in cj.invars:
         return None
     k = cj.invars.index(a) - n_cconst
-    init = eqn.invars[n_cconst + n_bconst:]
+    init = eqn.invars[n_cconst + n_bconst :]
     if not 0 <= k < len(init):
         return None
     lower = _literal_value(init[k])
@@ -173,6 +203,7 @@ def _while_trips(eqn):
 def _sub_jaxprs(v):
     """The jaxprs held by one parameter value (a Jaxpr, a ClosedJaxpr, or tuples of them)."""
     from jax.extend import core as jcore  # deferred: as above
+
     if isinstance(v, jcore.ClosedJaxpr):
         yield v.jaxpr
     elif isinstance(v, jcore.Jaxpr):
@@ -191,12 +222,13 @@ def _grid_size(eqn) -> int:
 def _where(eqn) -> str:
     try:
         from jax._src import source_info_util as siu  # deferred: as above
+
         frames = list(siu.user_frames(eqn.source_info.traceback))
     except Exception:  # noqa: BLE001
         return "?"
     if not frames:
         return "?"
-    for f in frames:                          # the candidate's own line, when it has one
+    for f in frames:  # the candidate's own line, when it has one
         if os.path.basename(f.file_name) == "candidate.py":
             return f"candidate.py:{f.start_line}"
     f = frames[0]

@@ -32,6 +32,7 @@ How a program execution is found, per platform:
   execution named ``jit_<name>(<program id>)``; where that line is absent, kernel events with
   an ``hlo_module`` stat are grouped by ``run_id`` (or ``correlation_id``) as on CPU.
 """
+
 from __future__ import annotations
 
 import array
@@ -42,14 +43,14 @@ import re
 import stat as _st
 import struct
 
-MAX_FILE_BYTES = 512 << 20        # an xplane.pb larger than this is rejected
+MAX_FILE_BYTES = 512 << 20  # an xplane.pb larger than this is rejected
 # events scanned over all planes: interpret-mode Pallas kernels on CPU trace every op of every
 # grid step (Tokamax's splash attention at the small profile: ~6 M for 50 calls); an event is
 # kept as two 8-byte offsets, so the cap bounds the reader's memory at about 0.65 GB
 MAX_EVENTS = 40_000_000
 MAX_PLANES = 4096
 MAX_LINES = 65536
-MAX_STRING = 1 << 16              # names longer than this are truncated
+MAX_STRING = 1 << 16  # names longer than this are truncated
 
 
 class TraceError(ValueError):
@@ -57,6 +58,7 @@ class TraceError(ValueError):
 
 
 # --------------------------------------------------------------------------- wire format
+
 
 def _varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
     if pos < end and buf[pos] < 0x80:
@@ -124,15 +126,16 @@ def _signed(v: int) -> int:
 
 
 def _text(buf: bytes, s: int, e: int) -> str:
-    return bytes(buf[s:min(e, s + MAX_STRING)]).decode("utf-8", "replace")
+    return bytes(buf[s : min(e, s + MAX_STRING)]).decode("utf-8", "replace")
 
 
 # --------------------------------------------------------------------------- model
 
+
 @dataclasses.dataclass
 class Event:
     name: str
-    start_ps: int          # absolute: line timestamp + offset
+    start_ps: int  # absolute: line timestamp + offset
     duration_ps: int
     stats: dict
 
@@ -172,8 +175,8 @@ class Line:
 class Plane:
     name: str
     lines: list
-    event_names: dict      # metadata id -> name
-    stat_names: dict       # stat metadata id -> name
+    event_names: dict  # metadata id -> name
+    stat_names: dict  # stat metadata id -> name
     stats: dict
 
 
@@ -376,6 +379,7 @@ class XSpace:
 
 # --------------------------------------------------------------------------- reading
 
+
 def read_trace_file(path: str, *, max_bytes: int = MAX_FILE_BYTES) -> XSpace:
     """Read one xplane.pb file (no symlinks, regular file, under ``max_bytes``)."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
@@ -405,11 +409,12 @@ def read_trace_file(path: str, *, max_bytes: int = MAX_FILE_BYTES) -> XSpace:
 
 # --------------------------------------------------------------------------- selection
 
+
 @dataclasses.dataclass
 class Executions:
-    durations_s: list          # one per execution, in start order
+    durations_s: list  # one per execution, in start order
     starts_ps: list
-    method: str                # "cpu_thunk_span", "device_xla_module", "device_kernel_span"
+    method: str  # "cpu_thunk_span", "device_xla_module", "device_kernel_span"
     plane: str
 
 
@@ -425,12 +430,15 @@ def program_executions(space: XSpace, program_name: str, platform: str) -> Execu
         if len(planes) != 1:
             raise TraceError("the trace has no single /host:CPU plane")
         return _grouped(space, planes[0], module, "cpu_thunk_span")
-    devs = [p for p in space.planes if p.name.startswith("/device:") and
-            not p.name.startswith("/device:CUSTOM") and p.name != "/device:CPU"]
+    devs = [
+        p
+        for p in space.planes
+        if p.name.startswith("/device:") and not p.name.startswith("/device:CUSTOM") and p.name != "/device:CPU"
+    ]
     if not devs:
         raise TraceError(f"the trace has no device plane for platform {platform}")
     devs.sort(key=lambda p: p.name)
-    plane = devs[0]   # the child runs the program on its first device only
+    plane = devs[0]  # the child runs the program on its first device only
     rx = _module_name_re(module)
     for line in plane.lines:
         if line.name == "XLA Modules" or line.display_name == "XLA Modules":
@@ -440,8 +448,9 @@ def program_executions(space: XSpace, program_name: str, platform: str) -> Execu
                 if rx.match(ev.name):
                     evs.append(ev)
             evs.sort(key=lambda e: e.start_ps)
-            return Executions([e.duration_ps * 1e-12 for e in evs], [e.start_ps for e in evs],
-                              "device_xla_module", plane.name)
+            return Executions(
+                [e.duration_ps * 1e-12 for e in evs], [e.start_ps for e in evs], "device_xla_module", plane.name
+            )
     return _grouped(space, plane, module, "device_kernel_span")
 
 
@@ -484,5 +493,4 @@ def _grouped(space, plane, module, method) -> Executions:
         s, e = start, start + dur
         runs[rid] = (s if lo is None else min(lo, s), e if hi is None else max(hi, e))
     spans = sorted(runs.values())
-    return Executions([(e - s) * 1e-12 for s, e in spans], [s for s, _ in spans], method,
-                      plane.name)
+    return Executions([(e - s) * 1e-12 for s, e in spans], [s for s, _ in spans], method, plane.name)

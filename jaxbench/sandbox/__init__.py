@@ -30,6 +30,7 @@ Modules: ``options`` (limits, options, errors), ``host`` (CPUs, interpreter, sta
 ``launch.py`` and ``child_main.py`` are standalone scripts started by file path (the launcher,
 and the only code that runs inside the sandbox).
 """
+
 from .bwrap import bwrap_info
 from .cgroups import cgroup_info
 from .child import SandboxedChild
@@ -37,6 +38,17 @@ from .options import ChildGone, Limits, PhaseTimeout, SandboxError, SandboxOptio
 from .probe import available_protections, best_mode, machine_report
 from .safedir import SafeDir
 
-__all__ = ["ChildGone", "Limits", "PhaseTimeout", "SafeDir", "SandboxError", "SandboxOptions",
-           "SandboxedChild", "available_protections", "best_mode", "bwrap_info", "cgroup_info",
-           "machine_report"]
+__all__ = [
+    "ChildGone",
+    "Limits",
+    "PhaseTimeout",
+    "SafeDir",
+    "SandboxError",
+    "SandboxOptions",
+    "SandboxedChild",
+    "available_protections",
+    "best_mode",
+    "bwrap_info",
+    "cgroup_info",
+    "machine_report",
+]

@@ -1,6 +1,7 @@
 """Bubblewrap: whether it is here and what it supports, and the command line that builds a
 child's minimal root filesystem (read-only system libraries, the interpreter, an allowlist of
 packages, the child script; private /tmp and /dev/shm; the inputs and a fresh work dir)."""
+
 from __future__ import annotations
 
 import functools
@@ -9,19 +10,58 @@ import shutil
 import subprocess
 import sys
 
-INSIDE_UID = 65534                    # the uid the child sees ("nobody")
-CHILD_PATH = "/harness/sandbox_child.py"   # where the child script is mounted inside
+INSIDE_UID = 65534  # the uid the child sees ("nobody")
+CHILD_PATH = "/harness/sandbox_child.py"  # where the child script is mounted inside
 
 # top-level entries of site-packages the child may import (and their .dist-info)
 SITE_ALLOWLIST = (
-    "jax", "jaxlib", "jax_plugins", "ml_dtypes", "numpy", "numpy.libs", "opt_einsum", "scipy",
-    "scipy.libs", "absl", "etils", "filelock", "typing_extensions.py", "pygments",
-    "libtpu", "libtpu_nightly", "nvidia", "jax_cuda12_plugin", "jax_cuda12_pjrt",
-    "jax_cuda13_plugin", "jax_cuda13_pjrt", "jax_rocm60_plugin", "jax_rocm60_pjrt",
+    "jax",
+    "jaxlib",
+    "jax_plugins",
+    "ml_dtypes",
+    "numpy",
+    "numpy.libs",
+    "opt_einsum",
+    "scipy",
+    "scipy.libs",
+    "absl",
+    "etils",
+    "filelock",
+    "typing_extensions.py",
+    "pygments",
+    "libtpu",
+    "libtpu_nightly",
+    "nvidia",
+    "jax_cuda12_plugin",
+    "jax_cuda12_pjrt",
+    "jax_cuda13_plugin",
+    "jax_cuda13_pjrt",
+    "jax_rocm60_plugin",
+    "jax_rocm60_pjrt",
     # Tokamax (expert kernels may import it) and what it imports
-    "tokamax", "einshape", "immutabledict", "jaxtyping", "wadler_lindig", "typeguard", "pydantic",
-    "pydantic_core", "annotated_types", "typing_inspection", "qwix", "flax", "optax", "msgpack",
-    "treescope", "rich", "markdown_it", "mdurl", "yaml", "_yaml", "tqdm", "orbax", "_distutils_hack",
+    "tokamax",
+    "einshape",
+    "immutabledict",
+    "jaxtyping",
+    "wadler_lindig",
+    "typeguard",
+    "pydantic",
+    "pydantic_core",
+    "annotated_types",
+    "typing_inspection",
+    "qwix",
+    "flax",
+    "optax",
+    "msgpack",
+    "treescope",
+    "rich",
+    "markdown_it",
+    "mdurl",
+    "yaml",
+    "_yaml",
+    "tqdm",
+    "orbax",
+    "_distutils_hack",
     # jax.export deserialization: the baseline reaches its child as a serialized program
     "flatbuffers",
 )
@@ -38,9 +78,21 @@ def bwrap_info() -> dict | None:
     except (OSError, subprocess.SubprocessError):
         return None
     text = helptext.stdout + helptext.stderr
-    flags = {f for f in ("--disable-userns", "--die-with-parent", "--new-session", "--size",
-                         "--unshare-all", "--cap-drop", "--clearenv", "--hostname",
-                         "--unshare-cgroup-try") if f in text}
+    flags = {
+        f
+        for f in (
+            "--disable-userns",
+            "--die-with-parent",
+            "--new-session",
+            "--size",
+            "--unshare-all",
+            "--cap-drop",
+            "--clearenv",
+            "--hostname",
+            "--unshare-cgroup-try",
+        )
+        if f in text
+    }
     return {"path": path, "version": (ver.stdout or ver.stderr).strip(), "flags": sorted(flags)}
 
 
@@ -51,8 +103,9 @@ def site_entries(site: str) -> list[str]:
         if entry in names:
             out.append(entry)
         base = entry.split(".")[0].replace("-", "_")
-        out.extend(n for n in names if n.endswith(".dist-info") and
-                   n.split("-")[0].lower().replace("-", "_") == base.lower())
+        out.extend(
+            n for n in names if n.endswith(".dist-info") and n.split("-")[0].lower().replace("-", "_") == base.lower()
+        )
     return sorted(set(out))
 
 
@@ -73,8 +126,19 @@ def accelerator_binds(platform: str) -> list[str]:
     return args
 
 
-def bwrap_argv(env: dict, stage, *, prefix: str, site: str, pybin: str, child_file: str,
-               in_dir: str, work_dir: str, tmp_bytes: int, platform: str) -> list[str]:
+def bwrap_argv(
+    env: dict,
+    stage,
+    *,
+    prefix: str,
+    site: str,
+    pybin: str,
+    child_file: str,
+    in_dir: str,
+    work_dir: str,
+    tmp_bytes: int,
+    platform: str,
+) -> list[str]:
     """The bubblewrap command line that runs ``child_file`` with ``env`` as the child uid;
     ``stage(path)`` gives the host path to bind for ``path`` (see :class:`host.Stager`)."""
     info = bwrap_info()
@@ -82,9 +146,19 @@ def bwrap_argv(env: dict, stage, *, prefix: str, site: str, pybin: str, child_fi
     argv = [info["path"], "--unshare-all", "--unshare-user"]
     if "--disable-userns" in flags:
         argv.append("--disable-userns")
-    argv += ["--die-with-parent", "--new-session", "--cap-drop", "ALL",
-             "--uid", str(INSIDE_UID), "--gid", str(INSIDE_UID),
-             "--hostname", "jaxbench", "--clearenv"]
+    argv += [
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+        "--uid",
+        str(INSIDE_UID),
+        "--gid",
+        str(INSIDE_UID),
+        "--hostname",
+        "jaxbench",
+        "--clearenv",
+    ]
     for k, v in sorted(env.items()):
         argv += ["--setenv", k, v]
     # system libraries (mirroring merged-/usr symlinks)
@@ -99,15 +173,13 @@ def bwrap_argv(env: dict, stage, *, prefix: str, site: str, pybin: str, child_fi
     if os.path.exists("/etc/ld.so.cache"):
         argv += ["--ro-bind", stage("/etc/ld.so.cache"), "/etc/ld.so.cache"]
     argv += ["--ro-bind", stage(prefix), prefix]
-    base_site = os.path.join(prefix, "lib", f"python{sys.version_info[0]}."
-                             f"{sys.version_info[1]}", "site-packages")
+    base_site = os.path.join(prefix, "lib", f"python{sys.version_info[0]}.{sys.version_info[1]}", "site-packages")
     if os.path.isdir(base_site):
-        argv += ["--tmpfs", base_site]            # hide the base interpreter's packages
+        argv += ["--tmpfs", base_site]  # hide the base interpreter's packages
     for entry in site_entries(site):
         argv += ["--ro-bind", stage(os.path.join(site, entry)), f"/site/{entry}"]
     argv += ["--ro-bind", stage(child_file), CHILD_PATH]
-    argv += ["--ro-bind", in_dir, "/in", "--bind", work_dir, "/work",
-             "--proc", "/proc", "--dev", "/dev"]
+    argv += ["--ro-bind", in_dir, "/in", "--bind", work_dir, "/work", "--proc", "/proc", "--dev", "/dev"]
     if "--size" in flags:
         argv += ["--size", str(tmp_bytes)]
     argv += ["--tmpfs", "/tmp"]
@@ -118,7 +190,20 @@ def bwrap_argv(env: dict, stage, *, prefix: str, site: str, pybin: str, child_fi
         argv += accelerator_binds(platform)
     # the root (bubblewrap's own tmpfs) read-only: only /work, /tmp and /dev/shm take writes
     argv += ["--remount-ro", "/"]
-    argv += ["--chdir", "/work", "--", pybin, "-I", "-S", "-B",
-             CHILD_PATH, "--in", "/in", "--work", "/work",
-             "--site", "/site"]
+    argv += [
+        "--chdir",
+        "/work",
+        "--",
+        pybin,
+        "-I",
+        "-S",
+        "-B",
+        CHILD_PATH,
+        "--in",
+        "/in",
+        "--work",
+        "/work",
+        "--site",
+        "/site",
+    ]
     return argv

@@ -1,5 +1,6 @@
 """Per-child cgroups: where they can be made (v2, or the v1 ``pids``/``memory``/``cpuset``
 hierarchies), their limits, and killing and removing them."""
+
 from __future__ import annotations
 
 import functools
@@ -17,7 +18,7 @@ def _mounts() -> list[tuple[str, str, str]]:
                 left, _, right = line.partition(" - ")
                 parts, rparts = left.split(), right.split()
                 if len(parts) >= 5 and len(rparts) >= 3:
-                    out.append((parts[4], rparts[0], rparts[2]))   # mountpoint, fstype, opts
+                    out.append((parts[4], rparts[0], rparts[2]))  # mountpoint, fstype, opts
     except OSError:
         pass
     return out
@@ -34,7 +35,7 @@ def cgroup_info() -> dict | None:
         with open("/proc/self/cgroup") as f:
             for line in f:
                 _, ctrls, path = line.rstrip("\n").split(":", 2)
-                for c in (ctrls.split(",") if ctrls else [""]):
+                for c in ctrls.split(",") if ctrls else [""]:
                     own[c] = path
     except OSError:
         return None
@@ -71,7 +72,7 @@ def cgroup_info() -> dict | None:
                 base = os.path.join(mp, own.get(ctrl, "/").lstrip("/"), "jaxbench")
                 try:
                     os.makedirs(base, exist_ok=True)
-                    if ctrl == "cpuset":   # a v1 cpuset must have cpus and mems before use
+                    if ctrl == "cpuset":  # a v1 cpuset must have cpus and mems before use
                         for f in ("cpuset.cpus", "cpuset.mems"):
                             with open(os.path.join(os.path.dirname(base), f)) as src:
                                 val = src.read().strip()
@@ -111,7 +112,7 @@ class Cgroup:
                 d = os.path.join(base, name)
                 os.mkdir(d)
                 self.dirs[ctrl] = d
-            if "cpuset" in self.dirs:       # start with the parent's CPUs and memory nodes
+            if "cpuset" in self.dirs:  # start with the parent's CPUs and memory nodes
                 for f in ("cpuset.cpus", "cpuset.mems"):
                     try:
                         with open(os.path.join(info["bases"]["cpuset"], f)) as src:
@@ -128,8 +129,7 @@ class Cgroup:
 
     @property
     def procs_files(self) -> list[str]:
-        return sorted({os.path.join(d, "cgroup.procs") for c, d in self.dirs.items()
-                       if c != "cpuset"})
+        return sorted({os.path.join(d, "cgroup.procs") for c, d in self.dirs.items() if c != "cpuset"})
 
     def restrict_cpus(self, cpus: list[int], pids: list[int]) -> bool:
         """Confine ``pids`` (all their threads) to ``cpus`` with the cpuset controller: the
@@ -140,7 +140,7 @@ class Cgroup:
         if not _write(d, "cpuset.cpus", ",".join(str(c) for c in cpus)):
             return False
         if self.version == "v2":
-            return True                   # the processes are already in this cgroup
+            return True  # the processes are already in this cgroup
         ok = True
         for pid in pids:
             ok = _write(d, "cgroup.procs", str(pid)) and ok
@@ -162,7 +162,7 @@ class Cgroup:
         if self.version == "v2":
             _write(self.dirs["pids"], "cgroup.kill", "1")
         elif "pids" in self.dirs:
-            _write(self.dirs["pids"], "pids.max", "0")    # no new forks while killing
+            _write(self.dirs["pids"], "pids.max", "0")  # no new forks while killing
         end = time.monotonic() + deadline_s
         while time.monotonic() < end:
             pids = self.pids()
@@ -231,4 +231,3 @@ def _write(d: str, name: str, value: str) -> bool:
         return True
     except OSError:
         return False
-

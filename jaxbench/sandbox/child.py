@@ -1,6 +1,7 @@
 """One sandboxed child's life (trusted side): spawning it through the launcher (and bubblewrap
 where the mode has it), its status channel, pinning it to its CPUs, reading its output, and
 killing and cleaning up everything it started."""
+
 from __future__ import annotations
 
 import atexit
@@ -27,10 +28,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CHILD_FILE = os.path.join(HERE, "child_main.py")
 LAUNCH_FILE = os.path.join(HERE, "launch.py")
 
-SANDBOX_UID_BASE = 1_509_949_440      # fresh host uid per child: BASE + random 20 bits
+SANDBOX_UID_BASE = 1_509_949_440  # fresh host uid per child: BASE + random 20 bits
 # environment passed to accelerator children (hardware configuration, never credentials)
-ACCEL_ENV_PREFIXES = ("TPU_", "LIBTPU_", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES",
-                      "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES")
+ACCEL_ENV_PREFIXES = (
+    "TPU_",
+    "LIBTPU_",
+    "CUDA_VISIBLE_DEVICES",
+    "NVIDIA_VISIBLE_DEVICES",
+    "ROCR_VISIBLE_DEVICES",
+    "HIP_VISIBLE_DEVICES",
+)
 ACCEL_ENV_DENY = ("TOKEN", "SECRET", "KEY", "PASSWORD", "CREDENTIAL")
 
 
@@ -76,6 +83,7 @@ class SandboxedChild:
     # -- spawning
     def start(self, timeout: float = 30.0):
         from .probe import best_mode  # deferred: probe.py starts children of this class to find the mode
+
         mode = self.opt.mode or best_mode(self.opt.platform)
         lim = self.opt.limits
         is_root = os.geteuid() == 0
@@ -87,9 +95,16 @@ class SandboxedChild:
         site = host.site_packages()
         prefix = host.python_prefix()
         pybin = host.python_binary()
-        env = {"HOME": "/tmp", "TMPDIR": "/tmp", "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8",
-               "JAX_PLATFORMS": self.opt.platform, "TF_CPP_MIN_LOG_LEVEL": "2",
-               "PYTHONDONTWRITEBYTECODE": "1", "JAX_ENABLE_COMPILATION_CACHE": "false"}
+        env = {
+            "HOME": "/tmp",
+            "TMPDIR": "/tmp",
+            "PATH": "/usr/bin:/bin",
+            "LANG": "C.UTF-8",
+            "JAX_PLATFORMS": self.opt.platform,
+            "TF_CPP_MIN_LOG_LEVEL": "2",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "JAX_ENABLE_COMPILATION_CACHE": "false",
+        }
         if self.opt.platform != "cpu":
             for k, v in os.environ.items():
                 if k.startswith(ACCEL_ENV_PREFIXES) and not any(w in k for w in ACCEL_ENV_DENY):
@@ -98,9 +113,18 @@ class SandboxedChild:
         if uid is not None:
             os.chown(self.host_work, uid, gid)
         if mode.startswith("bwrap"):
-            argv = bwrap_argv(env, src_for, prefix=prefix, site=site, pybin=pybin,
-                              child_file=CHILD_FILE, in_dir=self.in_dir, work_dir=self.host_work,
-                              tmp_bytes=lim.tmp_bytes, platform=self.opt.platform)
+            argv = bwrap_argv(
+                env,
+                src_for,
+                prefix=prefix,
+                site=site,
+                pybin=pybin,
+                child_file=CHILD_FILE,
+                in_dir=self.in_dir,
+                work_dir=self.host_work,
+                tmp_bytes=lim.tmp_bytes,
+                platform=self.opt.platform,
+            )
             run_env = {"PATH": "/usr/bin:/bin"}
             chdir = "/"
         else:
@@ -112,16 +136,26 @@ class SandboxedChild:
                 env["LD_LIBRARY_PATH"] = os.path.join(staged, "lib")
             child_site = src_for(site)
             child_file = src_for(CHILD_FILE)
-            argv = [pybin, "-I", "-S", "-B", child_file, "--in", self.in_dir, "--work",
-                    self.host_work, "--site", child_site]
+            argv = [
+                pybin,
+                "-I",
+                "-S",
+                "-B",
+                child_file,
+                "--in",
+                self.in_dir,
+                "--work",
+                self.host_work,
+                "--site",
+                child_site,
+            ]
             run_env = env
             chdir = self.host_work
         if self.opt.probe:
             argv.append("--probe")
 
         # rlimits
-        rl = {"cpu": lim.cpu_seconds, "fsize": lim.file_bytes, "nofile": lim.open_files,
-              "core": 0}
+        rl = {"cpu": lim.cpu_seconds, "fsize": lim.file_bytes, "nofile": lim.open_files, "core": 0}
         if uid is not None or not is_root:
             rl["nproc"] = lim.nproc
         cg_info = cgroup_info() if is_root else None
@@ -142,19 +176,35 @@ class SandboxedChild:
             work_tmpfs = {"path": self.host_work, "bytes": lim.work_bytes, "uid": uid, "gid": gid}
         r, w = os.pipe()
         self._cpus = lim.cpus if lim.cpus is not None else host.default_cpus(self.opt.platform)
-        cfg = {"status_fd": w, "argv": argv, "env": run_env, "rlimits": rl,
-               "cgroup_procs": self.cgroup.procs_files if self.cgroup else [],
-               "uid": uid, "gid": gid, "private_mounts": private_mounts, "stage": src_for.pairs,
-               "work_tmpfs": work_tmpfs, "unshare_fallback": not mode.startswith("bwrap"),
-               "chdir": chdir, "parent_pid": os.getpid()}
+        cfg = {
+            "status_fd": w,
+            "argv": argv,
+            "env": run_env,
+            "rlimits": rl,
+            "cgroup_procs": self.cgroup.procs_files if self.cgroup else [],
+            "uid": uid,
+            "gid": gid,
+            "private_mounts": private_mounts,
+            "stage": src_for.pairs,
+            "work_tmpfs": work_tmpfs,
+            "unshare_fallback": not mode.startswith("bwrap"),
+            "chdir": chdir,
+            "parent_pid": os.getpid(),
+        }
         launch_argv = [sys.executable, "-I", "-S", "-B", LAUNCH_FILE, json.dumps(cfg)]
         self.started_at = time.monotonic()
         self._stat0 = host.cpu_times()
         try:
             self.proc = subprocess.Popen(
-                launch_argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, pass_fds=(w,), start_new_session=True,
-                env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, cwd="/")
+                launch_argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                pass_fds=(w,),
+                start_new_session=True,
+                env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+                cwd="/",
+            )
         finally:
             os.close(w)
         self._status_r = r
@@ -177,8 +227,11 @@ class SandboxedChild:
     def _protections(self, mode, steps, uid, rl) -> dict:
         bw = mode.startswith("bwrap")
         info = bwrap_info() if bw else None
-        ns = (["user", "pid", "net", "ipc", "uts", "cgroup", "mount"] if bw
-              else list(steps.get("namespaces", [])) + (["mount"] if steps.get("private_mount_ns") else []))
+        ns = (
+            ["user", "pid", "net", "ipc", "uts", "cgroup", "mount"]
+            if bw
+            else list(steps.get("namespaces", [])) + (["mount"] if steps.get("private_mount_ns") else [])
+        )
         return {
             "sandbox": "bubblewrap" if bw else "none",
             "bubblewrap_version": info["version"] if info else None,
@@ -198,8 +251,8 @@ class SandboxedChild:
             "cgroup_memory_max": bool(self.cgroup and self.cgroup.active["memory"] and steps.get("cgroups_joined")),
             "rlimits": sorted(steps.get("rlimits", [])),
             "work_dir_quota": bool(steps.get("work_tmpfs_bytes")),
-            "cpu_affinity": None,          # set by hello(): the CPUs the child is confined to
-            "cpu_pinning": None,           # "cpuset" (cannot be undone) or "affinity"
+            "cpu_affinity": None,  # set by hello(): the CPUs the child is confined to
+            "cpu_pinning": None,  # "cpuset" (cannot be undone) or "affinity"
             "oom_score_adj": steps.get("oom_score_adj"),
             "phase_timeouts": True,
             "process_group_kill": True,
@@ -220,7 +273,7 @@ class SandboxedChild:
         while True:
             nl = self._buf.find(b"\n")
             if nl >= 0:
-                line, self._buf = self._buf[:nl], self._buf[nl + 1:]
+                line, self._buf = self._buf[:nl], self._buf[nl + 1 :]
                 try:
                     obj = json.loads(line)
                 except ValueError:
@@ -312,7 +365,7 @@ class SandboxedChild:
         sig = None
         if rc < 0:
             sig = signal.Signals(-rc).name
-        elif rc > 128 and rc - 128 < 65:      # bubblewrap reports a signalled child as 128+N
+        elif rc > 128 and rc - 128 < 65:  # bubblewrap reports a signalled child as 128+N
             try:
                 sig = signal.Signals(rc - 128).name
             except ValueError:
@@ -446,4 +499,3 @@ class SandboxedChild:
 
     def __exit__(self, *exc):
         self.close()
-

@@ -23,6 +23,7 @@ Protocol (everything here is data; the trusted side decides every verdict):
 * Outputs: ``<work>/out/<tag>/<k>.npy`` (bfloat16 again as uint16), the profiler trace under
   ``<work>/trace``, compile artefacts under ``<work>/compile``.
 """
+
 import contextlib
 import json
 import os
@@ -34,7 +35,7 @@ import types
 
 STATUS_FD = 3
 MAX_COMMAND = 1 << 20
-MAX_TEXT = 4 << 20            # jaxpr / lowered text written for the trusted side's scan
+MAX_TEXT = 4 << 20  # jaxpr / lowered text written for the trusted side's scan
 CANDIDATE_FILE = "candidate.py"
 
 
@@ -62,7 +63,7 @@ _status = os.fdopen(STATUS_FD, "w", buffering=1, closefd=False)
 import faulthandler  # noqa: E402
 import signal as _signal  # noqa: E402
 
-faulthandler.register(_signal.SIGUSR1, all_threads=True)   # stacks to stderr on request
+faulthandler.register(_signal.SIGUSR1, all_threads=True)  # stacks to stderr on request
 
 
 def send(obj):
@@ -75,6 +76,7 @@ if OPTS["probe"]:
     # writable; JAX itself is not initialised (that is what a real child's hello proves)
     import jaxlib  # noqa: F401
     import numpy  # noqa: F401
+
     with open(os.path.join(OPTS["work"], ".probe"), "w") as _f:
         _f.write("ok")
     send({"type": "hello", "probe": True, "uid": os.getuid()})
@@ -109,8 +111,8 @@ _BF16 = np.dtype(jnp.bfloat16)
 
 def _profiler_options():
     opts = jax.profiler.ProfileOptions()
-    opts.python_tracer_level = 0        # the Python tracer multiplies the trace size by ~15
-    opts.host_tracer_level = 1          # level 1 keeps the XLA runtime's thunk events
+    opts.python_tracer_level = 0  # the Python tracer multiplies the trace size by ~15
+    opts.host_tracer_level = 1  # level 1 keeps the XLA runtime's thunk events
     return opts
 
 
@@ -125,6 +127,7 @@ class _Profiler:
             from jax._src.lib import (
                 _profiler as _p,  # deferred: an internal JAX API; if it moves, only this feature fails
             )
+
             self._cls = _p.ProfilerSession
         except Exception:  # noqa: BLE001 - fall back to the public API
             self._cls = None
@@ -191,16 +194,17 @@ def write_outputs(tag, out):
     os.makedirs(d, exist_ok=True)
     meta = []
     for k, leaf in enumerate(leaves):
-        info = {"type": f"{type(leaf).__module__}.{type(leaf).__qualname__}",
-                "is_jax_array": isinstance(leaf, jax.Array)}
+        info = {
+            "type": f"{type(leaf).__module__}.{type(leaf).__qualname__}",
+            "is_jax_array": isinstance(leaf, jax.Array),
+        }
         arr = np.asarray(leaf)
         info["dtype"] = "bfloat16" if arr.dtype == _BF16 else arr.dtype.name
         info["shape"] = list(arr.shape)
         if arr.dtype == _BF16:
             arr = arr.view(np.uint16)
         # ascontiguousarray returns at least 1-d: reshape keeps a scalar output (13p's loss) 0-d
-        np.save(os.path.join(d, f"{k}.npy"), np.ascontiguousarray(arr).reshape(arr.shape),
-                allow_pickle=False)
+        np.save(os.path.join(d, f"{k}.npy"), np.ascontiguousarray(arr).reshape(arr.shape), allow_pickle=False)
         meta.append(info)
     return {"treedef": str(treedef), "leaves": meta}
 
@@ -226,10 +230,13 @@ def _pallas_related(exc):
 def error_reply(stage, exc):
     msg = "".join(traceback.format_exception_only(type(exc), exc))
     return {
-        "type": "error", "stage": stage, "exc_type": type(exc).__name__,
+        "type": "error",
+        "stage": stage,
+        "exc_type": type(exc).__name__,
         "exc_module": type(exc).__module__,
         "missing_module": getattr(exc, "name", None) if isinstance(exc, ImportError) else None,
-        "message": msg[:8000], "where": _candidate_frames(exc.__traceback__),
+        "message": msg[:8000],
+        "where": _candidate_frames(exc.__traceback__),
         "pallas": _pallas_related(exc),
     }
 
@@ -269,6 +276,7 @@ def _cost(jaxpr):
 
 def _walk(jaxpr, counts, depth=0):
     from jax.extend import core as jcore  # deferred: an internal JAX API; if it moves, only this feature fails
+
     if depth > 64:
         return
     for eqn in jaxpr.eqns:
@@ -301,8 +309,12 @@ def _target_device(platform, device_kind):
         AbstractDevice,
         AbstractMesh,
     )
-    mesh = AbstractMesh((1,), ("_target",), abstract_device=AbstractDevice(
-        device_kind=device_kind or "TPU v6 lite", num_cores=1, platform="tpu"))
+
+    mesh = AbstractMesh(
+        (1,),
+        ("_target",),
+        abstract_device=AbstractDevice(device_kind=device_kind or "TPU v6 lite", num_cores=1, platform="tpu"),
+    )
     return jax.sharding.use_abstract_mesh(mesh)
 
 
@@ -359,6 +371,7 @@ class Job:
     def named(self, fn, name=None):
         def program(*args):
             return fn(*args)
+
         program.__name__ = program.__qualname__ = name or self.spec["name"]
         return program
 
@@ -369,9 +382,14 @@ class Job:
             return self.load_function(), None
         except LookupError as exc:
             if str(exc) == "no_workload":
-                return None, {"type": "error", "stage": "no_workload", "exc_type": "LookupError",
-                              "message": "the module defines no callable `workload`",
-                              "where": [], "pallas": False}
+                return None, {
+                    "type": "error",
+                    "stage": "no_workload",
+                    "exc_type": "LookupError",
+                    "message": "the module defines no callable `workload`",
+                    "where": [],
+                    "pallas": False,
+                }
             return None, error_reply(self.stage, exc)
         except BaseException as exc:  # noqa: BLE001 - SystemExit from a candidate included
             return None, error_reply(self.stage, exc)
@@ -434,14 +452,12 @@ class Job:
         except BaseException as exc:  # noqa: BLE001
             return error_reply("trace", exc)
         try:
-            exp = jax.export.export(jax.jit(self.named(fn)),
-                                    platforms=[self.spec["platform"]])(*specs)
+            exp = jax.export.export(jax.jit(self.named(fn)), platforms=[self.spec["platform"]])(*specs)
             text = exp.mlir_module()
             _write_text("exported.txt", text)
         except BaseException as exc:  # noqa: BLE001
             return error_reply("lower", exc)
-        return {"type": "exported", "primitives": counts, "cost": cost,
-                "export_s": time.perf_counter() - t}
+        return {"type": "exported", "primitives": counts, "cost": cost, "export_s": time.perf_counter() - t}
 
     # -- correctness: every check set once, outputs written
     def check(self, set_ids):
@@ -523,26 +539,45 @@ class Job:
         prof.stop()
         stop_s = time.perf_counter() - t
         saved = {str(i): write_outputs(f"t{i}", o) for i, o in kept.items()}
-        return {"type": "timed", "wall_s": walls[0], "baseline_wall_s": walls[1:] and walls[1],
-                "loop_s": loop_s, "stop_trace_s": stop_s, "warmup_s": warmup_s, "saved": saved,
-                "baseline_s": base_warmup_s + sum(walls[1] if len(walls) > 1 else []) +
-                getattr(self, "baseline_compile_s", 0.0)}
+        return {
+            "type": "timed",
+            "wall_s": walls[0],
+            "baseline_wall_s": walls[1:] and walls[1],
+            "loop_s": loop_s,
+            "stop_trace_s": stop_s,
+            "warmup_s": warmup_s,
+            "saved": saved,
+            "baseline_s": base_warmup_s
+            + sum(walls[1] if len(walls) > 1 else [])
+            + getattr(self, "baseline_compile_s", 0.0),
+        }
 
 
 def _jaxlib_version():
     try:
         from jaxlib import version as _v  # deferred: an internal JAX API; if it moves, only this feature fails
+
         return _v.__version__
     except Exception:  # noqa: BLE001
         return "unknown"
 
 
 def main():
-    send({"type": "hello", "platform": _dev.platform,
-          "device_kind": getattr(_dev, "device_kind", ""), "n_devices": len(jax.devices()),
-          "jax_version": jax.__version__, "jaxlib_version": _jaxlib_version(),
-          "python": sys.version.split()[0], "pallas_tpu": _pltpu is not None,
-          "import_s": _import_s, "uid": os.getuid(), "pid": os.getpid()})
+    send(
+        {
+            "type": "hello",
+            "platform": _dev.platform,
+            "device_kind": getattr(_dev, "device_kind", ""),
+            "n_devices": len(jax.devices()),
+            "jax_version": jax.__version__,
+            "jaxlib_version": _jaxlib_version(),
+            "python": sys.version.split()[0],
+            "pallas_tpu": _pltpu is not None,
+            "import_s": _import_s,
+            "uid": os.getuid(),
+            "pid": os.getpid(),
+        }
+    )
     job = None
     while True:
         cmd = recv()
@@ -567,8 +602,16 @@ def main():
         elif kind == "check":
             send(job.check(cmd["sets"]))
         elif kind == "timing":
-            send(job.timing(cmd["sets"], cmd["warmup"], cmd["iters"], cmd["save_iters"],
-                            os.path.join(OPTS["work"], "trace"), cmd.get("block") or 1))
+            send(
+                job.timing(
+                    cmd["sets"],
+                    cmd["warmup"],
+                    cmd["iters"],
+                    cmd["save_iters"],
+                    os.path.join(OPTS["work"], "trace"),
+                    cmd.get("block") or 1,
+                )
+            )
         elif kind == "exit":
             break
         else:

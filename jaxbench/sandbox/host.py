@@ -1,5 +1,6 @@
 """The host a child runs on: its CPUs (which core a child is pinned to), its interpreter and
 packages, and which of its paths a fresh unprivileged uid can reach (the rest is staged)."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -97,7 +98,6 @@ def reachable_by_others(path: str) -> bool:
         return bool(os.stat(path).st_mode & stat.S_IROTH)
     except OSError:
         return False
-
 
 
 class Stager:

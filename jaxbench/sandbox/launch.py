@@ -19,6 +19,7 @@ In order, as far as this machine allows (each step is reported, never assumed):
    as its child subreaper until every descendant is reaped; exit with the child's status
    (128 + signal for a signalled child).
 """
+
 import ctypes
 import json
 import os
@@ -77,8 +78,7 @@ def main():
             wt = cfg.get("work_tmpfs")
             if wt:
                 opts = f"size={wt['bytes']},mode=0700,uid={wt['uid']},gid={wt['gid']}"
-                if libc.mount(b"tmpfs", wt["path"].encode(), b"tmpfs", MS_NOSUID | MS_NODEV,
-                              opts.encode()) != 0:
+                if libc.mount(b"tmpfs", wt["path"].encode(), b"tmpfs", MS_NOSUID | MS_NODEV, opts.encode()) != 0:
                     fail("work tmpfs")
                 else:
                     steps["work_tmpfs_bytes"] = wt["bytes"]
@@ -149,11 +149,13 @@ def main():
             flags |= CLONE_NEWUSER
         if libc.unshare(flags) == 0:
             if flags & CLONE_NEWUSER:
-                libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)   # reset by the uid change above
-                try:   # map our own ids, so files we create keep their owner
-                    for path, text in (("/proc/self/setgroups", "deny"),
-                                       ("/proc/self/uid_map", f"{euid} {euid} 1"),
-                                       ("/proc/self/gid_map", f"{egid} {egid} 1")):
+                libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # reset by the uid change above
+                try:  # map our own ids, so files we create keep their owner
+                    for path, text in (
+                        ("/proc/self/setgroups", "deny"),
+                        ("/proc/self/uid_map", f"{euid} {euid} 1"),
+                        ("/proc/self/gid_map", f"{egid} {egid} 1"),
+                    ):
                         with open(path, "w") as f:
                             f.write(text)
                 except OSError as exc:

@@ -1,4 +1,5 @@
 """What a caller of the sandbox sets and catches: the limits, the options, the errors."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -24,18 +25,18 @@ class Limits:
     file_bytes: int = 1 << 30
     open_files: int = 1024
     nproc: int = 1024
-    address_space_bytes: int | None = None   # None: derived (no limit on accelerators)
+    address_space_bytes: int | None = None  # None: derived (no limit on accelerators)
     tmp_bytes: int = 256 << 20
     work_bytes: int = 2 << 30
-    output_cap: int = 64 << 10               # kept per stream (stdout, stderr)
-    cpus: list | None = None                 # CPU affinity; None: default_cpus(platform)
+    output_cap: int = 64 << 10  # kept per stream (stdout, stderr)
+    cpus: list | None = None  # CPU affinity; None: default_cpus(platform)
 
 
 @dataclasses.dataclass
 class SandboxOptions:
     platform: str = "cpu"
-    probe: bool = False                   # start the interpreter only (see best_mode)
+    probe: bool = False  # start the interpreter only (see best_mode)
     limits: Limits = dataclasses.field(default_factory=Limits)
     base_dir: str | None = None
-    mode: str | None = None               # None: the strongest that works here; or
-                                          # "bwrap-unprivileged", "bwrap", "none"
+    mode: str | None = None  # None: the strongest that works here; or
+    # "bwrap-unprivileged", "bwrap", "none"

@@ -1,4 +1,5 @@
 """A child's stdout and stderr, drained and capped (trusted side)."""
+
 from __future__ import annotations
 
 import os
@@ -34,7 +35,7 @@ class Drain:
             if chunk:
                 self.tail += chunk
                 if len(self.tail) > half:
-                    del self.tail[:len(self.tail) - half]
+                    del self.tail[: len(self.tail) - half]
 
     def join(self, timeout):
         self.thread.join(timeout)
@@ -45,4 +46,3 @@ class Drain:
         if self.total > len(self.head) + len(self.tail):
             return head + f"\n[... {self.total - len(self.head) - len(self.tail)} bytes dropped ...]\n" + tail
         return head + tail
-

@@ -1,5 +1,6 @@
 """Which sandbox mode works on this machine (probed once per process by starting a child),
 and what this machine offers a candidate child."""
+
 from __future__ import annotations
 
 import os
@@ -17,8 +18,9 @@ _MODE_LOCK = threading.Lock()
 
 def _probe_mode(mode: str, platform: str) -> bool:
     try:
-        child = SandboxedChild(SandboxOptions(platform=platform, mode=mode, probe=True,
-                                              limits=Limits(memory_bytes=1 << 30)))
+        child = SandboxedChild(
+            SandboxOptions(platform=platform, mode=mode, probe=True, limits=Limits(memory_bytes=1 << 30))
+        )
     except OSError:
         return False
     try:
@@ -46,8 +48,7 @@ def best_mode(platform: str = "cpu") -> str:
             return _MODE_CACHE[platform]
         root = os.geteuid() == 0
         if root:
-            candidates = (["bwrap-unprivileged", "bwrap"] if bwrap_info() else []) + \
-                ["none-unprivileged"]
+            candidates = (["bwrap-unprivileged", "bwrap"] if bwrap_info() else []) + ["none-unprivileged"]
         else:
             candidates = (["bwrap"] if bwrap_info() else []) + ["none"]
         chosen = None
@@ -56,8 +57,9 @@ def best_mode(platform: str = "cpu") -> str:
                 chosen = mode
                 break
         if chosen is None:
-            raise SandboxError("no sandbox mode works here (tried " + ", ".join(candidates) +
-                               "); refusing to run candidates as root")
+            raise SandboxError(
+                "no sandbox mode works here (tried " + ", ".join(candidates) + "); refusing to run candidates as root"
+            )
         _MODE_CACHE[platform] = chosen
         return chosen
 
@@ -68,17 +70,19 @@ def machine_report(platform: str = "cpu") -> dict:
     mode = best_mode(platform)
     info = bwrap_info()
     cg = cgroup_info()
-    return {"mode": mode, "bubblewrap_available": bool(info),
-            "bubblewrap_flags": info["flags"] if info else [],
-            "cgroup_available": cg["version"] if cg else None,
-            "running_as_root": os.geteuid() == 0}
+    return {
+        "mode": mode,
+        "bubblewrap_available": bool(info),
+        "bubblewrap_flags": info["flags"] if info else [],
+        "cgroup_available": cg["version"] if cg else None,
+        "running_as_root": os.geteuid() == 0,
+    }
 
 
 def available_protections(platform: str = "cpu") -> dict:
     """What this machine offers a candidate child (probing, once, by starting one)."""
     mode = best_mode(platform)
-    child = SandboxedChild(SandboxOptions(platform=platform, mode=mode,
-                                          limits=Limits(memory_bytes=1 << 30)))
+    child = SandboxedChild(SandboxOptions(platform=platform, mode=mode, limits=Limits(memory_bytes=1 << 30)))
     try:
         child.start()
         prot = dict(child.protections)

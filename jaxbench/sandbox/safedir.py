@@ -1,4 +1,5 @@
 """Reading what a child wrote, safely (trusted side)."""
+
 from __future__ import annotations
 
 import errno
@@ -40,8 +41,9 @@ class SafeDir:
         parts = [p for p in rel.split("/") if p]
         dfd = self._dir_fd(parts[:-1])
         try:
-            fd = os.open(parts[-1], os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) |
-                         os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dfd)
+            fd = os.open(
+                parts[-1], os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dfd
+            )
         finally:
             os.close(dfd)
         try:

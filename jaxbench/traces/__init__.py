@@ -24,6 +24,7 @@ Rules a JSON Schema of one line cannot express, checked here across lines:
 Parsing is streaming: the input is read line by line with a cap on each line, never loaded
 whole; every error names its line number and field.
 """
+
 from __future__ import annotations
 
 # the format's caps, defined in jaxbench.limits

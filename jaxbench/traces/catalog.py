@@ -1,4 +1,5 @@
 """Workload names in a trace, resolved by the one naming rule (jaxbench.workloads.names)."""
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -6,6 +7,7 @@ from collections.abc import Iterable
 from jaxbench.workloads import names
 
 # -- workload names ------------------------------------------------------------------------
+
 
 class WorkloadCatalog:
     """Resolves a workload name to its ID by :func:`jaxbench.workloads.names.resolve` (the one

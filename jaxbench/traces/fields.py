@@ -1,5 +1,6 @@
 """The fields of a trace's header and samples, with their types, limits and help texts (one
 specification: the validator, the JSON Schema and /docs/trace-format/ are generated from it)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -13,7 +14,7 @@ FORMAT = "jaxbench-trace/1"
 FORMAT_PREFIX = "jaxbench-trace/"
 SCHEMA_PATH = "/schemas/jaxbench-trace-1.json"
 
-MAX_ERRORS = 50                           # then parsing stops with a note
+MAX_ERRORS = 50  # then parsing stops with a note
 
 SAMPLING = ("independent", "sequential")
 # The harness's outcomes (from the Django-free harness library, as the client ships with it) plus
@@ -29,12 +30,12 @@ class Field:
     """One field of a header or sample line; both the validator and the JSON Schema read it."""
 
     name: str
-    kind: str                      # "string", "integer", "number", "object", "enum", "const"
+    kind: str  # "string", "integer", "number", "object", "enum", "const"
     description: str
     required: bool = False
     nullable: bool = False
-    minimum: float | None = None   # numbers: minimum; strings: minLength
-    maximum: float | None = None   # numbers: maximum; strings: maxLength
+    minimum: float | None = None  # numbers: minimum; strings: minLength
+    maximum: float | None = None  # numbers: maximum; strings: maxLength
     choices: tuple = ()
     pattern: str | None = None
 
@@ -62,54 +63,126 @@ class Field:
 
 
 HEADER_FIELDS = (
-    Field("format", "const", f'The format and its version, exactly "{FORMAT}".', required=True,
-          choices=(FORMAT,)),
-    Field("method", "string", "The method: e.g. best-of-N, iterative refinement, Autocomp.",
-          required=True, minimum=1, maximum=META_LIMITS["method"]),
-    Field("model", "string", "The model that wrote the samples, e.g. Gemini 3 Flash.", required=True,
-          minimum=1, maximum=META_LIMITS["model_name"]),
-    Field("framework", "string", "The agent framework and its version.", maximum=META_LIMITS["framework"],
-          nullable=True),
-    Field("hardware", "string", "The hardware target slug to evaluate on, e.g. tpu-v6e or cpu.",
-          required=True, pattern=HARDWARE_PATTERN, minimum=1, maximum=40),
-    Field("sampling", "enum", '"independent": samples drawn independently (best-of-N); '
-          '"sequential": a search, each sample may refine earlier ones.', required=True,
-          choices=SAMPLING),
-    Field("budget", "integer", "The sampling budget: the most samples per workload.", nullable=True,
-          minimum=1, maximum=MAX_BUDGET),
-    Field("settings", "object", "Free-form settings (temperature, context, prompts, ...).",
-          nullable=True),
-    Field("description", "string", "A description shown with the submission.", maximum=META_LIMITS["description"],
-          nullable=True),
-    Field("link", "string", "A link to a paper, code or write-up (http or https).",
-          maximum=META_LIMITS["link"],
-          pattern=LINK_PATTERN, nullable=True),
-    Field("upload_key", "string", "A client-chosen key, unique per team: uploading again with the "
-          "same key returns the first submission instead of creating a duplicate.", minimum=1,
-          maximum=META_LIMITS["upload_key"], pattern=UPLOAD_KEY_PATTERN, nullable=True),
+    Field("format", "const", f'The format and its version, exactly "{FORMAT}".', required=True, choices=(FORMAT,)),
+    Field(
+        "method",
+        "string",
+        "The method: e.g. best-of-N, iterative refinement, Autocomp.",
+        required=True,
+        minimum=1,
+        maximum=META_LIMITS["method"],
+    ),
+    Field(
+        "model",
+        "string",
+        "The model that wrote the samples, e.g. Gemini 3 Flash.",
+        required=True,
+        minimum=1,
+        maximum=META_LIMITS["model_name"],
+    ),
+    Field(
+        "framework", "string", "The agent framework and its version.", maximum=META_LIMITS["framework"], nullable=True
+    ),
+    Field(
+        "hardware",
+        "string",
+        "The hardware target slug to evaluate on, e.g. tpu-v6e or cpu.",
+        required=True,
+        pattern=HARDWARE_PATTERN,
+        minimum=1,
+        maximum=40,
+    ),
+    Field(
+        "sampling",
+        "enum",
+        '"independent": samples drawn independently (best-of-N); '
+        '"sequential": a search, each sample may refine earlier ones.',
+        required=True,
+        choices=SAMPLING,
+    ),
+    Field(
+        "budget",
+        "integer",
+        "The sampling budget: the most samples per workload.",
+        nullable=True,
+        minimum=1,
+        maximum=MAX_BUDGET,
+    ),
+    Field("settings", "object", "Free-form settings (temperature, context, prompts, ...).", nullable=True),
+    Field(
+        "description",
+        "string",
+        "A description shown with the submission.",
+        maximum=META_LIMITS["description"],
+        nullable=True,
+    ),
+    Field(
+        "link",
+        "string",
+        "A link to a paper, code or write-up (http or https).",
+        maximum=META_LIMITS["link"],
+        pattern=LINK_PATTERN,
+        nullable=True,
+    ),
+    Field(
+        "upload_key",
+        "string",
+        "A client-chosen key, unique per team: uploading again with the "
+        "same key returns the first submission instead of creating a duplicate.",
+        minimum=1,
+        maximum=META_LIMITS["upload_key"],
+        pattern=UPLOAD_KEY_PATTERN,
+        nullable=True,
+    ),
 )
 
 SAMPLE_FIELDS = (
-    Field("workload", "string", "The workload: an ID (12p), a slug (12p-rmsnorm) or the public "
-          "suite's folder name (12p_RMSNorm).", required=True, minimum=1, maximum=120),
-    Field("index", "integer", "The sample's index within its workload: 0, 1, ... without gaps; "
-          "the order in which the samples were produced.", required=True, minimum=0,
-          maximum=MAX_SAMPLES),
+    Field(
+        "workload",
+        "string",
+        "The workload: an ID (12p), a slug (12p-rmsnorm) or the public suite's folder name (12p_RMSNorm).",
+        required=True,
+        minimum=1,
+        maximum=120,
+    ),
+    Field(
+        "index",
+        "integer",
+        "The sample's index within its workload: 0, 1, ... without gaps; the order in which the samples were produced.",
+        required=True,
+        minimum=0,
+        maximum=MAX_SAMPLES,
+    ),
     Field("round", "integer", "The search round that produced the sample.", nullable=True, minimum=0),
-    Field("parent", "integer", "The index of the sample (same workload) this one refines.",
-          nullable=True, minimum=0),
-    Field("code", "string", "The candidate's Python source (may be empty when the model's API "
-          "call failed; it then counts as a failed sample).", required=True, maximum=MAX_CODE_CHARS),
-    Field("outcome", "enum", "The agent's own verdict (self-reported; the portal evaluates anyway).",
-          nullable=True, choices=OUTCOMES),
-    Field("speedup", "number", "The agent's own measured speedup (self-reported).", nullable=True,
-          minimum=0),
-    Field("speedup_lo", "number", "Optional: the lower end of the agent's own 95% interval of its "
-          "speedup (self-reported; with speedup_hi and speedup, speedup_lo <= speedup <= speedup_hi). "
-          "The portal's own verdict says faster only when its interval lies above 1.0.",
-          nullable=True, minimum=0),
-    Field("speedup_hi", "number", "Optional: the upper end of that interval (self-reported).",
-          nullable=True, minimum=0),
+    Field("parent", "integer", "The index of the sample (same workload) this one refines.", nullable=True, minimum=0),
+    Field(
+        "code",
+        "string",
+        "The candidate's Python source (may be empty when the model's API "
+        "call failed; it then counts as a failed sample).",
+        required=True,
+        maximum=MAX_CODE_CHARS,
+    ),
+    Field(
+        "outcome",
+        "enum",
+        "The agent's own verdict (self-reported; the portal evaluates anyway).",
+        nullable=True,
+        choices=OUTCOMES,
+    ),
+    Field("speedup", "number", "The agent's own measured speedup (self-reported).", nullable=True, minimum=0),
+    Field(
+        "speedup_lo",
+        "number",
+        "Optional: the lower end of the agent's own 95% interval of its "
+        "speedup (self-reported; with speedup_hi and speedup, speedup_lo <= speedup <= speedup_hi). "
+        "The portal's own verdict says faster only when its interval lies above 1.0.",
+        nullable=True,
+        minimum=0,
+    ),
+    Field(
+        "speedup_hi", "number", "Optional: the upper end of that interval (self-reported).", nullable=True, minimum=0
+    ),
     Field("tokens_in", "integer", "Prompt tokens spent on this sample.", nullable=True, minimum=0),
     Field("tokens_out", "integer", "Completion tokens spent on this sample.", nullable=True, minimum=0),
     Field("cost_usd", "number", "The API cost of this sample in US dollars.", nullable=True, minimum=0),

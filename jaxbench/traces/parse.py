@@ -1,5 +1,6 @@
 """Streaming: a trace read line by line with caps, every error naming its line, and the
 cross-line rules (one header, indices 0..n-1, parents, the budget)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -15,6 +16,7 @@ from .validate import validate_header, validate_sample
 
 # -- streaming ------------------------------------------------------------------------------
 
+
 def _reject_constant(name):
     raise ValueError(f"{name} is not valid JSON (use null)")
 
@@ -24,8 +26,7 @@ def _decode(raw: bytes | str, line: int) -> tuple[Any, dict | None]:
         try:
             raw = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            return None, {"line": line, "field": None,
-                          "message": f"not UTF-8 (byte {exc.start + 1} of the line)"}
+            return None, {"line": line, "field": None, "message": f"not UTF-8 (byte {exc.start + 1} of the line)"}
     try:
         return json.loads(raw, parse_constant=_reject_constant), None
     except RecursionError:
@@ -36,8 +37,9 @@ def _decode(raw: bytes | str, line: int) -> tuple[Any, dict | None]:
         return None, {"line": line, "field": None, "message": f"not valid JSON: {msg}{col}"}
 
 
-def iter_lines(stream, max_line: int = MAX_LINE_BYTES, max_total: int = MAX_TRACE_BYTES
-               ) -> Iterator[tuple[int, bytes | str | None, dict | None]]:
+def iter_lines(
+    stream, max_line: int = MAX_LINE_BYTES, max_total: int = MAX_TRACE_BYTES
+) -> Iterator[tuple[int, bytes | str | None, dict | None]]:
     """Yield ``(line_number, raw_line, error)`` from a binary or text stream (anything with
     ``readline(limit)``) or an iterable of lines, never holding more than one line."""
     readline = getattr(stream, "readline", None)
@@ -46,6 +48,7 @@ def iter_lines(stream, max_line: int = MAX_LINE_BYTES, max_total: int = MAX_TRAC
 
         def readline(_limit, _it=it):
             return next(_it, b"")
+
     number = total = 0
     while True:
         chunk = readline(max_line + 1)
@@ -54,8 +57,11 @@ def iter_lines(stream, max_line: int = MAX_LINE_BYTES, max_total: int = MAX_TRAC
         number += 1
         total += len(chunk)
         if total > max_total:
-            yield number, None, {"line": number, "field": None,
-                                 "message": f"the trace is larger than {max_total // (1024 * 1024)} MB"}
+            yield (
+                number,
+                None,
+                {"line": number, "field": None, "message": f"the trace is larger than {max_total // (1024 * 1024)} MB"},
+            )
             return
         newline = b"\n" if isinstance(chunk, bytes) else "\n"
         if len(chunk) > max_line and not chunk.endswith(newline):
@@ -65,20 +71,23 @@ def iter_lines(stream, max_line: int = MAX_LINE_BYTES, max_total: int = MAX_TRAC
                 total += len(chunk)
                 if total > max_total:
                     break
-            yield number, None, {"line": number, "field": None,
-                                 "message": f"line longer than {max_line // (1024 * 1024)} MB"}
+            yield (
+                number,
+                None,
+                {"line": number, "field": None, "message": f"line longer than {max_line // (1024 * 1024)} MB"},
+            )
             continue
         if number == 1:
             bom = b"\xef\xbb\xbf" if isinstance(chunk, bytes) else "\ufeff"
             if chunk.startswith(bom):
-                chunk = chunk[len(bom):]
+                chunk = chunk[len(bom) :]
         yield number, chunk, None
 
 
 @dataclasses.dataclass
 class Trace:
     header: dict
-    samples: list[dict]           # clean sample dicts, each with "line" and "workload_id"
+    samples: list[dict]  # clean sample dicts, each with "line" and "workload_id"
     lines: int
 
     def workloads(self) -> dict[str, int]:
@@ -100,8 +109,12 @@ class _Errors(list):
             raise self.Full
 
 
-def parse_trace(stream, catalog: WorkloadCatalog | None = None, hardware: Iterable[str] | None = None,
-                max_samples: int = MAX_SAMPLES) -> Trace:
+def parse_trace(
+    stream,
+    catalog: WorkloadCatalog | None = None,
+    hardware: Iterable[str] | None = None,
+    max_samples: int = MAX_SAMPLES,
+) -> Trace:
     """Parse and validate a whole trace from ``stream``; raise :class:`TraceError` with every
     problem found (up to MAX_ERRORS), each naming its line and field.
 
@@ -113,7 +126,7 @@ def parse_trace(stream, catalog: WorkloadCatalog | None = None, hardware: Iterab
     header: dict | None = None
     header_ok = False
     samples: list[dict] = []
-    seen: dict[str, dict[int, int]] = {}      # workload id -> {index: line}
+    seen: dict[str, dict[int, int]] = {}  # workload id -> {index: line}
     last_line = 0
     try:
         for number, raw, err in iter_lines(stream):
@@ -133,25 +146,36 @@ def parse_trace(stream, catalog: WorkloadCatalog | None = None, hardware: Iterab
                 continue
             if header is None:
                 if isinstance(obj, dict) and "format" not in obj and "workload" in obj:
-                    errors.add({"line": number, "field": "format", "message":
-                                f'the first line must be the header {{"format": "{FORMAT}", "method": ..., '
-                                f'"model": ..., "hardware": ..., "sampling": ...}}, not a sample'})
+                    errors.add(
+                        {
+                            "line": number,
+                            "field": "format",
+                            "message": f'the first line must be the header {{"format": "{FORMAT}", "method": ..., '
+                            f'"model": ..., "hardware": ..., "sampling": ...}}, not a sample',
+                        }
+                    )
                     header = {}
                     continue
                 header, errs = validate_header(obj, number)
                 for e in errs:
                     errors.add(e)
                 if any(e["field"] == "format" for e in errs):
-                    break    # another format or version: its lines may mean something else
+                    break  # another format or version: its lines may mean something else
                 header_ok = not errs
                 if known_hw is not None and "hardware" in header and header["hardware"] not in known_hw:
-                    errors.add({"line": number, "field": "hardware",
-                                "message": f"unknown hardware target {header['hardware']!r}; known: "
-                                           f"{', '.join(sorted(known_hw))}"})
+                    errors.add(
+                        {
+                            "line": number,
+                            "field": "hardware",
+                            "message": f"unknown hardware target {header['hardware']!r}; known: "
+                            f"{', '.join(sorted(known_hw))}",
+                        }
+                    )
                 continue
             if isinstance(obj, dict) and "format" in obj:
-                errors.add({"line": number, "field": "format",
-                            "message": "a second header: only the first line is a header"})
+                errors.add(
+                    {"line": number, "field": "format", "message": "a second header: only the first line is a header"}
+                )
                 continue
             clean, errs = validate_sample(obj, number)
             if errs:
@@ -160,30 +184,43 @@ def parse_trace(stream, catalog: WorkloadCatalog | None = None, hardware: Iterab
                 continue
             wid = catalog.resolve(clean["workload"])
             if wid is None:
-                errors.add({"line": number, "field": "workload",
-                            "message": f"unknown workload {clean['workload'][:80]!r}: {catalog.hint()}"})
+                errors.add(
+                    {
+                        "line": number,
+                        "field": "workload",
+                        "message": f"unknown workload {clean['workload'][:80]!r}: {catalog.hint()}",
+                    }
+                )
                 continue
             indices = seen.setdefault(wid, {})
             if clean["index"] in indices:
-                errors.add({"line": number, "field": "index",
-                            "message": f"duplicate index {clean['index']} of workload {wid} (first on line "
-                                       f"{indices[clean['index']]}); indices must be 0..n-1 without gaps "
-                                       f"or duplicates"})
+                errors.add(
+                    {
+                        "line": number,
+                        "field": "index",
+                        "message": f"duplicate index {clean['index']} of workload {wid} (first on line "
+                        f"{indices[clean['index']]}); indices must be 0..n-1 without gaps "
+                        f"or duplicates",
+                    }
+                )
                 continue
             indices[clean["index"]] = number
             if len(samples) >= max_samples:
-                errors.add({"line": number, "field": None,
-                            "message": f"more than {max_samples} samples in one trace"})
+                errors.add({"line": number, "field": None, "message": f"more than {max_samples} samples in one trace"})
                 break
             clean["line"] = number
             clean["workload_id"] = wid
             samples.append(clean)
         if header is None:
-            errors.add({"line": max(last_line, 1), "field": "format",
-                        "message": f'the trace is empty: the first line must be the header {{"format": "{FORMAT}", ...}}'})
+            errors.add(
+                {
+                    "line": max(last_line, 1),
+                    "field": "format",
+                    "message": f'the trace is empty: the first line must be the header {{"format": "{FORMAT}", ...}}',
+                }
+            )
         elif not samples and not errors:
-            errors.add({"line": last_line, "field": "workload",
-                        "message": "the trace has a header but no samples"})
+            errors.add({"line": last_line, "field": "workload", "message": "the trace has a header but no samples"})
         if not errors:
             budget = header.get("budget") if header_ok else None
             for wid, indices in seen.items():
@@ -192,16 +229,24 @@ def parse_trace(stream, catalog: WorkloadCatalog | None = None, hardware: Iterab
                     missing = sorted(set(range(max(indices) + 1)) - set(indices))
                     after = min(i for i in indices if i > missing[0])
                     shown = ", ".join(map(str, missing[:10])) + (" ..." if len(missing) > 10 else "")
-                    errors.add({"line": indices[after], "field": "index",
-                                "message": f"workload {wid}: sample indices must be 0..n-1 without gaps "
-                                           f"(fast@N reads them in order); missing {shown}"})
+                    errors.add(
+                        {
+                            "line": indices[after],
+                            "field": "index",
+                            "message": f"workload {wid}: sample indices must be 0..n-1 without gaps "
+                            f"(fast@N reads them in order); missing {shown}",
+                        }
+                    )
                 if budget is not None and n > budget:
-                    errors.add({"line": indices.get(budget, max(indices.values())), "field": "index",
-                                "message": f"workload {wid} has {n} samples, more than the header's "
-                                           f"budget of {budget}"})
+                    errors.add(
+                        {
+                            "line": indices.get(budget, max(indices.values())),
+                            "field": "index",
+                            "message": f"workload {wid} has {n} samples, more than the header's budget of {budget}",
+                        }
+                    )
     except _Errors.Full:
-        errors.append({"line": last_line, "field": None,
-                       "message": f"stopped after {MAX_ERRORS} errors"})
+        errors.append({"line": last_line, "field": None, "message": f"stopped after {MAX_ERRORS} errors"})
     if errors:
         raise TraceError(list(errors))
     return Trace(header=header, samples=samples, lines=last_line)

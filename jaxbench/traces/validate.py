@@ -1,4 +1,5 @@
 """Validation of one header or sample object against its field specifications."""
+
 from __future__ import annotations
 
 import json
@@ -9,13 +10,25 @@ from .fields import _HEADER, _PATTERNS, _SAMPLE, FORMAT, FORMAT_PREFIX, Field
 
 # -- field validation ----------------------------------------------------------------------
 
+
 def _type_error(f: Field, value) -> str:
-    got = "null" if value is None else ("boolean" if isinstance(value, bool) else
-                                        type(value).__name__.replace("str", "string")
-                                        .replace("dict", "object").replace("list", "array")
-                                        .replace("float", "number").replace("int", "integer"))
-    want = {"string": "a string", "integer": "an integer", "number": "a number",
-            "object": "a JSON object"}.get(f.kind, f.kind)
+    got = (
+        "null"
+        if value is None
+        else (
+            "boolean"
+            if isinstance(value, bool)
+            else type(value)
+            .__name__.replace("str", "string")
+            .replace("dict", "object")
+            .replace("list", "array")
+            .replace("float", "number")
+            .replace("int", "integer")
+        )
+    )
+    want = {"string": "a string", "integer": "an integer", "number": "a number", "object": "a JSON object"}.get(
+        f.kind, f.kind
+    )
     return f"must be {want}{' or null' if f.nullable else ''}, not {got}"
 
 
@@ -87,8 +100,9 @@ def check_object(obj, fields: dict[str, Field], line: int | None, what: str) -> 
     clean, errors = {}, []
     for key in obj:
         if key not in fields:
-            errors.append({"line": line, "field": key,
-                           "message": f"unknown field in a {what} (known: {', '.join(fields)})"})
+            errors.append(
+                {"line": line, "field": key, "message": f"unknown field in a {what} (known: {', '.join(fields)})"}
+            )
     for name, f in fields.items():
         if name not in obj:
             if f.required:
@@ -103,19 +117,33 @@ def check_object(obj, fields: dict[str, Field], line: int | None, what: str) -> 
 
 
 def validate_header(obj, line: int | None = 1) -> tuple[dict, list[dict]]:
-    if isinstance(obj, dict) and isinstance(obj.get("format"), str) and obj["format"] != FORMAT \
-            and obj["format"].startswith(FORMAT_PREFIX):
-        return {}, [{"line": line, "field": "format",
-                     "message": f"unsupported format version {obj['format']!r}; this portal reads {FORMAT!r}"}]
+    if (
+        isinstance(obj, dict)
+        and isinstance(obj.get("format"), str)
+        and obj["format"] != FORMAT
+        and obj["format"].startswith(FORMAT_PREFIX)
+    ):
+        return {}, [
+            {
+                "line": line,
+                "field": "format",
+                "message": f"unsupported format version {obj['format']!r}; this portal reads {FORMAT!r}",
+            }
+        ]
     return check_object(obj, _HEADER, line, "header")
 
 
 def validate_sample(obj, line: int | None = None) -> tuple[dict, list[dict]]:
     clean, errors = check_object(obj, _SAMPLE, line, "sample")
     if not errors and clean.get("parent") is not None and clean["parent"] >= clean["index"]:
-        errors.append({"line": line, "field": "parent",
-                       "message": f"parent {clean['parent']} must be an earlier index of the same "
-                                  f"workload than this sample's index {clean['index']}"})
+        errors.append(
+            {
+                "line": line,
+                "field": "parent",
+                "message": f"parent {clean['parent']} must be an earlier index of the same "
+                f"workload than this sample's index {clean['index']}",
+            }
+        )
     if not errors:
         errors.extend(_interval_errors(clean, line))
     return clean, errors
@@ -132,7 +160,12 @@ def _interval_errors(clean: dict, line: int | None) -> list[dict]:
     if s is None:
         return [{"line": line, "field": "speedup", "message": "an interval needs the speedup it surrounds"}]
     if not lo <= s <= hi:
-        return [{"line": line, "field": "speedup_lo",
-                 "message": f"the interval must hold the speedup: speedup_lo {lo:g} <= speedup {s:g} "
-                            f"<= speedup_hi {hi:g}"}]
+        return [
+            {
+                "line": line,
+                "field": "speedup_lo",
+                "message": f"the interval must hold the speedup: speedup_lo {lo:g} <= speedup {s:g} "
+                f"<= speedup_hi {hi:g}",
+            }
+        ]
     return []

@@ -17,6 +17,7 @@ t_XLA / t_candidate, with a seeded percentile-bootstrap interval over the pairs.
 :func:`allclose_report` is the plain two-array rule (used for comparisons between two outputs of
 the same program, and by the cheat probes).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -66,10 +67,11 @@ def _err_stats(err: np.ndarray, tol: np.ndarray, exact: np.ndarray, finite: np.n
         nz = finite & (exact != 0)
         rel = np.where(nz, err / np.where(nz, np.abs(exact), np.float32(1)), np.float32(0))
     e = np.where(finite, err, np.float32(0))
-    return {"max_abs": float(e.max()) if e.size else 0.0,
-            "max_rel": float(rel.max()) if rel.size else 0.0,
-            "n_beyond_tol": int(np.count_nonzero(finite & (err > tol)) +
-                                (err.size - np.count_nonzero(finite)))}
+    return {
+        "max_abs": float(e.max()) if e.size else 0.0,
+        "max_rel": float(rel.max()) if rel.size else 0.0,
+        "n_beyond_tol": int(np.count_nonzero(finite & (err > tol)) + (err.size - np.count_nonzero(finite))),
+    }
 
 
 def exact_rule_report(exact, xla, cand, atol: float, rtol: float) -> dict:
@@ -100,8 +102,7 @@ def exact_rule_report(exact, xla, cand, atol: float, rtol: float) -> dict:
         ok = c_fin & (c_err <= allowed)
         # over the finite candidate elements only: the record is JSON (no Infinity in it);
         # non-finite ones are counted in n_nonfinite and always fail
-        excess = np.where(c_fin & (allowed > 0),
-                          c_err / np.where(allowed > 0, allowed, np.float32(1)), np.float32(0))
+        excess = np.where(c_fin & (allowed > 0), c_err / np.where(allowed > 0, allowed, np.float32(1)), np.float32(0))
     n_fail = int(c.size - np.count_nonzero(ok))
     return {
         "passed": n_fail == 0,
@@ -114,12 +115,18 @@ def exact_rule_report(exact, xla, cand, atol: float, rtol: float) -> dict:
 
 
 BOOTSTRAP_RESAMPLES = 10_000
-BOOTSTRAP_SEED = 20_261_203          # fixed: anyone can recompute an interval from the samples
+BOOTSTRAP_SEED = 20_261_203  # fixed: anyone can recompute an interval from the samples
 
 
-def paired_speedup(baseline_s, candidate_s, confidence: float = 0.95,
-                   resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED,
-                   block: int = 1, systematic: float = 0.0) -> dict:
+def paired_speedup(
+    baseline_s,
+    candidate_s,
+    confidence: float = 0.95,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+    block: int = 1,
+    systematic: float = 0.0,
+) -> dict:
     """Speedup of a candidate over the baseline from interleaved, paired timings.
 
     ``baseline_s[i]`` and ``candidate_s[i]`` were measured next to each other, so load hits both
@@ -153,18 +160,23 @@ def paired_speedup(baseline_s, candidate_s, confidence: float = 0.95,
     medians = np.median(groups[idx].reshape(int(resamples), -1), axis=1)
     alpha = (1.0 - confidence) / 2.0
     lo, hi = np.quantile(medians, [alpha, 1.0 - alpha])
-    return {"speedup": float(np.median(ratios)), "lo": float(lo) / (1.0 + systematic),
-            "hi": float(hi) * (1.0 + systematic), "n": int(ratios.size),
-            "confidence": confidence, "systematic": systematic,
-            "method": f"median of paired ratios; percentile bootstrap over "
-                      f"{'pairs' if block == 1 else f'blocks of {block} pairs'}, "
-                      f"{int(resamples)} resamples, seed {seed}"
-                      + (f"; widened by {systematic:.0%} run-to-run systematic uncertainty"
-                         if systematic else "")}
+    return {
+        "speedup": float(np.median(ratios)),
+        "lo": float(lo) / (1.0 + systematic),
+        "hi": float(hi) * (1.0 + systematic),
+        "n": int(ratios.size),
+        "confidence": confidence,
+        "systematic": systematic,
+        "method": f"median of paired ratios; percentile bootstrap over "
+        f"{'pairs' if block == 1 else f'blocks of {block} pairs'}, "
+        f"{int(resamples)} resamples, seed {seed}"
+        + (f"; widened by {systematic:.0%} run-to-run systematic uncertainty" if systematic else ""),
+    }
 
 
-def unpaired_speedup(baseline_s, candidate_s, confidence: float = 0.95,
-                     resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> dict:
+def unpaired_speedup(
+    baseline_s, candidate_s, confidence: float = 0.95, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED
+) -> dict:
     """Speedup from timings that were NOT taken side by side (the guard's fallback): the ratio
     of the medians, with a percentile-bootstrap interval resampling both series independently."""
     b = np.asarray(baseline_s, dtype=np.float64)
@@ -178,19 +190,28 @@ def unpaired_speedup(baseline_s, candidate_s, confidence: float = 0.95,
     mc = np.median(c[rng.integers(0, c.size, size=(int(resamples), c.size))], axis=1)
     alpha = (1.0 - confidence) / 2.0
     lo, hi = np.quantile(mb / mc, [alpha, 1.0 - alpha])
-    return {"speedup": float(np.median(b) / np.median(c)), "lo": float(lo), "hi": float(hi),
-            "n": int(min(b.size, c.size)), "confidence": confidence,
-            "method": f"ratio of medians (not side by side); percentile bootstrap of each series, "
-                      f"{int(resamples)} resamples, seed {seed}"}
+    return {
+        "speedup": float(np.median(b) / np.median(c)),
+        "lo": float(lo),
+        "hi": float(hi),
+        "n": int(min(b.size, c.size)),
+        "confidence": confidence,
+        "method": f"ratio of medians (not side by side); percentile bootstrap of each series, "
+        f"{int(resamples)} resamples, seed {seed}",
+    }
 
 
 def hull(a: dict, b: dict) -> dict:
     """Two estimates of one speedup that cannot be told apart as right or wrong: the lower
     point, and an interval covering both (neither a noisy one nor a forged one decides)."""
-    return {"speedup": min(a["speedup"], b["speedup"]), "lo": min(a["lo"], b["lo"]),
-            "hi": max(a["hi"], b["hi"]), "n": min(a["n"], b["n"]),
-            "confidence": a["confidence"],
-            "method": f"the hull of two estimates: ({a['method']}) and ({b['method']})"}
+    return {
+        "speedup": min(a["speedup"], b["speedup"]),
+        "lo": min(a["lo"], b["lo"]),
+        "hi": max(a["hi"], b["hi"]),
+        "n": min(a["n"], b["n"]),
+        "confidence": a["confidence"],
+        "method": f"the hull of two estimates: ({a['method']}) and ({b['method']})",
+    }
 
 
 def baseline_guard(beside_median_s: float, alone_median_s: float, limit: float) -> dict:
@@ -202,9 +223,14 @@ def baseline_guard(beside_median_s: float, alone_median_s: float, limit: float) 
         raise ValueError("medians must be positive")
     ratio = beside_median_s / alone_median_s
     trusted = ratio <= limit
-    msg = "" if trusted else (
-        f"the XLA baseline ran {ratio:.2f}x slower beside this candidate than alone in a clean "
-        f"child (limit {limit:g}x): the side-by-side timing alone is not trusted; the speedup "
-        "interval covers both the side-by-side and the clean estimate, the point is the lower "
-        "of the two, and the result is held for review")
+    msg = (
+        ""
+        if trusted
+        else (
+            f"the XLA baseline ran {ratio:.2f}x slower beside this candidate than alone in a clean "
+            f"child (limit {limit:g}x): the side-by-side timing alone is not trusted; the speedup "
+            "interval covers both the side-by-side and the clean estimate, the point is the lower "
+            "of the two, and the result is held for review"
+        )
+    )
     return {"trusted": trusted, "ratio": ratio, "limit": limit, "message": msg}

@@ -11,6 +11,7 @@ FLOPs. :func:`assess` divides one by the other and decides.
 Layout glue (reshape, transpose, broadcast, pad, slice, concatenate, casts, gather/scatter
 indexing, iota, masks) costs nothing in the walk, so the share measures arithmetic only.
 """
+
 from __future__ import annotations
 
 import math
@@ -32,10 +33,13 @@ THRESHOLD = 0.10
 # Workloads whose honest kernels leave a measured, named part of the work to XLA by design,
 # with the share allowed instead of THRESHOLD and the reason shown on /docs/.
 OUTSIDE_ALLOWANCE = {
-    "3p": (0.75, "multi-head latent attention: the low-rank Q/KV up- and down-projections and "
-                 "the output projection are dense GEMMs, 69-71% of the workload's FLOPs, which "
-                 "the expert kernel, JAX's kernel candidate and the public optimized file all "
-                 "leave to XLA; the attention core (the other ~30%) must be a Pallas kernel"),
+    "3p": (
+        0.75,
+        "multi-head latent attention: the low-rank Q/KV up- and down-projections and "
+        "the output projection are dense GEMMs, 69-71% of the workload's FLOPs, which "
+        "the expert kernel, JAX's kernel candidate and the public optimized file all "
+        "leave to XLA; the attention core (the other ~30%) must be a Pallas kernel",
+    ),
 }
 TOP_N = 5
 CATEGORY = "work_outside_pallas"
@@ -65,8 +69,9 @@ def _top(items) -> list:
         f = _count(it.get("flops"))
         if f is None:
             continue
-        out.append({"primitive": str(it.get("primitive", "?"))[:64], "flops": f,
-                    "where": str(it.get("where", "?"))[:120]})
+        out.append(
+            {"primitive": str(it.get("primitive", "?"))[:64], "flops": f, "where": str(it.get("where", "?"))[:120]}
+        )
     return out
 
 
@@ -92,14 +97,25 @@ def assess(claim, reference_flops, *, require_pallas: bool, threshold: float = T
     it) leaves the share unmeasured, never rejects: a hostile child could as well forge a
     well-formed claim, so refusing would only punish harness failures."""
     total = _count(reference_flops)
-    out = {"outside_flops": None, "total_flops": total, "inside_flops": None,
-           "outside_share": None, "threshold": threshold, "by_primitive": {},
-           "top_outside": [], "unknown_trip_loops": 0, "ok": True, "message": ""}
+    out = {
+        "outside_flops": None,
+        "total_flops": total,
+        "inside_flops": None,
+        "outside_share": None,
+        "threshold": threshold,
+        "by_primitive": {},
+        "top_outside": [],
+        "unknown_trip_loops": 0,
+        "ok": True,
+        "message": "",
+    }
     outside = _count(claim.get("outside_flops")) if isinstance(claim, dict) else None
     if outside is None:
         why = claim.get("error") if isinstance(claim, dict) else None
-        out["message"] = ("share of FLOPs outside Pallas not measured: the child reported no "
-                          "valid cost of its program" + (f" ({str(why)[:200]})" if why else ""))
+        out["message"] = (
+            "share of FLOPs outside Pallas not measured: the child reported no "
+            "valid cost of its program" + (f" ({str(why)[:200]})" if why else "")
+        )
         return out
     out["outside_flops"] = outside
     out["inside_flops"] = _count(claim.get("inside_flops"))
@@ -120,9 +136,11 @@ def assess(claim, reference_flops, *, require_pallas: bool, threshold: float = T
         if out["top_outside"]:
             t = out["top_outside"][0]
             where = f": {t['primitive']} at {t['where']}"
-        out["message"] = (f"{_pct(share)} of the workload's FLOPs run outside Pallas kernels"
-                          f"{where} (at most {_pct(threshold)} may; "
-                          f"{outside:.3g} of {total or 0:.3g} FLOPs)")
+        out["message"] = (
+            f"{_pct(share)} of the workload's FLOPs run outside Pallas kernels"
+            f"{where} (at most {_pct(threshold)} may; "
+            f"{outside:.3g} of {total or 0:.3g} FLOPs)"
+        )
         out["ok"] = not require_pallas
     else:
         out["message"] = f"{_pct(share)} of the workload's FLOPs run outside Pallas kernels"

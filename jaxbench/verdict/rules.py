@@ -5,6 +5,7 @@ size and dtype checks, and decides outcomes. The elementwise rule is
 :func:`jaxbench.verdict.numerics.exact_rule_report` (the exact float32 answer, XLA's own
 error as the allowance, NaN/Inf never pass).
 """
+
 from __future__ import annotations
 
 import math
@@ -17,12 +18,10 @@ from jaxbench.verdict.numerics import exact_rule_report
 
 # host callbacks: the candidate's program may not call back into Python (a callback can do
 # anything, including returning cached results or reading the clock)
-HOST_CALLBACK_PRIMITIVES = ("pure_callback", "io_callback", "debug_callback", "ffi_call",
-                            "callback", "outside_call")
+HOST_CALLBACK_PRIMITIVES = ("pure_callback", "io_callback", "debug_callback", "ffi_call", "callback", "outside_call")
 PALLAS_PRIMITIVES = ("pallas_call",)
 # custom-call targets that show a real Pallas kernel in an accelerator's lowered module
-PALLAS_CUSTOM_CALLS = {"tpu": ("tpu_custom_call",),
-                       "gpu": ("__gpu$xla.gpu.triton", "mosaic_gpu", "triton_kernel_call")}
+PALLAS_CUSTOM_CALLS = {"tpu": ("tpu_custom_call",), "gpu": ("__gpu$xla.gpu.triton", "mosaic_gpu", "triton_kernel_call")}
 # floors: a time below floor * slack is physically implausible; the CPU "peaks" are rough
 FLOOR_SLACK = {"cpu": 0.02, "tpu": 0.5, "gpu": 0.5}
 # top-level names of the portal and harness code a candidate may not import (the harness moved
@@ -32,6 +31,7 @@ _PRIM_RE = re.compile(r"\b(" + "|".join(HOST_CALLBACK_PRIMITIVES + PALLAS_PRIMIT
 
 
 # --------------------------------------------------------------------------- compile errors
+
 
 def classify_child_error(reply: dict, phase: str) -> tuple[str, str, str]:
     """(outcome, error_category, message) for an ``error`` reply of the child."""
@@ -48,9 +48,12 @@ def classify_child_error(reply: dict, phase: str) -> tuple[str, str, str]:
     missing = reply.get("missing_module") or ""
     if stage == "import":
         if missing.split(".")[0] in REFERENCE_MODULES or "jaxbench." in msg or "evaluator.bench" in msg:
-            return (Outcome.REJECTED, "reads_reference",
-                    f"the candidate tried to import the harness/reference code ({missing or msg}); "
-                    "it is not available to candidates")
+            return (
+                Outcome.REJECTED,
+                "reads_reference",
+                f"the candidate tried to import the harness/reference code ({missing or msg}); "
+                "it is not available to candidates",
+            )
         return Outcome.COMPILE_ERROR, "import_error", msg
     if stage == "trace":
         return Outcome.COMPILE_ERROR, ("pallas_error" if reply.get("pallas") else "trace_error"), msg
@@ -65,8 +68,10 @@ def classify_child_error(reply: dict, phase: str) -> tuple[str, str, str]:
     return Outcome.RUNTIME_ERROR, "protocol", f"unexpected child error in {phase}: {msg}"
 
 
-_EXC_LINE = re.compile(r"^\s*([A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)|"
-                       r"jax\.errors\.\w+|[A-Z]\w*Error)\b.*")
+_EXC_LINE = re.compile(
+    r"^\s*([A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)|"
+    r"jax\.errors\.\w+|[A-Z]\w*Error)\b.*"
+)
 
 
 def _useful_lines(message: str, max_lines: int = 12) -> str:
@@ -77,8 +82,13 @@ def _useful_lines(message: str, max_lines: int = 12) -> str:
     in_tb = False
     for line in message.splitlines():
         s = line.strip()
-        if not s or set(s) <= set("-=^~") or s.startswith("For simplicity, JAX has removed") or \
-                s.startswith("The stack trace below excludes") or "JAX_TRACEBACK_FILTERING" in s:
+        if (
+            not s
+            or set(s) <= set("-=^~")
+            or s.startswith("For simplicity, JAX has removed")
+            or s.startswith("The stack trace below excludes")
+            or "JAX_TRACEBACK_FILTERING" in s
+        ):
             continue
         if "Traceback (most recent call last)" in s:
             head = line.split("Traceback (most recent call last)")[0].rstrip(": ")
@@ -101,6 +111,7 @@ def _useful_lines(message: str, max_lines: int = 12) -> str:
 
 # --------------------------------------------------------------------------- the program
 
+
 def scan_program(primitives: dict | None, texts: dict, platform: str) -> dict:
     """What the program contains: from the child's primitive counts (a claim) united with a
     trusted scan of the jaxpr/lowered texts the child wrote (a claim too: both are tripwires,
@@ -119,14 +130,14 @@ def scan_program(primitives: dict | None, texts: dict, platform: str) -> dict:
 
 # --------------------------------------------------------------------------- outputs
 
+
 def check_claims(meta: dict, ref_treedef: str, expected: list[tuple[str, tuple]]):
     """Check the child's description of one output against the expected structure.
     Returns None or (category, message)."""
     if not isinstance(meta, dict):
         return "structure_mismatch", "no output description"
     if meta.get("treedef") != ref_treedef:
-        return "structure_mismatch", (f"output pytree {meta.get('treedef')!r}, expected "
-                                      f"{ref_treedef!r}")
+        return "structure_mismatch", (f"output pytree {meta.get('treedef')!r}, expected {ref_treedef!r}")
     leaves = meta.get("leaves") or []
     if len(leaves) != len(expected):
         return "structure_mismatch", f"{len(leaves)} output leaves, expected {len(expected)}"
@@ -136,16 +147,19 @@ def check_claims(meta: dict, ref_treedef: str, expected: list[tuple[str, tuple]]
         if leaf.get("dtype") != dt:
             return "dtype_mismatch", f"output {k} has dtype {leaf.get('dtype')}, expected {dt}"
         if tuple(leaf.get("shape") or ()) != tuple(shape):
-            return "shape_mismatch", (f"output {k} has shape {tuple(leaf.get('shape') or ())}, "
-                                      f"expected {tuple(shape)}")
+            return "shape_mismatch", (f"output {k} has shape {tuple(leaf.get('shape') or ())}, expected {tuple(shape)}")
     return None
 
 
 def merge_errors(acc: dict | None, rep: dict) -> dict:
     """Fold one output's exact-rule report into the running error summary of an evaluation."""
-    acc = acc or {"candidate": {"max_abs": 0.0, "max_rel": 0.0, "n_beyond_tol": 0},
-                  "xla": {"max_abs": 0.0, "max_rel": 0.0, "n_beyond_tol": 0},
-                  "n_fail": 0, "worst_excess": 0.0, "n_elements": 0}
+    acc = acc or {
+        "candidate": {"max_abs": 0.0, "max_rel": 0.0, "n_beyond_tol": 0},
+        "xla": {"max_abs": 0.0, "max_rel": 0.0, "n_beyond_tol": 0},
+        "n_fail": 0,
+        "worst_excess": 0.0,
+        "n_elements": 0,
+    }
     for side in ("candidate", "xla"):
         a, r = acc[side], rep[side]
         a["max_abs"] = max(a["max_abs"], r["max_abs"])
@@ -157,8 +171,7 @@ def merge_errors(acc: dict | None, rep: dict) -> dict:
     return acc
 
 
-def compare_set(exacts: list[np.ndarray], xlas: list[np.ndarray], cands: list[np.ndarray],
-                atol: float, rtol: float):
+def compare_set(exacts: list[np.ndarray], xlas: list[np.ndarray], cands: list[np.ndarray], atol: float, rtol: float):
     """Compare one input set's outputs under the exact rule (verdict_math.exact_rule_report).
     Returns (ok, category, errors, message); ``errors`` as :func:`merge_errors` builds it."""
     errors = None
@@ -173,22 +186,25 @@ def compare_set(exacts: list[np.ndarray], xlas: list[np.ndarray], cands: list[np
             failure = ("non_finite", f"output {k}: {rep['n_nonfinite']} NaN/Inf values")
         elif not rep["passed"]:
             cr, xr = rep["candidate"], rep["xla"]
-            failure = ("not_allclose",
-                       f"output {k}: {rep['n_fail']} of {np.asarray(c).size} elements farther from "
-                       f"the exact answer than atol={atol:g} + rtol={rtol:g}*|exact| + XLA's own "
-                       f"error (candidate max abs err {cr['max_abs']:.4g}, XLA's {xr['max_abs']:.4g}; "
-                       f"worst element {rep['worst_excess']:.3g}x its allowance)")
+            failure = (
+                "not_allclose",
+                f"output {k}: {rep['n_fail']} of {np.asarray(c).size} elements farther from "
+                f"the exact answer than atol={atol:g} + rtol={rtol:g}*|exact| + XLA's own "
+                f"error (candidate max abs err {cr['max_abs']:.4g}, XLA's {xr['max_abs']:.4g}; "
+                f"worst element {rep['worst_excess']:.3g}x its allowance)",
+            )
     if failure:
         return False, failure[0], errors, failure[1]
     return True, None, errors, ""
 
 
 def _passes(exacts, xlas, cands, atol, rtol) -> bool:
-    return all(e.shape == c.shape and exact_rule_report(e, x, c, atol, rtol)["passed"]
-               for e, x, c in zip(exacts, xlas, cands))
+    return all(
+        e.shape == c.shape and exact_rule_report(e, x, c, atol, rtol)["passed"] for e, x, c in zip(exacts, xlas, cands)
+    )
 
 
-TIMED_FAR = 10.0    # a timed output this many times its allowance away is no precision effect
+TIMED_FAR = 10.0  # a timed output this many times its allowance away is no precision effect
 
 
 def timed_output_verdict(exacts, xlas, checked, timed, bad_claim, atol, rtol):
@@ -202,25 +218,34 @@ def timed_output_verdict(exacts, xlas, checked, timed, bad_claim, atol, rtol):
     by more than the whole allowance (the same program on the same inputs); otherwise
     ``incorrect`` with the numbers (e.g. a nondeterministic kernel that lands just outside)."""
     if bad_claim is not None:
-        return (Outcome.REJECTED, "timed_output_mismatch",
-                f"the output could not be read or has the wrong structure ({bad_claim[1]}); "
-                "the outputs of timed calls must be as correct as the checked ones")
+        return (
+            Outcome.REJECTED,
+            "timed_output_mismatch",
+            f"the output could not be read or has the wrong structure ({bad_claim[1]}); "
+            "the outputs of timed calls must be as correct as the checked ones",
+        )
     ok, cat, errs, msg = compare_set(exacts, xlas, timed, atol, rtol)
     if ok:
         return None
     if errs["worst_excess"] > TIMED_FAR:
-        return (Outcome.REJECTED, "timed_output_mismatch",
-                f"wrong result, far outside the allowance ({msg}): the outputs of timed calls "
-                "must be as correct as the checked ones")
+        return (
+            Outcome.REJECTED,
+            "timed_output_mismatch",
+            f"wrong result, far outside the allowance ({msg}): the outputs of timed calls "
+            "must be as correct as the checked ones",
+        )
     if checked is not None:
         for e, x, c, t in zip(exacts, xlas, checked, timed):
             ef, xf = _f32(e), _f32(x)
             allowed = atol + rtol * np.abs(ef) + np.where(np.isfinite(xf), np.abs(xf - ef), 0)
             with np.errstate(invalid="ignore"):
                 if np.any(~(np.abs(_f32(t) - _f32(c)) <= allowed)):
-                    return (Outcome.REJECTED, "timed_output_mismatch",
-                            f"the timed output differs from the checked output for the same "
-                            f"inputs by more than the allowance ({msg})")
+                    return (
+                        Outcome.REJECTED,
+                        "timed_output_mismatch",
+                        f"the timed output differs from the checked output for the same "
+                        f"inputs by more than the allowance ({msg})",
+                    )
     return Outcome.INCORRECT, cat, msg
 
 
@@ -240,12 +265,10 @@ def detect_cheat(set_ids, inputs, refs, cands, atol, rtol, extra_refs=None, exac
         # memorised: the output is the answer for ANOTHER input set
         for other in ids:
             if other != sid and _passes(exacts[other], refs[other], cands[sid], atol, rtol):
-                return ("memorized_output",
-                        f"the output for input set {sid} matches the reference of another set")
+                return ("memorized_output", f"the output for input set {sid} matches the reference of another set")
         for label, (oex, oxla) in (extra_refs or {}).items():
             if _passes(oex, oxla, cands[sid], atol, rtol):
-                return ("memorized_output",
-                        f"the output matches the reference for {label}, not for the inputs given")
+                return ("memorized_output", f"the output matches the reference for {label}, not for the inputs given")
     for sid in ids:
         # an input passed through
         for k, c in enumerate(cands[sid]):
@@ -261,26 +284,31 @@ def detect_cheat(set_ids, inputs, refs, cands, atol, rtol, extra_refs=None, exac
     if len(ids) >= 2:
         # the same output for different inputs
         a, b = ids[0], ids[1]
-        if all(np.array_equal(_f32(x), _f32(y)) for x, y in zip(cands[a], cands[b])) and \
-                not all(np.array_equal(_f32(x), _f32(y)) for x, y in zip(refs[a], refs[b])):
-            return ("constant_output",
-                    "identical outputs for different inputs: the output ignores its inputs")
+        if all(np.array_equal(_f32(x), _f32(y)) for x, y in zip(cands[a], cands[b])) and not all(
+            np.array_equal(_f32(x), _f32(y)) for x, y in zip(refs[a], refs[b])
+        ):
+            return ("constant_output", "identical outputs for different inputs: the output ignores its inputs")
     return None
 
 
 # --------------------------------------------------------------------------- timing
 
+
 def timing_stats(samples: list[float]) -> dict:
     arr = np.asarray(samples, dtype=np.float64)
     med = float(np.median(arr))
     p10, p90 = np.percentile(arr, [10, 90])
-    return {"median_s": med, "min_s": float(arr.min()), "max_s": float(arr.max()),
-            "spread": float((p90 - p10) / med) if med > 0 else math.inf, "n": int(arr.size),
-            "samples": [float(x) for x in arr]}
+    return {
+        "median_s": med,
+        "min_s": float(arr.min()),
+        "max_s": float(arr.max()),
+        "spread": float((p90 - p10) / med) if med > 0 else math.inf,
+        "n": int(arr.size),
+        "samples": [float(x) for x in arr],
+    }
 
 
-def physical_floor(flops: int, nbytes: int, peak_flops: float, peak_bw: float,
-                   platform: str) -> float | None:
+def physical_floor(flops: int, nbytes: int, peak_flops: float, peak_bw: float, platform: str) -> float | None:
     """The least time the work can take on the target (roofline), with the platform's slack;
     None where the peaks are unknown."""
     if peak_flops <= 0 or peak_bw <= 0:
@@ -289,9 +317,15 @@ def physical_floor(flops: int, nbytes: int, peak_flops: float, peak_bw: float,
     return t * FLOOR_SLACK.get(platform, 0.5)
 
 
-def plausibility(durations: list[float], starts_ns: list[int] | None, phase_wall_s: float,
-                 window_ns: tuple[int, int] | None, floor_s: float | None,
-                 profile_ns: tuple[int, int] | None = None, also: list[float] = ()):
+def plausibility(
+    durations: list[float],
+    starts_ns: list[int] | None,
+    phase_wall_s: float,
+    window_ns: tuple[int, int] | None,
+    floor_s: float | None,
+    profile_ns: tuple[int, int] | None = None,
+    also: list[float] = (),
+):
     """Returns None or a reason the timing cannot be true.
 
     ``window_ns``: the trusted side's clock (Unix ns) when the timing phase was asked for and
@@ -302,8 +336,10 @@ def plausibility(durations: list[float], starts_ns: list[int] | None, phase_wall
         return "a timed execution has a non-positive duration"
     total = sum(durations) + sum(also)
     if total >= phase_wall_s:
-        return (f"the timed executions add up to {total:.4g} s, more than the {phase_wall_s:.4g} s "
-                "the whole timing phase took")
+        return (
+            f"the timed executions add up to {total:.4g} s, more than the {phase_wall_s:.4g} s "
+            "the whole timing phase took"
+        )
     if window_ns is not None:
         if profile_ns is None:
             return "the trace does not say when it was recorded"
@@ -313,12 +349,10 @@ def plausibility(durations: list[float], starts_ns: list[int] | None, phase_wall
             return "the trace was not recorded during this timing phase"
         if starts_ns:
             span = p1 - p0
-            if min(starts_ns) < 0 or max(s + int(d * 1e9) for s, d in
-                                         zip(starts_ns, durations)) > span + 1_000_000:
+            if min(starts_ns) < 0 or max(s + int(d * 1e9) for s, d in zip(starts_ns, durations)) > span + 1_000_000:
                 return "trace events lie outside the profiling session"
     if floor_s is not None:
         med = float(np.median(durations))
         if med < floor_s:
-            return (f"median {med:.3g} s is below the physical floor {floor_s:.3g} s for this "
-                    "workload on this hardware")
+            return f"median {med:.3g} s is below the physical floor {floor_s:.3g} s for this workload on this hardware"
     return None

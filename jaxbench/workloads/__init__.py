@@ -3,6 +3,7 @@
 Every module named ``wNN[pk]_*.py`` in this package defines one ``WORKLOAD``; they are found
 by name so that adding a workload touches one file only.
 """
+
 from __future__ import annotations
 
 import importlib

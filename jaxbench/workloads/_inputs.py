@@ -1,4 +1,5 @@
 """Input generation shared by the workload modules."""
+
 import jax
 import jax.numpy as jnp
 

@@ -9,6 +9,7 @@ A workload module defines plain functions and one ``WORKLOAD = Workload(...)`` v
   harness is ``reference(*inputs)`` exactly as a candidate's ``workload(*inputs)``.
 * ``cost(cfg) -> (flops, bytes)``: analytic FLOPs and HBM bytes moved, for roofline charts.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -20,8 +21,16 @@ from typing import Any
 
 SOURCES = ("maxtext", "kernelbench-l2")
 CATEGORIES = (
-    "attention", "matmul", "mlp", "moe", "normalization", "loss", "recurrent", "structure",
-    "conv", "fused-gemm",
+    "attention",
+    "matmul",
+    "mlp",
+    "moe",
+    "normalization",
+    "loss",
+    "recurrent",
+    "structure",
+    "conv",
+    "fused-gemm",
 )
 PROFILES = ("full", "small")
 DEFAULT_ATOL = 1e-2
@@ -31,13 +40,13 @@ _ID_RE = re.compile(r"^([1-9]|[1-4][0-9]|50)[pk]$")
 
 @dataclasses.dataclass(frozen=True)
 class Workload:
-    id: str                      # "12p", "18k"
-    slug: str                    # "12p-rmsnorm"
-    public_name: str             # the public suite's folder name, "12p_RMSNorm"
+    id: str  # "12p", "18k"
+    slug: str  # "12p-rmsnorm"
+    public_name: str  # the public suite's folder name, "12p_RMSNorm"
     title: str
-    source: str                  # one of SOURCES
-    model: str                   # model family, or "KernelBench L2" for 18k-50k
-    category: str                # one of CATEGORIES
+    source: str  # one of SOURCES
+    model: str  # model family, or "KernelBench L2" for 18k-50k
+    category: str  # one of CATEGORIES
     description: str
     input_names: tuple[str, ...]
     profiles: Mapping[str, Mapping[str, Any]]
@@ -89,8 +98,11 @@ class Workload:
     def static_params(self, profile: str) -> dict:
         """The profile values that the reference takes as keyword-only arguments."""
         cfg = self.config(profile)
-        names = [p.name for p in inspect.signature(self.reference).parameters.values()
-                 if p.kind is inspect.Parameter.KEYWORD_ONLY]
+        names = [
+            p.name
+            for p in inspect.signature(self.reference).parameters.values()
+            if p.kind is inspect.Parameter.KEYWORD_ONLY
+        ]
         missing = [n for n in names if n not in cfg]
         if missing:
             raise KeyError(f"{self.id}: profile {profile!r} lacks {missing}")
@@ -111,16 +123,18 @@ class Workload:
         base = self.baseline(profile)
 
         def exact(*inputs):
-            wide = [x.astype(jnp.float32) if jnp.issubdtype(x.dtype, jnp.floating) else x
-                    for x in inputs]
+            wide = [x.astype(jnp.float32) if jnp.issubdtype(x.dtype, jnp.floating) else x for x in inputs]
             with jax.default_matmul_precision("highest"):
                 out = base(*wide)
             return jax.tree_util.tree_map(
-                lambda y: y.astype(jnp.float32) if jnp.issubdtype(y.dtype, jnp.floating) else y, out)
+                lambda y: y.astype(jnp.float32) if jnp.issubdtype(y.dtype, jnp.floating) else y, out
+            )
+
         return exact
 
     def create_inputs(self, profile: str, key) -> tuple:
         import jax  # deferred: the portal reads workload metadata without JAX
+
         if isinstance(key, int):
             key = jax.random.key(key)
         return tuple(self.create_inputs_fn(self.config(profile), key))
@@ -128,10 +142,12 @@ class Workload:
     def input_specs(self, profile: str):
         """ShapeDtypeStructs of the inputs, without creating them."""
         import jax  # deferred: the portal reads workload metadata without JAX
+
         return jax.eval_shape(lambda k: self.create_inputs(profile, k), jax.random.key(0))
 
     def output_spec(self, profile: str):
         import jax  # deferred: the portal reads workload metadata without JAX
+
         return jax.eval_shape(self.baseline(profile), *self.input_specs(profile))
 
     def cost(self, profile: str) -> tuple[int, int]:
@@ -141,9 +157,24 @@ class Workload:
     def summary(self) -> dict:
         """JSON-ready metadata, used by the CLI, the registry sync and the API."""
         out = {}
-        for name in ("id", "slug", "public_name", "title", "source", "model", "category",
-                     "description", "expert", "kernelbench_id", "degenerate", "atol", "rtol",
-                     "tolerance_reason", "notes", "public_file_note"):
+        for name in (
+            "id",
+            "slug",
+            "public_name",
+            "title",
+            "source",
+            "model",
+            "category",
+            "description",
+            "expert",
+            "kernelbench_id",
+            "degenerate",
+            "atol",
+            "rtol",
+            "tolerance_reason",
+            "notes",
+            "public_file_note",
+        ):
             out[name] = getattr(self, name)
         out["input_names"] = list(self.input_names)
         out["profiles"] = {p: dict(self.profiles[p]) for p in PROFILES}

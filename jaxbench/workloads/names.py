@@ -5,6 +5,7 @@ name (``12p_RMSNorm``), each with or without ``.py``. The registry, the trace fo
 and every page resolve names through :func:`resolve`, so a name means the same everywhere.
 No JAX here: the trace format and the client use it without loading a workload.
 """
+
 from __future__ import annotations
 
 import re
@@ -35,7 +36,7 @@ def resolve(name: str, entries: Mapping[str, tuple[str, str]] | None) -> str | N
         return None
     number, letter = int(m.group(1)), m.group(2).lower()
     wid = f"{number}{letter}"
-    rest = raw[len(m.group(0)):]
+    rest = raw[len(m.group(0)) :]
     if entries is None:
         ok = (number in _PRODUCTION and letter == "p") or (number in _KERNELBENCH and letter == "k")
         return wid if ok else None
@@ -43,6 +44,6 @@ def resolve(name: str, entries: Mapping[str, tuple[str, str]] | None) -> str | N
         return None
     slug, public = entries[wid]
     # the ID alone, or followed by a name that is this workload's own
-    if not rest or _norm(rest) in (_norm(slug[len(wid):]), _norm(public[len(wid):])):
+    if not rest or _norm(rest) in (_norm(slug[len(wid) :]), _norm(public[len(wid) :])):
         return wid
     return None

@@ -4,6 +4,7 @@ production operators, the 33 KernelBench ones and the 8 with expert kernels.
 The one definition: the leaderboard's tabs and labels, the aggregate rows' columns, the
 filters over the catalog and the registry's membership all come from :data:`SETS`.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -14,8 +15,8 @@ from collections.abc import Iterable
 class WorkloadSet:
     name: str
     label: str
-    source: str | None = None      # members come from this source only
-    expert: bool | None = None     # members have (True) an expert kernel
+    source: str | None = None  # members come from this source only
+    expert: bool | None = None  # members have (True) an expert kernel
 
     def filters(self) -> dict[str, object]:
         """The attribute values a member must have (also usable as ORM filter keywords)."""
@@ -27,8 +28,7 @@ class WorkloadSet:
         return out
 
     def contains(self, source: str, expert: bool) -> bool:
-        return ((self.source is None or source == self.source)
-                and (self.expert is None or bool(expert) == self.expert))
+        return (self.source is None or source == self.source) and (self.expert is None or bool(expert) == self.expert)
 
 
 SETS: tuple[WorkloadSet, ...] = (

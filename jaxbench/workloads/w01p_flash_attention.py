@@ -1,4 +1,5 @@
 """1p Flash attention: causal multi-head attention (Llama-3.1-70B shapes, MaxText attention)."""
+
 import jax
 import jax.numpy as jnp
 from jax import lax
@@ -21,7 +22,7 @@ def reference(query, key, value):
     # Layout (batch, heads, seq, head_dim). Scores are rounded to the input dtype, scaled in
     # that dtype, masked (key position > query position) with -1e9, softmax in the input dtype.
     seq, head_dim = query.shape[2], query.shape[3]
-    scores = jnp.einsum("bhqd,bhkd->bhqk", query, key) * (head_dim ** -0.5)
+    scores = jnp.einsum("bhqd,bhkd->bhqk", query, key) * (head_dim**-0.5)
     rows = lax.broadcasted_iota(jnp.int32, (seq, seq), 0)
     cols = lax.broadcasted_iota(jnp.int32, (seq, seq), 1)
     scores = jnp.where(cols <= rows, scores, MASK_VALUE)
@@ -49,8 +50,8 @@ WORKLOAD = Workload(
     model="Llama-3.1-70B",
     category="attention",
     description="Causal multi-head scaled dot-product attention over 64 heads of dimension 128 "
-                "and a 4096-token sequence: softmax(QK^T / sqrt(d), causal) V, the operation a "
-                "flash-attention kernel computes blockwise.",
+    "and a 4096-token sequence: softmax(QK^T / sqrt(d), causal) V, the operation a "
+    "flash-attention kernel computes blockwise.",
     input_names=("query", "key", "value"),
     profiles={
         "full": {"batch": 4, "seq_len": 4096, "num_heads": 64, "head_dim": 128},
@@ -61,11 +62,11 @@ WORKLOAD = Workload(
     cost_fn=cost,
     expert=True,
     notes="Layout (batch, heads, seq, head_dim) for q, k, v and the output; inputs N(0,1) bf16. "
-          "Scores q.k are rounded to bf16 and multiplied by head_dim**-0.5; key positions "
-          "after the query position are replaced by -1e9 before the softmax (no other mask, "
-          "no softcap). Sizes come from the input shapes."
-          " Precision: the baseline rounds q.k to bf16 (spacing 0.25 for |q.k| in [32, 64)) and "
-          "again after scaling; a kernel that keeps float32 scores can differ by slightly more "
-          "than the tolerance on a few elements of rows with few keys (near the start of "
-          "the sequence): round the scores as the baseline does to match everywhere.",
+    "Scores q.k are rounded to bf16 and multiplied by head_dim**-0.5; key positions "
+    "after the query position are replaced by -1e9 before the softmax (no other mask, "
+    "no softcap). Sizes come from the input shapes."
+    " Precision: the baseline rounds q.k to bf16 (spacing 0.25 for |q.k| in [32, 64)) and "
+    "again after scaling; a kernel that keeps float32 scores can differ by slightly more "
+    "than the tolerance on a few elements of rows with few keys (near the start of "
+    "the sequence): round the scores as the baseline does to match everywhere.",
 )

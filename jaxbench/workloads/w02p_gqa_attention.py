@@ -1,4 +1,5 @@
 """2p Grouped-query attention: causal GQA at Llama-3.1-405B shapes (MaxText attention)."""
+
 import jax
 import jax.numpy as jnp
 from jax import lax
@@ -31,7 +32,7 @@ def reference(query, key, value):
     groups = hq // key.shape[2]
     k = _repeat_heads(key, groups)
     v = _repeat_heads(value, groups)
-    scores = jnp.einsum("bqhd,bkhd->bhqk", query, k) * (head_dim ** -0.5)
+    scores = jnp.einsum("bqhd,bkhd->bhqk", query, k) * (head_dim**-0.5)
     rows = lax.broadcasted_iota(jnp.int32, (seq, seq), 0)
     cols = lax.broadcasted_iota(jnp.int32, (seq, seq), 1)
     scores = jnp.where(cols <= rows, scores, MASK_VALUE)
@@ -59,24 +60,36 @@ WORKLOAD = Workload(
     model="Llama-3.1-405B",
     category="attention",
     description="Causal grouped-query attention as in Llama-3.1-405B: 128 query heads share 8 "
-                "key/value heads (16 query heads per KV head), head dimension 128, 4096 tokens.",
+    "key/value heads (16 query heads per KV head), head dimension 128, 4096 tokens.",
     input_names=("query", "key", "value"),
     profiles={
-        "full": {"batch": 4, "seq_len": 4096, "num_query_heads": 128, "num_kv_heads": 8,
-                 "head_dim": 128, "emb_dim": 16384},
-        "small": {"batch": 2, "seq_len": 256, "num_query_heads": 32, "num_kv_heads": 2,
-                  "head_dim": 128, "emb_dim": 4096},
+        "full": {
+            "batch": 4,
+            "seq_len": 4096,
+            "num_query_heads": 128,
+            "num_kv_heads": 8,
+            "head_dim": 128,
+            "emb_dim": 16384,
+        },
+        "small": {
+            "batch": 2,
+            "seq_len": 256,
+            "num_query_heads": 32,
+            "num_kv_heads": 2,
+            "head_dim": 128,
+            "emb_dim": 4096,
+        },
     },
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
     expert=True,
     notes="Layout (batch, seq, heads, head_dim) for q (Hq heads), k and v (Hkv heads) and the "
-          "output. Query head h uses KV head h // (Hq / Hkv) (each KV head serves a consecutive "
-          "block of query heads). Scores rounded to bf16, times head_dim**-0.5, causal mask "
-          "filled with -1e9. Inputs N(0,1) bf16. emb_dim is informational (unused)."
-          " Precision: the baseline rounds q.k to bf16 (spacing 0.25 for |q.k| in [32, 64)) and "
-          "again after scaling; a kernel that keeps float32 scores can differ by slightly more "
-          "than the tolerance on a few elements of rows with few keys (near the start of "
-          "the sequence): round the scores as the baseline does to match everywhere.",
+    "output. Query head h uses KV head h // (Hq / Hkv) (each KV head serves a consecutive "
+    "block of query heads). Scores rounded to bf16, times head_dim**-0.5, causal mask "
+    "filled with -1e9. Inputs N(0,1) bf16. emb_dim is informational (unused)."
+    " Precision: the baseline rounds q.k to bf16 (spacing 0.25 for |q.k| in [32, 64)) and "
+    "again after scaling; a kernel that keeps float32 scores can differ by slightly more "
+    "than the tolerance on a few elements of rows with few keys (near the start of "
+    "the sequence): round the scores as the baseline does to match everywhere.",
 )

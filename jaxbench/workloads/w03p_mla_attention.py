@@ -1,5 +1,6 @@
 """3p Multi-head latent attention (DeepSeek-V3, MaxText MLA): low-rank Q and KV projections,
 decoupled RoPE keys shared by all heads, causal attention, output projection."""
+
 import math
 
 import jax
@@ -10,15 +11,30 @@ from .base import Workload
 
 MASK_VALUE = -1e9
 
-_FULL = {"batch": 4, "seq_len": 2048, "emb_dim": 7168, "num_heads": 128, "q_lora_rank": 1536,
-         "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
-         "v_head_dim": 128, "rope_theta": 10000}
+_FULL = {
+    "batch": 4,
+    "seq_len": 2048,
+    "emb_dim": 7168,
+    "num_heads": 128,
+    "q_lora_rank": 1536,
+    "kv_lora_rank": 512,
+    "qk_nope_head_dim": 128,
+    "qk_rope_head_dim": 64,
+    "v_head_dim": 128,
+    "rope_theta": 10000,
+}
 
 
 def _fan_ins(cfg):
     h, vd = cfg["num_heads"], cfg["v_head_dim"]
-    return {"q_down": cfg["emb_dim"], "q_up": cfg["q_lora_rank"], "kv_down": cfg["emb_dim"],
-            "k_up": cfg["kv_lora_rank"], "v_up": cfg["kv_lora_rank"], "o_proj": h * vd}
+    return {
+        "q_down": cfg["emb_dim"],
+        "q_up": cfg["q_lora_rank"],
+        "kv_down": cfg["emb_dim"],
+        "k_up": cfg["kv_lora_rank"],
+        "v_up": cfg["kv_lora_rank"],
+        "o_proj": h * vd,
+    }
 
 
 def create_inputs(cfg, key):
@@ -66,8 +82,22 @@ def _rotate(x, cos, sin):
     return jnp.concatenate([lo * c - hi * s_, hi * c + lo * s_], axis=-1)
 
 
-def reference(x, q_down, q_up, kv_down, k_up, v_up, o_proj, *, num_heads, kv_lora_rank,
-              qk_nope_head_dim, qk_rope_head_dim, v_head_dim, rope_theta):
+def reference(
+    x,
+    q_down,
+    q_up,
+    kv_down,
+    k_up,
+    v_up,
+    o_proj,
+    *,
+    num_heads,
+    kv_lora_rank,
+    qk_nope_head_dim,
+    qk_rope_head_dim,
+    v_head_dim,
+    rope_theta,
+):
     b, s, _ = x.shape
     h, nope, rope, vd = num_heads, qk_nope_head_dim, qk_rope_head_dim, v_head_dim
     # Every matmul: bf16 operands, bf16 result.
@@ -97,15 +127,13 @@ def cost(cfg):
     ql, kvl = cfg["q_lora_rank"], cfg["kv_lora_rank"]
     nope, rope, vd = cfg["qk_nope_head_dim"], cfg["qk_rope_head_dim"], cfg["v_head_dim"]
     t = b * s
-    proj = 2 * t * (e * ql + ql * h * (nope + rope) + e * (kvl + rope) + kvl * h * nope
-                    + kvl * h * vd + h * vd * e)
+    proj = 2 * t * (e * ql + ql * h * (nope + rope) + e * (kvl + rope) + kvl * h * nope + kvl * h * vd + h * vd * e)
     rope_ops = 3 * rope * t * (h + 1)  # one rotation per query head and one shared key
     # Causal: only the s*(s+1)/2 pairs on or below the diagonal are needed; per pair and head
     # 2*(nope+rope) for q.k, 2*vd for p.v, ~5 for scale/max/exp/sum/divide.
     pairs = b * h * s * (s + 1) // 2
     attn = pairs * (2 * (nope + rope) + 2 * vd + 5)
-    weights = (e * ql + ql * h * (nope + rope) + e * (kvl + rope) + kvl * h * (nope + vd)
-               + h * vd * e)
+    weights = e * ql + ql * h * (nope + rope) + e * (kvl + rope) + kvl * h * (nope + vd) + h * vd * e
     nbytes = 2 * (2 * t * e + weights)  # x in, output out, every weight read once (bf16)
     return proj + rope_ops + attn, nbytes
 
@@ -119,27 +147,36 @@ WORKLOAD = Workload(
     model="DeepSeek-V3",
     category="attention",
     description="DeepSeek-V3 multi-head latent attention: queries through a 1536-rank and "
-                "keys/values through a 512-rank latent projection, 128 heads with 128 content "
-                "plus 64 rotary dimensions (one rotary key shared by all heads), causal "
-                "softmax attention and the output projection.",
+    "keys/values through a 512-rank latent projection, 128 heads with 128 content "
+    "plus 64 rotary dimensions (one rotary key shared by all heads), causal "
+    "softmax attention and the output projection.",
     input_names=("x", "q_down", "q_up", "kv_down", "k_up", "v_up", "o_proj"),
     profiles={
         "full": _FULL,
-        "small": {"batch": 2, "seq_len": 256, "emb_dim": 512, "num_heads": 4,
-                  "q_lora_rank": 256, "kv_lora_rank": 128, "qk_nope_head_dim": 128,
-                  "qk_rope_head_dim": 64, "v_head_dim": 128, "rope_theta": 10000},
+        "small": {
+            "batch": 2,
+            "seq_len": 256,
+            "emb_dim": 512,
+            "num_heads": 4,
+            "q_lora_rank": 256,
+            "kv_lora_rank": 128,
+            "qk_nope_head_dim": 128,
+            "qk_rope_head_dim": 64,
+            "v_head_dim": 128,
+            "rope_theta": 10000,
+        },
     },
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
     expert=True,
     notes="Weights are stored (in, out) and applied as x @ W; every matmul rounds to bf16. "
-          "q_up's output is per head [128 nope | 64 rope]; kv_down's output is [latent (512) | "
-          "shared rope key (64)], with no norm on the latent. RoPE is split-half (rotate-half, "
-          "non-interleaved), theta 1e4, angles in float32, cos/sin rounded to bf16, applied in "
-          "bf16. Scores over the 192-dim concatenation [nope | rope], scaled by 192**-0.5 "
-          "(bf16), causal mask filled with -1e9; heads are concatenated head-major "
-          "(h * 128 + d) before o_proj. x ~ N(0,1), weights N(0,1) x 0.02 at full size (the "
-          "small profile scales the std of the five projections before the attention by "
-          "sqrt(full fan-in / small fan-in); o_proj stays at 0.02).",
+    "q_up's output is per head [128 nope | 64 rope]; kv_down's output is [latent (512) | "
+    "shared rope key (64)], with no norm on the latent. RoPE is split-half (rotate-half, "
+    "non-interleaved), theta 1e4, angles in float32, cos/sin rounded to bf16, applied in "
+    "bf16. Scores over the 192-dim concatenation [nope | rope], scaled by 192**-0.5 "
+    "(bf16), causal mask filled with -1e9; heads are concatenated head-major "
+    "(h * 128 + d) before o_proj. x ~ N(0,1), weights N(0,1) x 0.02 at full size (the "
+    "small profile scales the std of the five projections before the attention by "
+    "sqrt(full fan-in / small fan-in); o_proj stays at 0.02).",
 )

@@ -1,5 +1,6 @@
 """4p Sparse (splash) attention: causal GQA at Llama-3.1-70B shapes, the XLA baseline of the
 splash-attention kernel (MaxText kernels/attention)."""
+
 import jax
 import jax.numpy as jnp
 from jax import lax
@@ -17,7 +18,7 @@ def create_inputs(cfg, key):
     # the public suite. The public suite scales k and v by 0.02, which makes the logits ~0.02
     # and the attention uniform to within the tolerance (a causal running mean of v passes);
     # we keep k and v at N(0,1) so that the scores matter and outputs are well above 1e-2.
-    q = jax.random.normal(kq, (b, hq, s, d), dtype=jnp.bfloat16) * (d ** -0.5)
+    q = jax.random.normal(kq, (b, hq, s, d), dtype=jnp.bfloat16) * (d**-0.5)
     k = jax.random.normal(kk, (b, hkv, s, d), dtype=jnp.bfloat16)
     v = jax.random.normal(kv, (b, hkv, s, d), dtype=jnp.bfloat16)
     return q, k, v
@@ -58,23 +59,21 @@ WORKLOAD = Workload(
     model="Llama-3.1-70B",
     category="attention",
     description="Causal grouped-query attention (64 query heads over 8 KV heads, 4096 tokens), "
-                "the XLA baseline of the block-sparse splash-attention kernel: a kernel can skip "
-                "the key blocks above the diagonal.",
+    "the XLA baseline of the block-sparse splash-attention kernel: a kernel can skip "
+    "the key blocks above the diagonal.",
     input_names=("q", "k", "v"),
     profiles={
-        "full": {"batch": 4, "seq_len": 4096, "num_query_heads": 64, "num_kv_heads": 8,
-                 "head_dim": 128},
-        "small": {"batch": 2, "seq_len": 256, "num_query_heads": 16, "num_kv_heads": 2,
-                  "head_dim": 128},
+        "full": {"batch": 4, "seq_len": 4096, "num_query_heads": 64, "num_kv_heads": 8, "head_dim": 128},
+        "small": {"batch": 2, "seq_len": 256, "num_query_heads": 16, "num_kv_heads": 2, "head_dim": 128},
     },
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
     expert=True,
     notes="Layout (batch, heads, seq, head_dim); q has Hq heads, k and v Hkv heads, query head h "
-          "uses KV head h // (Hq / Hkv). q is already scaled by head_dim**-0.5 in the inputs: "
-          "the workload applies NO softmax scale. Scores rounded to bf16, causal mask filled "
-          "with -1e30. Inputs differ from the public suite's (k, v there are x 0.02, which "
-          "makes attention uniform within the tolerance): here q ~ N(0,1)/sqrt(d), "
-          "k, v ~ N(0,1).",
+    "uses KV head h // (Hq / Hkv). q is already scaled by head_dim**-0.5 in the inputs: "
+    "the workload applies NO softmax scale. Scores rounded to bf16, causal mask filled "
+    "with -1e30. Inputs differ from the public suite's (k, v there are x 0.02, which "
+    "makes attention uniform within the tolerance): here q ~ N(0,1)/sqrt(d), "
+    "k, v ~ N(0,1).",
 )

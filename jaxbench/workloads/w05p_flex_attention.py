@@ -1,5 +1,6 @@
 """5p Flex attention: causal attention with an additive per-head score bias (a score_mod),
 Llama-3.1-70B shapes (MaxText attention_op)."""
+
 import jax
 import jax.numpy as jnp
 from jax import lax
@@ -28,7 +29,7 @@ def reference(q, k, v, rel_pos_bias):
     # Scores rounded to bf16, scaled (bf16), bias added (bf16), THEN the causal mask replaces
     # masked entries by -1e30, softmax in bf16.
     s, d = q.shape[2], q.shape[3]
-    scores = jnp.einsum("bhqd,bhkd->bhqk", q, k) * (d ** -0.5)
+    scores = jnp.einsum("bhqd,bhkd->bhqk", q, k) * (d**-0.5)
     scores = scores + rel_pos_bias[None]
     rows = lax.broadcasted_iota(jnp.int32, (s, s), 0)
     cols = lax.broadcasted_iota(jnp.int32, (s, s), 1)
@@ -57,8 +58,8 @@ WORKLOAD = Workload(
     model="Llama-3.1-70B",
     category="attention",
     description="Causal multi-head attention with a score modification, as in PyTorch's "
-                "flex_attention: a dense learned bias per head and (query, key) pair is added to "
-                "the scaled scores before the causal mask and softmax.",
+    "flex_attention: a dense learned bias per head and (query, key) pair is added to "
+    "the scaled scores before the causal mask and softmax.",
     input_names=("q", "k", "v", "rel_pos_bias"),
     profiles={
         "full": {"batch": 4, "seq_len": 4096, "num_heads": 64, "head_dim": 128},
@@ -68,12 +69,12 @@ WORKLOAD = Workload(
     reference=reference,
     cost_fn=cost,
     notes="Layout (batch, heads, seq, head_dim); rel_pos_bias is (heads, seq, seq), shared by "
-          "the batch, a dense tensor (not a function of i - j). Order: bf16 scores times "
-          "head_dim**-0.5, + bias, then masked entries (key after query) replaced by -1e30. "
-          "Inputs differ from the public suite's scales (see create_inputs): q, k, v ~ N(0,1), "
-          "bias ~ N(0,1) x 0.5."
-          " Precision: the baseline rounds q.k to bf16 (spacing 0.25 for |q.k| in [32, 64)) and "
-          "again after scaling; a kernel that keeps float32 scores can differ by slightly more "
-          "than the tolerance on a few elements of rows with few keys (near the start of "
-          "the sequence): round the scores as the baseline does to match everywhere.",
+    "the batch, a dense tensor (not a function of i - j). Order: bf16 scores times "
+    "head_dim**-0.5, + bias, then masked entries (key after query) replaced by -1e30. "
+    "Inputs differ from the public suite's scales (see create_inputs): q, k, v ~ N(0,1), "
+    "bias ~ N(0,1) x 0.5."
+    " Precision: the baseline rounds q.k to bf16 (spacing 0.25 for |q.k| in [32, 64)) and "
+    "again after scaling; a kernel that keeps float32 scores can differ by slightly more "
+    "than the tolerance on a few elements of rows with few keys (near the start of "
+    "the sequence): round the scores as the baseline does to match everywhere.",
 )

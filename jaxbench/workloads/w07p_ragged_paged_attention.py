@@ -1,6 +1,7 @@
 """7p Ragged paged attention: one continuous-batching step of Llama-3.1-70B serving, mixing
 one-token decodes and chunked prefills over a shuffled paged KV cache (the XLA baseline of
 JAX's ragged paged attention kernel)."""
+
 import jax
 import jax.numpy as jnp
 from jax import lax
@@ -14,8 +15,7 @@ MASK_VALUE = -0.7 * float(jnp.finfo(jnp.float32).max)
 # chunks and a 464-token remainder; 8 of the 64 sequence slots are inactive. Decode contexts
 # end inside a page (all = 1 mod 16); a prefill's KV length is its context after the chunk.
 _FULL_Q_LENS = (1,) * 48 + (512,) * 7 + (464,)
-_FULL_KV_LENS = tuple(257 + ((73 * i) % 240) * 16 for i in range(48)) + (
-    1023, 1535, 2047, 2559, 3071, 3583, 4095, 4095)
+_FULL_KV_LENS = tuple(257 + ((73 * i) % 240) * 16 for i in range(48)) + (1023, 1535, 2047, 2559, 3071, 3583, 4095, 4095)
 # The same scenario in the same 64 slots, with 128 tokens and 16 pages (256 tokens) per
 # sequence: 48 one-token decodes (contexts 17..241, all = 1 mod 16, each of the 15 such values
 # taken), seven 11-token prefill chunks and a 3-token remainder, 8 slots inactive. The public
@@ -23,8 +23,7 @@ _FULL_KV_LENS = tuple(257 + ((73 * i) % 240) * 16 for i in range(48)) + (
 # static per-slot query capacities, so its baseline runs unchanged on these inputs only while
 # there are at least 56 slots and every slot's query length is within the public capacity.
 _SMALL_Q_LENS = (1,) * 48 + (11,) * 7 + (3,)
-_SMALL_KV_LENS = tuple(17 + ((7 * i) % 15) * 16 for i in range(48)) + tuple(
-    32 * (i + 1) - 1 for i in range(7)) + (255,)
+_SMALL_KV_LENS = tuple(17 + ((7 * i) % 15) * 16 for i in range(48)) + tuple(32 * (i + 1) - 1 for i in range(7)) + (255,)
 
 
 def create_inputs(cfg, key):
@@ -59,7 +58,7 @@ def reference(queries, kv_pages, kv_lens, page_indices, cu_q_lens, num_seqs, *, 
     groups = hq // hkv
     per_seq = page_indices.shape[1]
     kv_max = per_seq * page
-    scale = 1.0 / (d ** 0.5)
+    scale = 1.0 / (d**0.5)
     out = jnp.zeros_like(queries)
     for i, capacity in enumerate(active_q_lens):
         q_start = cu_q_lens[i]
@@ -67,8 +66,8 @@ def reference(queries, kv_pages, kv_lens, page_indices, cu_q_lens, num_seqs, *, 
         kv_len = kv_lens[i]
         rows = jnp.arange(capacity, dtype=jnp.int32)
         positions = jnp.minimum(q_start + rows, tokens - 1)
-        q = queries[positions]                                          # (cap, hq, d)
-        pages = kv_pages[page_indices[i]]                               # (per_seq, page, 2hkv, d)
+        q = queries[positions]  # (cap, hq, d)
+        pages = kv_pages[page_indices[i]]  # (per_seq, page, 2hkv, d)
         k = pages[:, :, 0::2, :].reshape(kv_max, hkv, d)
         v = pages[:, :, 1::2, :].reshape(kv_max, hkv, d)
         k = jnp.broadcast_to(k[:, :, None], (kv_max, hkv, groups, d)).reshape(kv_max, hq, d)
@@ -99,9 +98,11 @@ def cost(cfg):
         pages_used += -(-kv_len // page)
     flops = pairs * hq * (4 * d + 5)
     tokens = cfg["max_num_batched_tokens"]
-    nbytes = (2 * 2 * tokens * hq * d                       # queries in, output out
-              + 2 * pages_used * page * 2 * hkv * d         # the K/V pages actually used
-              + 4 * (cfg["max_num_seqs"] * (cfg["pages_per_seq"] + 2) + 2))
+    nbytes = (
+        2 * 2 * tokens * hq * d  # queries in, output out
+        + 2 * pages_used * page * 2 * hkv * d  # the K/V pages actually used
+        + 4 * (cfg["max_num_seqs"] * (cfg["pages_per_seq"] + 2) + 2)
+    )
     return flops, nbytes
 
 
@@ -114,31 +115,47 @@ WORKLOAD = Workload(
     model="Llama-3.1-70B",
     category="attention",
     description="One continuous-batching serving step: 48 one-token decodes and eight chunked "
-                "prefills (4096 query tokens packed in one ragged buffer) attend causally to "
-                "their KV caches, stored in 16-token pages scattered by a shuffled page table; "
-                "8 of the 64 sequence slots are inactive.",
+    "prefills (4096 query tokens packed in one ragged buffer) attend causally to "
+    "their KV caches, stored in 16-token pages scattered by a shuffled page table; "
+    "8 of the 64 sequence slots are inactive.",
     input_names=("queries", "kv_pages", "kv_lens", "page_indices", "cu_q_lens", "num_seqs"),
     profiles={
-        "full": {"max_num_batched_tokens": 4096, "max_num_seqs": 64, "num_q_heads": 64,
-                 "num_kv_heads": 8, "head_dim": 128, "page_size": 16, "pages_per_seq": 256,
-                 "active_q_lens": _FULL_Q_LENS, "active_kv_lens": _FULL_KV_LENS},
-        "small": {"max_num_batched_tokens": 128, "max_num_seqs": 64, "num_q_heads": 32,
-                  "num_kv_heads": 4, "head_dim": 128, "page_size": 16, "pages_per_seq": 16,
-                  "active_q_lens": _SMALL_Q_LENS, "active_kv_lens": _SMALL_KV_LENS},
+        "full": {
+            "max_num_batched_tokens": 4096,
+            "max_num_seqs": 64,
+            "num_q_heads": 64,
+            "num_kv_heads": 8,
+            "head_dim": 128,
+            "page_size": 16,
+            "pages_per_seq": 256,
+            "active_q_lens": _FULL_Q_LENS,
+            "active_kv_lens": _FULL_KV_LENS,
+        },
+        "small": {
+            "max_num_batched_tokens": 128,
+            "max_num_seqs": 64,
+            "num_q_heads": 32,
+            "num_kv_heads": 4,
+            "head_dim": 128,
+            "page_size": 16,
+            "pages_per_seq": 16,
+            "active_q_lens": _SMALL_Q_LENS,
+            "active_kv_lens": _SMALL_KV_LENS,
+        },
     },
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
     expert=True,
     notes="queries (max_num_batched_tokens, Hq, d) packed: sequence i owns rows "
-          "cu_q_lens[i] .. cu_q_lens[i+1]-1; slots i >= num_seqs[0] are inactive "
-          "(kv_lens 0, empty query ranges). kv_pages (total_pages, page_size, 2*Hkv, d) with K "
-          "and V interleaved per KV head (combined head 2j = K_j, 2j+1 = V_j); sequence i's "
-          "cache is pages page_indices[i, :] in order. Query row r of sequence i sits at "
-          "absolute position kv_len - q_len + r and sees keys t <= that position (and "
-          "t < kv_len). Scores in float32 times 1/sqrt(d), masked with -0.7 * float32 max, "
-          "softmax in float32, probabilities rounded to bf16 before p.v; rows that belong to "
-          "no active sequence are 0. The scenario (query and KV lengths) is in "
-          "CONFIG['active_q_lens'] / CONFIG['active_kv_lens'] (module constants "
-          "ACTIVE_Q_LENS / ACTIVE_KV_LENS in the public file).",
+    "cu_q_lens[i] .. cu_q_lens[i+1]-1; slots i >= num_seqs[0] are inactive "
+    "(kv_lens 0, empty query ranges). kv_pages (total_pages, page_size, 2*Hkv, d) with K "
+    "and V interleaved per KV head (combined head 2j = K_j, 2j+1 = V_j); sequence i's "
+    "cache is pages page_indices[i, :] in order. Query row r of sequence i sits at "
+    "absolute position kv_len - q_len + r and sees keys t <= that position (and "
+    "t < kv_len). Scores in float32 times 1/sqrt(d), masked with -0.7 * float32 max, "
+    "softmax in float32, probabilities rounded to bf16 before p.v; rows that belong to "
+    "no active sequence are 0. The scenario (query and KV lengths) is in "
+    "CONFIG['active_q_lens'] / CONFIG['active_kv_lens'] (module constants "
+    "ACTIVE_Q_LENS / ACTIVE_KV_LENS in the public file).",
 )

@@ -1,4 +1,5 @@
 """8p GEMM: dense bf16 matmul at the Llama-3.1-70B FFN up-projection shape."""
+
 import jax
 import jax.numpy as jnp
 
@@ -31,8 +32,8 @@ WORKLOAD = Workload(
     model="Llama-3.1-70B",
     category="matmul",
     description="Dense bf16 matrix multiplication C = A @ B at the Llama-3.1-70B feed-forward "
-                "shape (8192 x 8192 times 8192 x 28672). XLA already runs it close to the "
-                "matrix units' peak, so there is little headroom.",
+    "shape (8192 x 8192 times 8192 x 28672). XLA already runs it close to the "
+    "matrix units' peak, so there is little headroom.",
     input_names=("A", "B"),
     profiles={
         "full": {"M": 8192, "K": 8192, "N": 28672},
@@ -43,5 +44,5 @@ WORKLOAD = Workload(
     cost_fn=cost,
     expert=True,
     notes="A is (M, K) row-major, B is (K, N) (not transposed); A ~ N(0,1), B ~ N(0,1) x 0.02, "
-          "bf16. The output is bf16, accumulated in float32. N / K = 3.5 in both profiles.",
+    "bf16. The output is bf16, accumulated in float32. N / K = 3.5 in both profiles.",
 )

@@ -1,6 +1,7 @@
 """10p Sparse mixture of experts, top-2 routing (Mixtral-8x7B, MaxText moe.py), evaluated
 densely as in the public baseline: every expert runs on every token and the routing weights
 select two of them."""
+
 import jax
 import jax.numpy as jnp
 from jax import lax
@@ -21,8 +22,7 @@ def create_inputs(cfg, key):
     return x, router, gate, up, down
 
 
-def reference(x, router_weights, expert_gate_kernels, expert_up_kernels, expert_down_kernels, *,
-              num_experts_per_tok):
+def reference(x, router_weights, expert_gate_kernels, expert_up_kernels, expert_down_kernels, *, num_experts_per_tok):
     n = router_weights.shape[-1]
     # Routing on the bf16 logits (near-ties are decided on the rounded values); ties go to the
     # lower expert index; softmax over the chosen logits only.
@@ -60,29 +60,42 @@ WORKLOAD = Workload(
     model="Mixtral-8x7B",
     category="moe",
     description="Mixtral's MoE feed-forward layer: a linear router picks the top-2 of 8 "
-                "SwiGLU experts per token and mixes their outputs with softmax weights.",
-    input_names=("x", "router_weights", "expert_gate_kernels", "expert_up_kernels",
-                 "expert_down_kernels"),
+    "SwiGLU experts per token and mixes their outputs with softmax weights.",
+    input_names=("x", "router_weights", "expert_gate_kernels", "expert_up_kernels", "expert_down_kernels"),
     profiles={
-        "full": {"batch": 2, "seq_len": 4096, "emb_dim": 4096, "mlp_dim": 14336,
-                 "num_experts": 8, "num_experts_per_tok": 2, "weight_scale": 0.02},
+        "full": {
+            "batch": 2,
+            "seq_len": 4096,
+            "emb_dim": 4096,
+            "mlp_dim": 14336,
+            "num_experts": 8,
+            "num_experts_per_tok": 2,
+            "weight_scale": 0.02,
+        },
         # 8 experts, top-2 and mlp_dim / emb_dim = 3.5 as in full. Weights x 0.04 put the
         # output's standard deviation at about 0.2 (see notes).
-        "small": {"batch": 2, "seq_len": 64, "emb_dim": 256, "mlp_dim": 896,
-                  "num_experts": 8, "num_experts_per_tok": 2, "weight_scale": 0.04},
+        "small": {
+            "batch": 2,
+            "seq_len": 64,
+            "emb_dim": 256,
+            "mlp_dim": 896,
+            "num_experts": 8,
+            "num_experts_per_tok": 2,
+            "weight_scale": 0.04,
+        },
     },
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
     notes="The public baseline evaluates all 8 experts densely and masks with the routing "
-          "weights; a kernel may compute only the two chosen experts. The output is float32 "
-          "(the float32 one-hot promotes the combination). Routing is precision sensitive: "
-          "compute the router logits as a bf16 matmul result and take the top-2 of those "
-          "values (ties: lower expert index). Inputs as in the public suite: x ~ N(0,1), "
-          "weights N(0,1) x 0.02 at the full size (output deviation about 1.5, where bf16 "
-          "rounding differences between correct implementations come close to the "
-          "tolerance); the small profile uses weights x 0.04 (output deviation about 0.2), "
-          "large enough to be far above the tolerance and small enough that an all-float32 "
-          "expert computation agrees. The cost counts the sparse work (routing and two "
-          "experts per token).",
+    "weights; a kernel may compute only the two chosen experts. The output is float32 "
+    "(the float32 one-hot promotes the combination). Routing is precision sensitive: "
+    "compute the router logits as a bf16 matmul result and take the top-2 of those "
+    "values (ties: lower expert index). Inputs as in the public suite: x ~ N(0,1), "
+    "weights N(0,1) x 0.02 at the full size (output deviation about 1.5, where bf16 "
+    "rounding differences between correct implementations come close to the "
+    "tolerance); the small profile uses weights x 0.04 (output deviation about 0.2), "
+    "large enough to be far above the tolerance and small enough that an all-float32 "
+    "expert computation agrees. The cost counts the sparse work (routing and two "
+    "experts per token).",
 )

@@ -1,5 +1,6 @@
 """11p Megablox grouped matmul (Qwen3-235B-A22B MoE expert layer; the reference GMM of JAX's
 Pallas Megablox kernels)."""
+
 import jax
 import jax.numpy as jnp
 from jax import lax
@@ -18,8 +19,10 @@ def ragged_group_sizes(key, num_groups, total, max_size):
     mean, rem = divmod(total, num_groups)
     spread = max_size - mean
     if rem or num_groups % 2 or not 0 < spread <= mean:
-        raise ValueError(f"need total % groups == 0, an even group count and "
-                         f"mean < max_size <= 2*mean; got {total}, {num_groups}, {max_size}")
+        raise ValueError(
+            f"need total % groups == 0, an even group count and "
+            f"mean < max_size <= 2*mean; got {total}, {num_groups}, {max_size}"
+        )
     kp, kt = jax.random.split(key)
     perm = jax.random.permutation(kp, num_groups)
     trade = jax.random.randint(kt, (num_groups // 2,), -spread, spread + 1, dtype=jnp.int32)
@@ -78,41 +81,53 @@ WORKLOAD = Workload(
     model="Qwen3-235B-A22B",
     category="moe",
     description="Grouped matrix multiplication for a 128-expert MoE layer: consecutive row "
-                "groups of the token matrix, of ragged sizes, each multiply their own "
-                "expert's weight matrix.",
+    "groups of the token matrix, of ragged sizes, each multiply their own "
+    "expert's weight matrix.",
     input_names=("lhs", "rhs", "group_sizes"),
     profiles={
         # M = seq_len * num_experts_per_tok rows; max_expert_size is the static bound on a
         # group's size (the public baseline's fourth argument, a Python int).
-        "full": {"num_experts": 128, "num_experts_per_tok": 8, "emb_dim": 4096,
-                 "moe_mlp_dim": 1536, "seq_len": 4096, "max_expert_size": 384},
+        "full": {
+            "num_experts": 128,
+            "num_experts_per_tok": 8,
+            "emb_dim": 4096,
+            "moe_mlp_dim": 1536,
+            "seq_len": 4096,
+            "max_expert_size": 384,
+        },
         # 128 experts and top-8 as in full; max_expert_size = 1.5 x the mean group size as in
         # full (a multiple of 8).
-        "small": {"num_experts": 128, "num_experts_per_tok": 8, "emb_dim": 256,
-                  "moe_mlp_dim": 128, "seq_len": 256, "max_expert_size": 24},
+        "small": {
+            "num_experts": 128,
+            "num_experts_per_tok": 8,
+            "emb_dim": 256,
+            "moe_mlp_dim": 128,
+            "seq_len": 256,
+            "max_expert_size": 24,
+        },
     },
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
     expert=True,
     notes="The public inputs have 128 equal groups of 256 rows, which makes this a batched "
-          "matmul; here the group sizes are ragged (random, between 0.5x and 1.5x the mean "
-          "of 256, summing to M = 32768, the last group at the maximum), so a kernel must handle "
-          "group boundaries that are not tile-aligned. The public baseline takes the maximum "
-          "group size as a Python int; here it is the static profile value max_expert_size (384 = "
-          "1.5 x the mean, the bound on every drawn size), and the candidate's signature is "
-          "workload(lhs, rhs, group_sizes), that of the public Megablox kernel. The XLA "
-          "baseline multiplies max_expert_size rows per group, 1.5x the public baseline's "
-          "work; the cost counts the useful 2*M*K*N.",
+    "matmul; here the group sizes are ragged (random, between 0.5x and 1.5x the mean "
+    "of 256, summing to M = 32768, the last group at the maximum), so a kernel must handle "
+    "group boundaries that are not tile-aligned. The public baseline takes the maximum "
+    "group size as a Python int; here it is the static profile value max_expert_size (384 = "
+    "1.5 x the mean, the bound on every drawn size), and the candidate's signature is "
+    "workload(lhs, rhs, group_sizes), that of the public Megablox kernel. The XLA "
+    "baseline multiplies max_expert_size rows per group, 1.5x the public baseline's "
+    "work; the cost counts the useful 2*M*K*N.",
     public_file_note="The public baseline.py is broken in the public harness itself: its "
-                     "workload(lhs, rhs, group_sizes, max_expert_size) takes the window size "
-                     "as a fourth argument, which a plain jax.jit traces, and dynamic_slice "
-                     "needs a static size (\"Shapes must be 1D sequences of concrete values of "
-                     "integer type\"); only the file's own benchmark() passes "
-                     "static_argnums=(3,). Uploaded unchanged here it ends in compile_error "
-                     "(the harness calls workload(lhs, rhs, group_sizes)). To submit it, make "
-                     "the bound a CONFIG value: replace the signature with "
-                     "`def workload(lhs, rhs, group_sizes):` and add "
-                     "`max_expert_size = CONFIG['max_expert_size']` as its first line; the "
-                     "rest runs unchanged and is correct on these ragged groups.",
+    "workload(lhs, rhs, group_sizes, max_expert_size) takes the window size "
+    "as a fourth argument, which a plain jax.jit traces, and dynamic_slice "
+    "needs a static size (\"Shapes must be 1D sequences of concrete values of "
+    "integer type\"); only the file's own benchmark() passes "
+    "static_argnums=(3,). Uploaded unchanged here it ends in compile_error "
+    "(the harness calls workload(lhs, rhs, group_sizes)). To submit it, make "
+    "the bound a CONFIG value: replace the signature with "
+    "`def workload(lhs, rhs, group_sizes):` and add "
+    "`max_expert_size = CONFIG['max_expert_size']` as its first line; the "
+    "rest runs unchanged and is correct on these ragged groups.",
 )

@@ -1,4 +1,5 @@
 """12p RMSNorm (Llama-3.1-70B pre-attention normalisation, MaxText normalizations.py)."""
+
 import jax
 import jax.numpy as jnp
 from jax import lax
@@ -36,7 +37,7 @@ WORKLOAD = Workload(
     model="Llama-3.1-70B",
     category="normalization",
     description="Root-mean-square layer normalisation over the embedding axis, float32 "
-                "statistics, eps 1e-5, then a learned per-channel scale.",
+    "statistics, eps 1e-5, then a learned per-channel scale.",
     input_names=("x", "scale"),
     profiles={
         "full": {"batch": 8, "seq_len": 4096, "emb_dim": 8192, "epsilon": 1e-5},
@@ -46,6 +47,6 @@ WORKLOAD = Workload(
     reference=reference,
     cost_fn=cost,
     notes="As in the public baseline: x ~ N(0,1), scale ~ N(0,1) x 0.1 + 1; the mean of "
-          "squares and the normalisation are float32, the normalised value is rounded to bf16 "
-          "before the bf16 multiplication by the scale; epsilon (1e-5) is read from CONFIG.",
+    "squares and the normalisation are float32, the normalised value is rounded to bf16 "
+    "before the bf16 multiplication by the scale; epsilon (1e-5) is read from CONFIG.",
 )

@@ -1,5 +1,6 @@
 """13p Linear head + softmax cross-entropy, mean loss (Llama-3.1-8B output layer; the
 fused-linear-cross-entropy benchmark of Tokamax)."""
+
 import jax
 import jax.numpy as jnp
 
@@ -27,7 +28,7 @@ def create_inputs(cfg, key):
     #    column raises the label's logit by boost ~ U[0, 8] per token. With unrelated
     #    uniform labels the mean barely depends on them, and a kernel that picks the wrong
     #    column would pass.
-    cols = weight.T[labels].astype(jnp.float32)                       # (t, h)
+    cols = weight.T[labels].astype(jnp.float32)  # (t, h)
     boost = jax.random.uniform(kb, (t, 1), jnp.float32, 0.0, LABEL_BOOST_MAX)
     hidden = noise + boost * cols / jnp.sum(cols * cols, axis=-1, keepdims=True)
     return hidden.astype(jnp.bfloat16), weight, labels
@@ -44,8 +45,8 @@ def reference(hidden, weight, labels):
 
 def cost(cfg):
     t, h, v = cfg["batch_tokens"], cfg["hidden_dim"], cfg["vocab_size"]
-    flops = 2 * t * h * v + 5 * t * v            # the GEMM; max, subtract, exp, sum, pick
-    nbytes = 2 * (t * h + h * v) + 4 * t + 4    # no logits round trip in a fused kernel
+    flops = 2 * t * h * v + 5 * t * v  # the GEMM; max, subtract, exp, sum, pick
+    nbytes = 2 * (t * h + h * v) + 4 * t + 4  # no logits round trip in a fused kernel
     return flops, nbytes
 
 
@@ -58,30 +59,28 @@ WORKLOAD = Workload(
     model="Llama-3.1-8B",
     category="loss",
     description="The language-model head and its loss: logits = hidden @ W over a 128,256-word "
-                "vocabulary, log-softmax, and the mean negative log-likelihood of the labels "
-                "(one float32 scalar).",
+    "vocabulary, log-softmax, and the mean negative log-likelihood of the labels "
+    "(one float32 scalar).",
     input_names=("hidden", "weight", "labels"),
     profiles={
-        "full": {"batch_tokens": 8192, "hidden_dim": 4096, "vocab_size": 128256,
-                 "weight_scale": 0.02},
+        "full": {"batch_tokens": 8192, "hidden_dim": 4096, "vocab_size": 128256, "weight_scale": 0.02},
         # A vocabulary that is a multiple of 128 but not a power of two, like 128256;
         # weights scaled by sqrt(4096 / 256) to keep the full profile's logit magnitudes.
-        "small": {"batch_tokens": 128, "hidden_dim": 256, "vocab_size": 8064,
-                  "weight_scale": 0.08},
+        "small": {"batch_tokens": 128, "hidden_dim": 256, "vocab_size": 8064, "weight_scale": 0.08},
     },
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
     notes="Despite the name, the public baseline materialises the logits; a fused kernel "
-          "(Tokamax's linear + cross-entropy) need not. The output is one float32 number, a "
-          "mean over 8192 tokens, and the public inputs (hidden ~ N(0,1), W ~ N(0,1) x 0.02, "
-          "uniform labels unrelated to hidden) make it nearly input-independent: about 12.6 "
-          "for every draw, within the tolerance of 0.136, so a constant would pass, and "
-          "re-drawing the labels moves it by about 0.02, so a kernel that gathers the wrong "
-          "label column would pass too. Here hidden = t * N(0,1) + a component along the "
-          "label's weight column that raises the label's logit by a per-token U[0, 8] (like "
-          "a model that predicts its labels), with a per-draw factor t, t^2 ~ U[1/4, 9]. "
-          "W and the labels are drawn as in the public suite (the small profile uses W x "
-          "0.08 so that its logits have the full size's spread). Cost and bytes count the "
-          "GEMM and one read of hidden and W (no logits round trip).",
+    "(Tokamax's linear + cross-entropy) need not. The output is one float32 number, a "
+    "mean over 8192 tokens, and the public inputs (hidden ~ N(0,1), W ~ N(0,1) x 0.02, "
+    "uniform labels unrelated to hidden) make it nearly input-independent: about 12.6 "
+    "for every draw, within the tolerance of 0.136, so a constant would pass, and "
+    "re-drawing the labels moves it by about 0.02, so a kernel that gathers the wrong "
+    "label column would pass too. Here hidden = t * N(0,1) + a component along the "
+    "label's weight column that raises the label's logit by a per-token U[0, 8] (like "
+    "a model that predicts its labels), with a per-draw factor t, t^2 ~ U[1/4, 9]. "
+    "W and the labels are drawn as in the public suite (the small profile uses W x "
+    "0.08 so that its logits have the full size's spread). Cost and bytes count the "
+    "GEMM and one read of hidden and W (no logits round trip).",
 )

@@ -1,6 +1,7 @@
 """14p Ragged dot / grouped matmul (Mixtral-8x7B expert layer; the ragged-dot benchmark of
 Tokamax), in the public suite's padded layout: each of the 8 groups owns a fixed block of
 rows of x."""
+
 import jax
 import jax.numpy as jnp
 
@@ -55,7 +56,7 @@ WORKLOAD = Workload(
     model="Mixtral-8x7B",
     category="moe",
     description="Grouped matmul for 8 experts: each group's block of token rows multiplies its "
-                "own expert weight matrix; the groups fill their blocks unevenly.",
+    "own expert weight matrix; the groups fill their blocks unevenly.",
     input_names=("x", "weights"),
     profiles={
         "full": {"num_groups": 8, "M": 8192, "K": 4096, "N": 14336},
@@ -66,10 +67,10 @@ WORKLOAD = Workload(
     reference=reference,
     cost_fn=cost,
     notes="The public baseline is a batched einsum over x (G, M/G, K) and weights (G, K, N); "
-          "group sizes are not an input (the docstring mentions them, but create_inputs does "
-          "not return them), so the 8 groups are equal and nothing ragged is left. The "
-          "computation and the two-input signature are kept; the inputs carry the raggedness "
-          "instead: in each group a random number of rows (1/2 to all of the block, 3/4 of "
-          "all rows in total) holds tokens and the rest are zero padding, like an MoE "
-          "dispatch buffer. The cost counts the valid rows only.",
+    "group sizes are not an input (the docstring mentions them, but create_inputs does "
+    "not return them), so the 8 groups are equal and nothing ragged is left. The "
+    "computation and the two-input signature are kept; the inputs carry the raggedness "
+    "instead: in each group a random number of rows (1/2 to all of the block, 3/4 of "
+    "all rows in total) holds tokens and the rest are zero padding, like an MoE "
+    "dispatch buffer. The cost counts the valid rows only.",
 )

@@ -1,4 +1,5 @@
 """15p RetNet multi-scale retention, parallel (quadratic) form (RetNet-6.7B)."""
+
 import jax
 import jax.numpy as jnp
 
@@ -37,7 +38,7 @@ def reference(query, key, value):
 
 def cost(cfg):
     b, h, s, d = cfg["batch"], cfg["num_heads"], cfg["seq_len"], cfg["head_dim"]
-    pairs = b * h * s * (s + 1) // 2                 # causal: j <= i only
+    pairs = b * h * s * (s + 1) // 2  # causal: j <= i only
     flops = 4 * pairs * d + 5 * pairs
     nbytes = 2 * 4 * b * h * s * d
     return flops, nbytes
@@ -52,25 +53,23 @@ WORKLOAD = Workload(
     model="RetNet-6.7B",
     category="recurrent",
     description="Retention, RetNet's causal linear attention in its parallel form: float32 "
-                "scores q.k weighted by a per-head exponential decay gamma_h^(i-j) "
-                "(gamma_h = 1 - 2^(-5-h)), normalised by their absolute row sum, times v.",
+    "scores q.k weighted by a per-head exponential decay gamma_h^(i-j) "
+    "(gamma_h = 1 - 2^(-5-h)), normalised by their absolute row sum, times v.",
     input_names=("query", "key", "value"),
     profiles={
-        "full": {"batch": 4, "seq_len": 4096, "num_heads": 16, "head_dim": 256,
-                 "d_model": 4096},
+        "full": {"batch": 4, "seq_len": 4096, "num_heads": 16, "head_dim": 256, "d_model": 4096},
         # 16 heads keep all 16 decay rates; d_model = num_heads * head_dim as in full.
-        "small": {"batch": 1, "seq_len": 256, "num_heads": 16, "head_dim": 128,
-                  "d_model": 2048},
+        "small": {"batch": 1, "seq_len": 256, "num_heads": 16, "head_dim": 128, "d_model": 2048},
     },
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
     notes="Inputs: query and key ~ N(0,1) as in the public suite; value ~ N(0,1) x 4, so "
-          "that the output of the long-memory heads at late positions (a normalised average "
-          "of about i value rows) stays well above the tolerance. Scores are float32 with no "
-          "1/sqrt(d) scaling; each row is divided by max(sum_j |score_ij|, 1), and the "
-          "normalised scores are rounded to bf16 before the product with v (bf16 result). "
-          "The recurrent or chunked form of retention gives the numerator, but the row "
-          "normalisation needs the absolute row sums. The cost counts the causal half of the "
-          "score matrix.",
+    "that the output of the long-memory heads at late positions (a normalised average "
+    "of about i value rows) stays well above the tolerance. Scores are float32 with no "
+    "1/sqrt(d) scaling; each row is divided by max(sum_j |score_ij|, 1), and the "
+    "normalised scores are rounded to bf16 before the product with v (bf16 result). "
+    "The recurrent or chunked form of retention gives the numerator, but the row "
+    "normalisation needs the absolute row sums. The cost counts the causal half of the "
+    "score matrix.",
 )

@@ -1,4 +1,5 @@
 """16p Mamba-2 state-space duality (SSD), quadratic (attention-like) form (Mamba-2-2.7B)."""
+
 import jax
 import jax.numpy as jnp
 
@@ -35,7 +36,7 @@ def reference(query, key, value, A_log):
 
 def cost(cfg):
     b, h, s, d = cfg["batch"], cfg["num_heads"], cfg["seq_len"], cfg["head_dim"]
-    pairs = b * h * s * (s + 1) // 2                 # causal: j <= i only
+    pairs = b * h * s * (s + 1) // 2  # causal: j <= i only
     flops = 4 * pairs * d + 6 * pairs + 4 * b * h * s
     nbytes = 2 * 4 * b * h * s * d + 4 * b * h * s
     return flops, nbytes
@@ -50,24 +51,22 @@ WORKLOAD = Workload(
     model="Mamba-2-2.7B",
     category="recurrent",
     description="Mamba-2's state-space duality written as masked attention: float32 scores "
-                "C.B weighted by the selective decay L[i,j] = prod a_t (a = sigmoid(A_log)), "
-                "normalised by the clamped signed row sum, times x.",
+    "C.B weighted by the selective decay L[i,j] = prod a_t (a = sigmoid(A_log)), "
+    "normalised by the clamped signed row sum, times x.",
     input_names=("query", "key", "value", "A_log"),
     profiles={
-        "full": {"batch": 4, "seq_len": 4096, "num_heads": 64, "head_dim": 64,
-                 "d_state": 128, "d_model": 2560},
+        "full": {"batch": 4, "seq_len": 4096, "num_heads": 64, "head_dim": 64, "d_state": 128, "d_model": 2560},
         # head_dim as in full; heads are independent, so fewer of them (d_state and d_model
         # are unused by the computation, as in the public file).
-        "small": {"batch": 1, "seq_len": 256, "num_heads": 16, "head_dim": 64,
-                  "d_state": 128, "d_model": 640},
+        "small": {"batch": 1, "seq_len": 256, "num_heads": 16, "head_dim": 64, "d_state": 128, "d_model": 640},
     },
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
     notes="As in the public baseline: a = sigmoid(A_log) (the docstring's exp is not what "
-          "the code does), A_log ~ N(-4, 0.5^2) in float32, so a is about 0.018 and the "
-          "decay matrix is nearly diagonal; the signed row sum s_i is replaced by 1 where "
-          "|s_i| < 1e-6 and rows are divided by max(|s_i|, 1). Scores are rounded to bf16 "
-          "before the product with x (bf16 result). In SSD terms query, key and value are C, B "
-          "and x. The cost counts the causal half.",
+    "the code does), A_log ~ N(-4, 0.5^2) in float32, so a is about 0.018 and the "
+    "decay matrix is nearly diagonal; the signed row sum s_i is replaced by 1 where "
+    "|s_i| < 1e-6 and rows are divided by max(|s_i|, 1). Scores are rounded to bf16 "
+    "before the product with x (bf16 result). In SSD terms query, key and value are C, B "
+    "and x. The cost counts the causal half.",
 )

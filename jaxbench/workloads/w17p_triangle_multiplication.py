@@ -1,5 +1,6 @@
 """17p Triangle multiplicative update, outgoing edges (AlphaFold2 Evoformer pair stack; the
 triangle-multiplication benchmark of Tokamax)."""
+
 import jax
 import jax.numpy as jnp
 
@@ -19,12 +20,22 @@ def create_inputs(cfg, key):
         return jax.random.normal(k, (c, c), dtype=jnp.bfloat16) * 0.02
 
     center_scale = jax.random.normal(keys[5], (c,), dtype=jnp.bfloat16) * 0.1 + 1.0
-    return (pair_act, mask, weight(keys[1]), weight(keys[2]), weight(keys[3]), weight(keys[4]),
-            center_scale, weight(keys[6]), weight(keys[7]))
+    return (
+        pair_act,
+        mask,
+        weight(keys[1]),
+        weight(keys[2]),
+        weight(keys[3]),
+        weight(keys[4]),
+        center_scale,
+        weight(keys[6]),
+        weight(keys[7]),
+    )
 
 
-def reference(pair_act, mask, left_proj_w, right_proj_w, left_gate_w, right_gate_w,
-              center_scale, out_proj_w, out_gate_w):
+def reference(
+    pair_act, mask, left_proj_w, right_proj_w, left_gate_w, right_gate_w, center_scale, out_proj_w, out_gate_w
+):
     # bf16 throughout. Gated left/right projections of the masked pair representation.
     act = pair_act * mask
     left = jnp.dot(act, left_proj_w) * jax.nn.sigmoid(jnp.dot(act, left_gate_w))
@@ -41,7 +52,7 @@ def reference(pair_act, mask, left_proj_w, right_proj_w, left_gate_w, right_gate
 def cost(cfg):
     n, c = cfg["N"], cfg["C"]
     p = n * n * c
-    flops = 6 * 2 * p * c + 2 * n * p + 20 * p   # six projections, the triangle sum, gates/norm
+    flops = 6 * 2 * p * c + 2 * n * p + 20 * p  # six projections, the triangle sum, gates/norm
     nbytes = 2 * (2 * p + n * n + 6 * c * c + c)
     return flops, nbytes
 
@@ -55,11 +66,20 @@ WORKLOAD = Workload(
     model="AlphaFold2",
     category="structure",
     description="AlphaFold2's outgoing triangle multiplicative update on an N x N x C pair "
-                "representation: sigmoid-gated left and right projections, a sum over the third "
-                "node k of left[i,k] * right[j,k], an RMS centre norm, and a gated output "
-                "projection.",
-    input_names=("pair_act", "mask", "left_proj_w", "right_proj_w", "left_gate_w",
-                 "right_gate_w", "center_scale", "out_proj_w", "out_gate_w"),
+    "representation: sigmoid-gated left and right projections, a sum over the third "
+    "node k of left[i,k] * right[j,k], an RMS centre norm, and a gated output "
+    "projection.",
+    input_names=(
+        "pair_act",
+        "mask",
+        "left_proj_w",
+        "right_proj_w",
+        "left_gate_w",
+        "right_gate_w",
+        "center_scale",
+        "out_proj_w",
+        "out_gate_w",
+    ),
     profiles={
         "full": {"N": 1536, "C": 128, "direction": "outgoing", "mask_keep": 0.8},
         # C = 128 as in full (the lane axis); N a multiple of 8.
@@ -69,9 +89,9 @@ WORKLOAD = Workload(
     reference=reference,
     cost_fn=cost,
     notes="The public mask is all ones, which makes it a no-op; here each pair is kept with "
-          "probability 0.8, so a kernel must apply it. The mask multiplies the input of the "
-          "four left/right projections only; the output gate uses the raw pair_act. The "
-          "centre norm divides by sqrt(mean_c(x^2) + 1e-6) without subtracting the mean. "
-          "All steps are bf16 as in the public baseline. (The public CONFIG name says 768; "
-          "N is 1536.)",
+    "probability 0.8, so a kernel must apply it. The mask multiplies the input of the "
+    "four left/right projections only; the output gate uses the raw pair_act. The "
+    "centre norm divides by sqrt(mean_c(x^2) + 1e-6) without subtracting the mean. "
+    "All steps are bf16 as in the public baseline. (The public CONFIG name says 768; "
+    "N is 1536.)",
 )

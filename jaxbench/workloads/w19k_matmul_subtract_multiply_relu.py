@@ -1,4 +1,5 @@
 """19k Matmul_Subtract_Multiply_ReLU (KernelBench L2 problem 9)."""
+
 import jax
 import jax.numpy as jnp
 
@@ -42,22 +43,31 @@ WORKLOAD = Workload(
     source="kernelbench-l2",
     model="KernelBench L2",
     category="fused-gemm",
-    description="A linear layer (x @ W + b) followed by subtracting 2.0, multiplying by 1.5 "
-                "and a ReLU.",
+    description="A linear layer (x @ W + b) followed by subtracting 2.0, multiplying by 1.5 and a ReLU.",
     input_names=("x", "weight", "bias"),
     profiles={
-        "full": {"batch_size": 4096, "in_features": 8192, "out_features": 8192,
-                 "subtract_value": 2.0, "multiply_value": 1.5},
-        "small": {"batch_size": 128, "in_features": 8192, "out_features": 512,
-                  "subtract_value": 2.0, "multiply_value": 1.5},
+        "full": {
+            "batch_size": 4096,
+            "in_features": 8192,
+            "out_features": 8192,
+            "subtract_value": 2.0,
+            "multiply_value": 1.5,
+        },
+        "small": {
+            "batch_size": 128,
+            "in_features": 8192,
+            "out_features": 512,
+            "subtract_value": 2.0,
+            "multiply_value": 1.5,
+        },
     },
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
     kernelbench_id=9,
     notes="Weight stored (in_features, out_features) as in the public suite, i.e. the "
-          "transpose of nn.Linear.weight. The bias is drawn from N(0, 1) (public: 0.02 N) so "
-          "that a fair share of the outputs (about 9%) is nonzero. Sensitive: an "
-          "f32-internal computation differs from this bf16 flow by more than the tolerance "
-          "on about 0.4% of the outputs.",
+    "transpose of nn.Linear.weight. The bias is drawn from N(0, 1) (public: 0.02 N) so "
+    "that a fair share of the outputs (about 9%) is nonzero. Sensitive: an "
+    "f32-internal computation differs from this bf16 flow by more than the tolerance "
+    "on about 0.4% of the outputs.",
 )

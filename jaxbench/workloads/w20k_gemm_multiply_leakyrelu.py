@@ -1,4 +1,5 @@
 """20k Gemm_Multiply_LeakyReLU (KernelBench L2 problem 12)."""
+
 import jax
 import jax.numpy as jnp
 
@@ -36,19 +37,27 @@ WORKLOAD = Workload(
     source="kernelbench-l2",
     model="KernelBench L2",
     category="fused-gemm",
-    description="A linear layer (x @ W + b) multiplied by 2.0 and passed through a LeakyReLU "
-                "with negative slope 0.1.",
+    description="A linear layer (x @ W + b) multiplied by 2.0 and passed through a LeakyReLU with negative slope 0.1.",
     input_names=("x", "weight", "bias"),
     profiles={
-        "full": {"batch_size": 4096, "in_features": 8192, "out_features": 8192,
-                 "multiplier": 2.0, "negative_slope": 0.1},
-        "small": {"batch_size": 128, "in_features": 8192, "out_features": 512,
-                  "multiplier": 2.0, "negative_slope": 0.1},
+        "full": {
+            "batch_size": 4096,
+            "in_features": 8192,
+            "out_features": 8192,
+            "multiplier": 2.0,
+            "negative_slope": 0.1,
+        },
+        "small": {
+            "batch_size": 128,
+            "in_features": 8192,
+            "out_features": 512,
+            "multiplier": 2.0,
+            "negative_slope": 0.1,
+        },
     },
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
     kernelbench_id=12,
-    notes="Weight stored (in_features, out_features) as in the public suite, i.e. the "
-          "transpose of nn.Linear.weight.",
+    notes="Weight stored (in_features, out_features) as in the public suite, i.e. the transpose of nn.Linear.weight.",
 )

@@ -1,4 +1,5 @@
 """21k Gemm_Divide_Sum_Scaling (KernelBench L2 problem 14)."""
+
 import jax
 import jax.numpy as jnp
 from jax import lax
@@ -18,10 +19,11 @@ def create_inputs(cfg, key):
 
 
 def reference(x, weight, *, divisor, scaling_factor):
-    y = lax.dot_general(x, weight, (((1,), (1,)), ((), ())),
-                        precision=lax.Precision.HIGHEST)    # x @ weight.T, bf16 result
+    y = lax.dot_general(
+        x, weight, (((1,), (1,)), ((), ())), precision=lax.Precision.HIGHEST
+    )  # x @ weight.T, bf16 result
     y = y / divisor
-    y = jnp.sum(y, axis=1, keepdims=True)                   # f32 accumulation, bf16 result
+    y = jnp.sum(y, axis=1, keepdims=True)  # f32 accumulation, bf16 result
     return y * scaling_factor
 
 
@@ -40,19 +42,17 @@ WORKLOAD = Workload(
     model="KernelBench L2",
     category="fused-gemm",
     description="A bias-free linear layer (x @ W^T), divided by 2, summed over the hidden "
-                "features and scaled by 1.5, giving one value per row.",
+    "features and scaled by 1.5, giving one value per row.",
     input_names=("x", "weight"),
     profiles={
-        "full": {"batch_size": 4096, "input_size": 8192, "hidden_size": 8192,
-                 "divisor": 2.0, "scaling_factor": 1.5},
-        "small": {"batch_size": 128, "input_size": 8192, "hidden_size": 512,
-                  "divisor": 2.0, "scaling_factor": 1.5},
+        "full": {"batch_size": 4096, "input_size": 8192, "hidden_size": 8192, "divisor": 2.0, "scaling_factor": 1.5},
+        "small": {"batch_size": 128, "input_size": 8192, "hidden_size": 512, "divisor": 2.0, "scaling_factor": 1.5},
     },
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
     kernelbench_id=14,
     notes="Output (batch, 1). Mathematically 0.75 * x @ (sum of the weight rows), so a "
-          "kernel may reduce the weight first; the timed baseline does the full GEMM. Weight "
-          "N(0, 1) x 0.02 instead of the original's unscaled N(0, 1).",
+    "kernel may reduce the weight first; the timed baseline does the full GEMM. Weight "
+    "N(0, 1) x 0.02 instead of the original's unscaled N(0, 1).",
 )

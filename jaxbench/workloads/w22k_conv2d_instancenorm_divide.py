@@ -1,4 +1,5 @@
 """22k Conv2d_InstanceNorm_Divide (KernelBench L2 problem 17)."""
+
 import jax
 import jax.numpy as jnp
 from jax import lax
@@ -12,7 +13,7 @@ def create_inputs(cfg, key):
     n, cin, cout, k = cfg["batch_size"], cfg["in_channels"], cfg["out_channels"], cfg["kernel_size"]
     bf16 = jnp.bfloat16
     x = jax.random.uniform(kx, (n, cin, cfg["height"], cfg["width"]), dtype=bf16)
-    weight = normal_bf16(kw, (cout, cin, k, k), 0.02)   # OIHW
+    weight = normal_bf16(kw, (cout, cin, k, k), 0.02)  # OIHW
     conv_bias = normal_bf16(kcb, (cout,), 0.02)
     # Affine parameters of the instance norm, random (the public suite's ones / zeros make
     # the affine step an identity).
@@ -25,8 +26,9 @@ def reference(x, weight, conv_bias, in_weight, in_bias, *, eps, divide_by):
     # Conv result channels-last, bias added there, then back to NCHW (as in the public
     # suite): the bias sum is materialised in bf16, a rounding point this sensitive
     # workload's baseline keeps.
-    y = lax.conv_general_dilated(x, weight, window_strides=(1, 1), padding="VALID",
-                                 dimension_numbers=("NCHW", "OIHW", "NHWC"))
+    y = lax.conv_general_dilated(
+        x, weight, window_strides=(1, 1), padding="VALID", dimension_numbers=("NCHW", "OIHW", "NHWC")
+    )
     y = jnp.transpose(y + conv_bias, (0, 3, 1, 2))
     # Instance norm: per (sample, channel) statistics over H, W; biased variance.
     mean = jnp.mean(y, axis=(2, 3), keepdims=True)
@@ -54,24 +56,40 @@ WORKLOAD = Workload(
     model="KernelBench L2",
     category="conv",
     description="A 3x3 convolution (64 -> 128 channels, no padding), instance normalisation "
-                "over each feature map (eps 1e-5) with a per-channel affine, and a division "
-                "by 2. Instance norm has no running statistics: it always uses the "
-                "statistics of its input.",
+    "over each feature map (eps 1e-5) with a per-channel affine, and a division "
+    "by 2. Instance norm has no running statistics: it always uses the "
+    "statistics of its input.",
     input_names=("x", "weight", "conv_bias", "in_weight", "in_bias"),
     profiles={
-        "full": {"batch_size": 128, "in_channels": 64, "out_channels": 128, "kernel_size": 3,
-                 "height": 128, "width": 128, "eps": 1e-5, "divide_by": 2.0},
-        "small": {"batch_size": 2, "in_channels": 64, "out_channels": 128, "kernel_size": 3,
-                  "height": 16, "width": 128, "eps": 1e-5, "divide_by": 2.0},
+        "full": {
+            "batch_size": 128,
+            "in_channels": 64,
+            "out_channels": 128,
+            "kernel_size": 3,
+            "height": 128,
+            "width": 128,
+            "eps": 1e-5,
+            "divide_by": 2.0,
+        },
+        "small": {
+            "batch_size": 2,
+            "in_channels": 64,
+            "out_channels": 128,
+            "kernel_size": 3,
+            "height": 16,
+            "width": 128,
+            "eps": 1e-5,
+            "divide_by": 2.0,
+        },
     },
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
     kernelbench_id=17,
     notes="NCHW input, OIHW weight. The affine in_weight / in_bias are inputs as in the "
-          "public suite (the original InstanceNorm2d has affine=False), drawn as 1 + 0.1 N "
-          "and 0.1 N. The conv bias is constant over each feature map, so the instance norm "
-          "removes it in exact arithmetic; in the bf16 baseline it still moves roundings. "
-          "Sensitive: an f32-internal computation differs from this bf16 flow by more than "
-          "the tolerance on about 0.1% of the outputs (small profile).",
+    "public suite (the original InstanceNorm2d has affine=False), drawn as 1 + 0.1 N "
+    "and 0.1 N. The conv bias is constant over each feature map, so the instance norm "
+    "removes it in exact arithmetic; in the bf16 baseline it still moves roundings. "
+    "Sensitive: an f32-internal computation differs from this bf16 flow by more than "
+    "the tolerance on about 0.1% of the outputs (small profile).",
 )

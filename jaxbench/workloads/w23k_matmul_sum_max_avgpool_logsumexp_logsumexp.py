@@ -1,4 +1,5 @@
 """23k Matmul_Sum_Max_AvgPool_LogSumExp_LogSumExp (KernelBench L2 problem 18)."""
+
 import jax
 import jax.numpy as jnp
 
@@ -10,7 +11,7 @@ def create_inputs(cfg, key):
     kx, kw, kb = jax.random.split(key, 3)
     batch, fin, fout = cfg["batch_size"], cfg["in_features"], cfg["out_features"]
     x = jax.random.uniform(kx, (batch, fin), dtype=jnp.bfloat16)
-    weight = normal_bf16(kw, (fout, fin), 0.02)   # (out, in)
+    weight = normal_bf16(kw, (fout, fin), 0.02)  # (out, in)
     # N(0, 1) rather than 0.02 N: the bias enters only through its sum, which would
     # otherwise stay below the tolerance of outputs in the hundreds.
     bias = normal_bf16(kb, (fout,))
@@ -19,7 +20,7 @@ def create_inputs(cfg, key):
 
 def reference(x, weight, bias):
     y = jnp.matmul(x, weight.T) + bias
-    y = jnp.sum(y, axis=1, keepdims=True)          # (batch, 1)
+    y = jnp.sum(y, axis=1, keepdims=True)  # (batch, 1)
     # Each of the following reduces over the remaining length-1 axis (identities).
     y = jnp.max(y, axis=1, keepdims=True)
     y = jnp.mean(y, axis=1, keepdims=True)
@@ -42,8 +43,8 @@ WORKLOAD = Workload(
     model="KernelBench L2",
     category="fused-gemm",
     description="A linear layer (x @ W^T + b) summed over its output features; the max, mean "
-                "and two logsumexps that follow all reduce over a length-1 axis, so the "
-                "result is the row sum, one value per row.",
+    "and two logsumexps that follow all reduce over a length-1 axis, so the "
+    "result is the row sum, one value per row.",
     input_names=("x", "weight", "bias"),
     profiles={
         "full": {"batch_size": 4096, "in_features": 8192, "out_features": 8192},
@@ -54,10 +55,10 @@ WORKLOAD = Workload(
     cost_fn=cost,
     kernelbench_id=18,
     degenerate="The sum over the output features leaves a length-1 axis, so the max, the "
-               "mean and both logsumexps of the original are identities: the output is the "
-               "row sum of x @ W^T + b (every input still matters).",
+    "mean and both logsumexps of the original are identities: the output is the "
+    "row sum of x @ W^T + b (every input still matters).",
     notes="Weight stored (out_features, in_features) as nn.Linear.weight. Output "
-          "(batch, 1), mathematically x @ (sum of the weight rows) + sum(b). The bias is "
-          "drawn from N(0, 1) (public: 0.02 N) so that it changes the output beyond the "
-          "tolerance.",
+    "(batch, 1), mathematically x @ (sum of the weight rows) + sum(b). The bias is "
+    "drawn from N(0, 1) (public: 0.02 N) so that it changes the output beyond the "
+    "tolerance.",
 )

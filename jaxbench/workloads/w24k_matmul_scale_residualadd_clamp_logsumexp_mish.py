@@ -1,4 +1,5 @@
 """24k Matmul_Scale_ResidualAdd_Clamp_LogSumExp_Mish (KernelBench L2 problem 22)."""
+
 import jax
 import jax.numpy as jnp
 
@@ -10,7 +11,7 @@ def create_inputs(cfg, key):
     kx, kw, kb = jax.random.split(key, 3)
     batch, fin, hidden = cfg["batch_size"], cfg["input_size"], cfg["hidden_size"]
     x = jax.random.uniform(kx, (batch, fin), dtype=jnp.bfloat16)
-    weight = normal_bf16(kw, (hidden, fin), 0.02)   # (out, in)
+    weight = normal_bf16(kw, (hidden, fin), 0.02)  # (out, in)
     bias = normal_bf16(kb, (hidden,), 0.02)
     return x, weight, bias
 
@@ -18,10 +19,10 @@ def create_inputs(cfg, key):
 def reference(x, weight, bias, *, scale_factor, clamp_min, clamp_max):
     y = jnp.matmul(x, weight.T) + bias
     y = y * scale_factor
-    y = y + y                                       # residual add of the tensor with itself
+    y = y + y  # residual add of the tensor with itself
     y = jnp.clip(y, clamp_min, clamp_max)
     z = jax.nn.logsumexp(y, axis=1, keepdims=True)  # (batch, 1)
-    mish = z * jnp.tanh(jnp.logaddexp(z, 0.0))      # softplus(z) = logaddexp(z, 0)
+    mish = z * jnp.tanh(jnp.logaddexp(z, 0.0))  # softplus(z) = logaddexp(z, 0)
     return z * mish
 
 
@@ -40,14 +41,26 @@ WORKLOAD = Workload(
     model="KernelBench L2",
     category="fused-gemm",
     description="A linear layer (x @ W^T + b) scaled by 2 and added to itself, clamped to "
-                "[-10, 10], reduced by a row-wise logsumexp, and multiplied by its own Mish "
-                "(z * mish(z)), giving one value per row.",
+    "[-10, 10], reduced by a row-wise logsumexp, and multiplied by its own Mish "
+    "(z * mish(z)), giving one value per row.",
     input_names=("x", "weight", "bias"),
     profiles={
-        "full": {"batch_size": 4096, "input_size": 8192, "hidden_size": 8192,
-                 "scale_factor": 2.0, "clamp_min": -10.0, "clamp_max": 10.0},
-        "small": {"batch_size": 128, "input_size": 8192, "hidden_size": 512,
-                  "scale_factor": 2.0, "clamp_min": -10.0, "clamp_max": 10.0},
+        "full": {
+            "batch_size": 4096,
+            "input_size": 8192,
+            "hidden_size": 8192,
+            "scale_factor": 2.0,
+            "clamp_min": -10.0,
+            "clamp_max": 10.0,
+        },
+        "small": {
+            "batch_size": 128,
+            "input_size": 8192,
+            "hidden_size": 512,
+            "scale_factor": 2.0,
+            "clamp_min": -10.0,
+            "clamp_max": 10.0,
+        },
     },
     create_inputs_fn=create_inputs,
     reference=reference,

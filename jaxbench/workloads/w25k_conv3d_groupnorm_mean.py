@@ -1,4 +1,5 @@
 """25k Conv3d_GroupNorm_Mean (KernelBench L2 problem 23)."""
+
 import jax
 import jax.numpy as jnp
 from jax import lax
@@ -12,7 +13,7 @@ def create_inputs(cfg, key):
     n, cin, cout, k = cfg["batch_size"], cfg["in_channels"], cfg["out_channels"], cfg["kernel_size"]
     bf16 = jnp.bfloat16
     x = jax.random.uniform(kx, (n, cin, cfg["depth"], cfg["height"], cfg["width"]), dtype=bf16)
-    weight = normal_bf16(kw, (cout, cin, k, k, k), 0.02)   # OIDHW
+    weight = normal_bf16(kw, (cout, cin, k, k, k), 0.02)  # OIDHW
     conv_bias = normal_bf16(kcb, (cout,), 0.02)
     # GroupNorm weight: ones, as in the original (the degeneracy needs it constant within
     # each group). beta is the only input the output depends on: 1 + N(0, 1) keeps its mean
@@ -25,8 +26,9 @@ def create_inputs(cfg, key):
 def reference(x, weight, conv_bias, gamma, beta, *, num_groups, eps):
     # Conv result channels-last, bias added there, then back to NCDHW (as in the public
     # suite).
-    y = lax.conv_general_dilated(x, weight, window_strides=(1, 1, 1), padding="VALID",
-                                 dimension_numbers=("NCDHW", "OIDHW", "NDHWC"))
+    y = lax.conv_general_dilated(
+        x, weight, window_strides=(1, 1, 1), padding="VALID", dimension_numbers=("NCDHW", "OIDHW", "NDHWC")
+    )
     y = jnp.transpose(y + conv_bias, (0, 4, 1, 2, 3))
     n, c, d, h, w = y.shape
     g = y.reshape(n, num_groups, c // num_groups, d, h, w)
@@ -34,15 +36,15 @@ def reference(x, weight, conv_bias, gamma, beta, *, num_groups, eps):
     var = jnp.var(g, axis=(2, 3, 4, 5), keepdims=True)
     y = ((g - mean) / jnp.sqrt(var + eps)).reshape(n, c, d, h, w)
     y = y * gamma[None, :, None, None, None] + beta[None, :, None, None, None]
-    return jnp.mean(y, axis=(1, 2, 3, 4))          # (batch,)
+    return jnp.mean(y, axis=(1, 2, 3, 4))  # (batch,)
 
 
 def cost(cfg):
     n, cin, cout, k = cfg["batch_size"], cfg["in_channels"], cfg["out_channels"], cfg["kernel_size"]
     d, h, w = cfg["depth"], cfg["height"], cfg["width"]
     out = n * cout * (d - k + 1) * (h - k + 1) * (w - k + 1)
-    flops = 2 * out * cin * k ** 3 + 11 * out
-    nbytes = 2 * (n * cin * d * h * w + cout * cin * k ** 3 + 3 * cout + n)
+    flops = 2 * out * cin * k**3 + 11 * out
+    nbytes = 2 * (n * cin * d * h * w + cout * cin * k**3 + 3 * cout + n)
     return flops, nbytes
 
 
@@ -55,26 +57,44 @@ WORKLOAD = Workload(
     model="KernelBench L2",
     category="conv",
     description="A 3x3x3 convolution (3 -> 24 channels, no padding), GroupNorm with 8 groups "
-                "(statistics of the input, eps 1e-5, affine gamma and beta) and the mean over "
-                "channels and space, one value per sample. With gamma constant within each "
-                "group the result equals the mean of beta.",
+    "(statistics of the input, eps 1e-5, affine gamma and beta) and the mean over "
+    "channels and space, one value per sample. With gamma constant within each "
+    "group the result equals the mean of beta.",
     input_names=("x", "weight", "conv_bias", "gamma", "beta"),
     profiles={
-        "full": {"batch_size": 128, "in_channels": 3, "out_channels": 24, "kernel_size": 3,
-                 "depth": 24, "height": 32, "width": 32, "num_groups": 8, "eps": 1e-5},
-        "small": {"batch_size": 2, "in_channels": 3, "out_channels": 24, "kernel_size": 3,
-                  "depth": 8, "height": 16, "width": 32, "num_groups": 8, "eps": 1e-5},
+        "full": {
+            "batch_size": 128,
+            "in_channels": 3,
+            "out_channels": 24,
+            "kernel_size": 3,
+            "depth": 24,
+            "height": 32,
+            "width": 32,
+            "num_groups": 8,
+            "eps": 1e-5,
+        },
+        "small": {
+            "batch_size": 2,
+            "in_channels": 3,
+            "out_channels": 24,
+            "kernel_size": 3,
+            "depth": 8,
+            "height": 16,
+            "width": 32,
+            "num_groups": 8,
+            "eps": 1e-5,
+        },
     },
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
     kernelbench_id=23,
     degenerate="GroupNorm's weight is ones (constant within each group), so every group's "
-               "normalised values sum to zero and the mean over (C, D, H, W) is exactly "
-               "mean(beta) for every sample: x, the convolution weight and bias, and gamma do "
-               "not affect the output beyond bf16 rounding noise.",
+    "normalised values sum to zero and the mean over (C, D, H, W) is exactly "
+    "mean(beta) for every sample: x, the convolution weight and bias, and gamma do "
+    "not affect the output beyond bf16 rounding noise.",
     insensitive_inputs=("x", "weight", "conv_bias", "gamma"),
     notes="NCDHW input, OIDHW weight. GroupNorm uses the statistics of its input (it has no "
-          "running statistics). beta is drawn as 1 + N(0, 1) (public suite: 0.02 N, which "
-          "puts the whole output below the tolerance).",
+    "running statistics). beta is drawn as 1 + N(0, 1) (public suite: 0.02 N, which "
+    "puts the whole output below the tolerance).",
 )

@@ -1,4 +1,5 @@
 """26k BMM_InstanceNorm_Sum_ResidualAdd_Multiply (KernelBench L2 problem 28)."""
+
 import jax
 import jax.numpy as jnp
 
@@ -12,7 +13,7 @@ def create_inputs(cfg, key):
     bf16 = jnp.bfloat16
     x = jax.random.uniform(kx, (batch, fin), dtype=bf16)
     y = jax.random.uniform(ky, (batch, fout), dtype=bf16)
-    bmm_weight = normal_bf16(kw, (fout, fin), 0.02)   # (out, in)
+    bmm_weight = normal_bf16(kw, (fout, fin), 0.02)  # (out, in)
     bmm_bias = normal_bf16(kbb, (fout,), 0.02)
     in_weight = normal_bf16(kg, (fout,), 0.1, shift=1.0)
     in_bias = normal_bf16(kb, (fout,), 0.1)
@@ -48,8 +49,8 @@ WORKLOAD = Workload(
     model="KernelBench L2",
     category="fused-gemm",
     description="A linear layer on x, instance normalisation of its output viewed as "
-                "(N, C, 1, 1) with a per-channel affine, then + y and * y. Normalising over a "
-                "1x1 extent gives exactly zero, so the result is (in_bias + y) * y.",
+    "(N, C, 1, 1) with a per-channel affine, then + y and * y. Normalising over a "
+    "1x1 extent gives exactly zero, so the result is (in_bias + y) * y.",
     input_names=("x", "y", "bmm_weight", "bmm_bias", "in_weight", "in_bias"),
     profiles={
         "full": {"batch_size": 4096, "in_features": 8192, "out_features": 8192, "eps": 1e-5},
@@ -60,12 +61,12 @@ WORKLOAD = Workload(
     cost_fn=cost,
     kernelbench_id=28,
     degenerate="The instance norm runs over a 1x1 spatial extent: mean = value and var = 0, "
-               "so the normalised value is exactly 0 and the output is (in_bias + y) * y; "
-               "x, the linear layer (bmm_weight, bmm_bias) and in_weight do not matter.",
+    "so the normalised value is exactly 0 and the output is (in_bias + y) * y; "
+    "x, the linear layer (bmm_weight, bmm_bias) and in_weight do not matter.",
     insensitive_inputs=("x", "bmm_weight", "bmm_bias", "in_weight"),
     notes="Semantics of the public suite, which views the linear output as (N, C, 1, 1). The "
-          "original KernelBench model unsqueezes to (N, 1, 1, C) instead, i.e. normalises "
-          "each row over its C features (with a channel-count warning and no affine), which "
-          "is not degenerate. Weight stored (out_features, in_features) as nn.Linear.weight; "
-          "in_weight 1 + 0.1 N and in_bias 0.1 N are random (public: ones and 0.02 N).",
+    "original KernelBench model unsqueezes to (N, 1, 1, C) instead, i.e. normalises "
+    "each row over its C features (with a channel-count warning and no affine), which "
+    "is not degenerate. Weight stored (out_features, in_features) as nn.Linear.weight; "
+    "in_weight 1 + 0.1 N and in_bias 0.1 N are random (public: ones and 0.02 N).",
 )

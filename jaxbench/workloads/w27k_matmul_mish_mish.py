@@ -1,4 +1,5 @@
 """27k Matmul_Mish_Mish (KernelBench L2 problem 29)."""
+
 import jax
 import jax.numpy as jnp
 
@@ -40,8 +41,7 @@ WORKLOAD = Workload(
     source="kernelbench-l2",
     model="KernelBench L2",
     category="fused-gemm",
-    description="A linear layer (x @ W + b) followed by two Mish activations, "
-                "mish(v) = v * tanh(softplus(v)).",
+    description="A linear layer (x @ W + b) followed by two Mish activations, mish(v) = v * tanh(softplus(v)).",
     input_names=("x", "weight", "bias"),
     profiles={
         "full": {"batch_size": 4096, "in_features": 8192, "out_features": 8192},
@@ -52,5 +52,5 @@ WORKLOAD = Workload(
     cost_fn=cost,
     kernelbench_id=29,
     notes="Weight stored (in_features, out_features) as in the public suite, i.e. the "
-          "transpose of nn.Linear.weight. softplus is the stable form (jax.nn.softplus).",
+    "transpose of nn.Linear.weight. softplus is the stable form (jax.nn.softplus).",
 )

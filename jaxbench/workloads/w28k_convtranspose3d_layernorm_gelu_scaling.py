@@ -1,4 +1,5 @@
 """28k ConvTranspose3d_LayerNorm_GELU_Scaling (KernelBench L2 problem 34)."""
+
 import jax
 import jax.numpy as jnp
 from jax import lax
@@ -32,13 +33,16 @@ def conv_transpose3d(x, w, stride, padding):
     k = w.shape[2]
     pad = k - 1 - padding
     return lax.conv_general_dilated(
-        x, jnp.flip(w, axis=(2, 3, 4)), window_strides=(1, 1, 1),
-        padding=[(pad, pad)] * 3, lhs_dilation=(stride,) * 3,
-        dimension_numbers=("NCDHW", "IODHW", "NDHWC"))
+        x,
+        jnp.flip(w, axis=(2, 3, 4)),
+        window_strides=(1, 1, 1),
+        padding=[(pad, pad)] * 3,
+        lhs_dilation=(stride,) * 3,
+        dimension_numbers=("NCDHW", "IODHW", "NDHWC"),
+    )
 
 
-def reference(x, conv_weight, conv_bias, ln_weight, ln_bias, *, stride, padding, eps,
-              scaling_factor):
+def reference(x, conv_weight, conv_bias, ln_weight, ln_bias, *, stride, padding, eps, scaling_factor):
     # Bias added channels-last, then back to NCDHW (as in the public suite): the bias sum
     # is materialised in bf16, a rounding point this sensitive workload's baseline keeps.
     y = conv_transpose3d(x, conv_weight, stride, padding)
@@ -48,7 +52,7 @@ def reference(x, conv_weight, conv_bias, ln_weight, ln_bias, *, stride, padding,
     var = jnp.mean((y - mean) ** 2, axis=-1, keepdims=True)
     y = (y - mean) / jnp.sqrt(var + eps)
     y = y * ln_weight + ln_bias
-    y = jax.nn.gelu(y)                              # tanh approximation
+    y = jax.nn.gelu(y)  # tanh approximation
     return y * scaling_factor
 
 
@@ -69,7 +73,7 @@ def cost(cfg):
         out_sp *= (d - 1) * s - 2 * p + k
     out = n * cout * out_sp
     flops = 2 * n * cin * cout * taps + 20 * out
-    nbytes = 2 * (n * cin * dims[0] * dims[1] * dims[2] + cin * cout * k ** 3 + 3 * cout + out)
+    nbytes = 2 * (n * cin * dims[0] * dims[1] * dims[2] + cin * cout * k**3 + 3 * cout + out)
     return flops, nbytes
 
 
@@ -82,29 +86,49 @@ WORKLOAD = Workload(
     model="KernelBench L2",
     category="conv",
     description="A 3-D transposed convolution (32 -> 64 channels, kernel 4, stride 2, "
-                "padding 1) with bias, LayerNorm over the last (width) axis (eps 1e-5, affine), "
-                "a tanh-form GELU and a scaling by 1.0.",
+    "padding 1) with bias, LayerNorm over the last (width) axis (eps 1e-5, affine), "
+    "a tanh-form GELU and a scaling by 1.0.",
     input_names=("x", "conv_weight", "conv_bias", "ln_weight", "ln_bias"),
     profiles={
-        "full": {"batch_size": 32, "in_channels": 32, "out_channels": 64, "kernel_size": 4,
-                 "depth": 16, "height": 32, "width": 32, "stride": 2, "padding": 1,
-                 "eps": 1e-5, "scaling_factor": 1.0},
-        "small": {"batch_size": 2, "in_channels": 8, "out_channels": 16, "kernel_size": 4,
-                  "depth": 4, "height": 8, "width": 8, "stride": 2, "padding": 1,
-                  "eps": 1e-5, "scaling_factor": 1.0},
+        "full": {
+            "batch_size": 32,
+            "in_channels": 32,
+            "out_channels": 64,
+            "kernel_size": 4,
+            "depth": 16,
+            "height": 32,
+            "width": 32,
+            "stride": 2,
+            "padding": 1,
+            "eps": 1e-5,
+            "scaling_factor": 1.0,
+        },
+        "small": {
+            "batch_size": 2,
+            "in_channels": 8,
+            "out_channels": 16,
+            "kernel_size": 4,
+            "depth": 4,
+            "height": 8,
+            "width": 8,
+            "stride": 2,
+            "padding": 1,
+            "eps": 1e-5,
+            "scaling_factor": 1.0,
+        },
     },
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
     kernelbench_id=34,
     notes="NCDHW input; weight in the (in, out, kD, kH, kW) layout of nn.ConvTranspose3d. "
-          "The original's nn.LayerNorm(out_channels) works only because the output width "
-          "(2 x input width) equals out_channels; both profiles keep that. LayerNorm has no "
-          "running statistics; its weight 1 + 0.1 N and bias 0.1 N are random (public: ones "
-          "and zeros). The conv bias is constant along W, so the LayerNorm over W removes it "
-          "in exact arithmetic; in the bf16 baseline it still moves roundings (about 1e-3 of "
-          "the outputs by more than the tolerance). Sensitive: an f32-internal computation "
-          "differs from this bf16 flow by more than the tolerance on a few outputs in 1e4. "
-          "FLOPs count only the kernel taps that land in the output (XLA's convention for "
-          "an input-dilated convolution).",
+    "The original's nn.LayerNorm(out_channels) works only because the output width "
+    "(2 x input width) equals out_channels; both profiles keep that. LayerNorm has no "
+    "running statistics; its weight 1 + 0.1 N and bias 0.1 N are random (public: ones "
+    "and zeros). The conv bias is constant along W, so the LayerNorm over W removes it "
+    "in exact arithmetic; in the bf16 baseline it still moves roundings (about 1e-3 of "
+    "the outputs by more than the tolerance). Sensitive: an f32-internal computation "
+    "differs from this bf16 flow by more than the tolerance on a few outputs in 1e4. "
+    "FLOPs count only the kernel taps that land in the output (XLA's convention for "
+    "an input-dilated convolution).",
 )

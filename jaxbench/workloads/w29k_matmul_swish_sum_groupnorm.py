@@ -1,4 +1,5 @@
 """29k Matmul_Swish_Sum_GroupNorm (KernelBench L2 problem 37)."""
+
 import jax
 import jax.numpy as jnp
 
@@ -20,8 +21,8 @@ def create_inputs(cfg, key):
 
 
 def reference(x, weight, bias, gn_weight, gn_bias, *, num_groups, eps):
-    y = jnp.matmul(x, weight)                       # the Linear's own bias is not applied
-    y = jax.nn.sigmoid(y) * y                       # Swish
+    y = jnp.matmul(x, weight)  # the Linear's own bias is not applied
+    y = jax.nn.sigmoid(y) * y  # Swish
     y = y + bias
     b, f = y.shape
     g = y.reshape(b, num_groups, f // num_groups)
@@ -46,25 +47,23 @@ WORKLOAD = Workload(
     model="KernelBench L2",
     category="fused-gemm",
     description="A bias-free matmul (x @ W), Swish, a learned bias add, and GroupNorm over "
-                "the features in 64 groups (statistics of each row's group, eps 1e-5, "
-                "affine).",
+    "the features in 64 groups (statistics of each row's group, eps 1e-5, "
+    "affine).",
     input_names=("x", "weight", "bias", "gn_weight", "gn_bias"),
     profiles={
-        "full": {"batch_size": 8192, "in_features": 4096, "out_features": 4096,
-                 "num_groups": 64, "eps": 1e-5},
+        "full": {"batch_size": 8192, "in_features": 4096, "out_features": 4096, "num_groups": 64, "eps": 1e-5},
         # The public baseline hard-codes 4096 features and 64 groups: the small profile keeps
         # both and shortens the contraction instead (same FLOPs as 128 x 4096 -> 1024).
-        "small": {"batch_size": 128, "in_features": 1024, "out_features": 4096,
-                  "num_groups": 64, "eps": 1e-5},
+        "small": {"batch_size": 128, "in_features": 1024, "out_features": 4096, "num_groups": 64, "eps": 1e-5},
     },
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
     kernelbench_id=37,
     notes="Weight stored (in_features, out_features) as in the public suite; as there, the "
-          "Linear's own bias is dropped and only the separate bias is added after the Swish. "
-          "GroupNorm has no running statistics; gn_weight 1 + 0.1 N and gn_bias 0.1 N are "
-          "random (public: ones and zeros). The public baseline hard-codes 4096 features "
-          "and 64 groups, so the small profile keeps both (and a 1024-long contraction): "
-          "the public file runs unchanged at either profile.",
+    "Linear's own bias is dropped and only the separate bias is added after the Swish. "
+    "GroupNorm has no running statistics; gn_weight 1 + 0.1 N and gn_bias 0.1 N are "
+    "random (public: ones and zeros). The public baseline hard-codes 4096 features "
+    "and 64 groups, so the small profile keeps both (and a 1024-long contraction): "
+    "the public file runs unchanged at either profile.",
 )

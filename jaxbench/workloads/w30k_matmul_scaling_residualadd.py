@@ -1,4 +1,5 @@
 """30k Matmul_Scaling_ResidualAdd (KernelBench L2 problem 40)."""
+
 import jax
 import jax.numpy as jnp
 
@@ -35,19 +36,15 @@ WORKLOAD = Workload(
     source="kernelbench-l2",
     model="KernelBench L2",
     category="fused-gemm",
-    description="A linear layer (x @ W + b) whose output y is scaled by 0.5 and added back to "
-                "itself: y * 0.5 + y.",
+    description="A linear layer (x @ W + b) whose output y is scaled by 0.5 and added back to itself: y * 0.5 + y.",
     input_names=("x", "weight", "bias"),
     profiles={
-        "full": {"batch_size": 16384, "in_features": 4096, "out_features": 4096,
-                 "scaling_factor": 0.5},
-        "small": {"batch_size": 128, "in_features": 4096, "out_features": 512,
-                  "scaling_factor": 0.5},
+        "full": {"batch_size": 16384, "in_features": 4096, "out_features": 4096, "scaling_factor": 0.5},
+        "small": {"batch_size": 128, "in_features": 4096, "out_features": 512, "scaling_factor": 0.5},
     },
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
     kernelbench_id=40,
-    notes="Weight stored (in_features, out_features) as in the public suite, i.e. the "
-          "transpose of nn.Linear.weight.",
+    notes="Weight stored (in_features, out_features) as in the public suite, i.e. the transpose of nn.Linear.weight.",
 )

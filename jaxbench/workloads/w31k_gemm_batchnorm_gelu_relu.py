@@ -1,4 +1,5 @@
 """31k Gemm_BatchNorm_GELU_ReLU (KernelBench L2 problem 41)."""
+
 import jax
 import jax.numpy as jnp
 
@@ -27,7 +28,7 @@ def reference(x, gemm_weight, gemm_bias, bn_weight, bn_bias, *, eps):
     mean = jnp.mean(y, axis=0, keepdims=True)
     var = jnp.mean((y - mean) ** 2, axis=0, keepdims=True)
     y = (y - mean) / jnp.sqrt(var + eps) * bn_weight + bn_bias
-    y = jax.nn.gelu(y)                              # tanh approximation
+    y = jax.nn.gelu(y)  # tanh approximation
     return jax.nn.relu(y)
 
 
@@ -46,8 +47,8 @@ WORKLOAD = Workload(
     model="KernelBench L2",
     category="fused-gemm",
     description="A linear layer (x @ W^T + b), BatchNorm over the batch with the batch's own "
-                "statistics (training mode, as the original model runs; no running "
-                "statistics; eps 1e-5, affine), a tanh-form GELU and a ReLU.",
+    "statistics (training mode, as the original model runs; no running "
+    "statistics; eps 1e-5, affine), a tanh-form GELU and a ReLU.",
     input_names=("x", "gemm_weight", "gemm_bias", "bn_weight", "bn_bias"),
     profiles={
         "full": {"batch_size": 16384, "in_features": 8192, "out_features": 8192, "eps": 1e-5},
@@ -58,11 +59,11 @@ WORKLOAD = Workload(
     cost_fn=cost,
     kernelbench_id=41,
     notes="Training-mode BatchNorm1d as in the public suite and the original (an nn.Module "
-          "left in training mode); the statistics come from the batch, so there are no "
-          "running-statistics inputs. bn_weight 1 + 0.1 N and bn_bias 0.1 N are random "
-          "(public: ones and zeros). The GEMM bias is constant over the batch, so the "
-          "normalisation removes it in exact arithmetic; in the bf16 baseline it still moves "
-          "roundings. Sensitive: an f32-internal computation differs from this bf16 flow by "
-          "more than the tolerance on about 1% of the outputs (small profile). The original "
-          "KernelBench problem has in_features 4096; the public suite uses 8192.",
+    "left in training mode); the statistics come from the batch, so there are no "
+    "running-statistics inputs. bn_weight 1 + 0.1 N and bn_bias 0.1 N are random "
+    "(public: ones and zeros). The GEMM bias is constant over the batch, so the "
+    "normalisation removes it in exact arithmetic; in the bf16 baseline it still moves "
+    "roundings. Sensitive: an f32-internal computation differs from this bf16 flow by "
+    "more than the tolerance on about 1% of the outputs (small profile). The original "
+    "KernelBench problem has in_features 4096; the public suite uses 8192.",
 )

@@ -1,4 +1,5 @@
 """33k Conv3d_Mish_Tanh (KernelBench L2 problem 47)."""
+
 import jax
 import jax.numpy as jnp
 from jax import lax
@@ -12,7 +13,7 @@ def create_inputs(cfg, key):
     n, cin, cout, k = cfg["batch_size"], cfg["in_channels"], cfg["out_channels"], cfg["kernel_size"]
     bf16 = jnp.bfloat16
     x = jax.random.uniform(kx, (n, cin, cfg["depth"], cfg["height"], cfg["width"]), dtype=bf16)
-    weight = normal_bf16(kw, (cout, cin, k, k, k), 0.02)   # OIDHW
+    weight = normal_bf16(kw, (cout, cin, k, k, k), 0.02)  # OIDHW
     bias = normal_bf16(kb, (cout,), 0.02)
     return x, weight, bias
 
@@ -20,8 +21,9 @@ def create_inputs(cfg, key):
 def reference(x, weight, bias):
     # Conv result channels-last through the activations, then back to NCDHW (as in the
     # public suite).
-    y = lax.conv_general_dilated(x, weight, window_strides=(1, 1, 1), padding="VALID",
-                                 dimension_numbers=("NCDHW", "OIDHW", "NDHWC"))
+    y = lax.conv_general_dilated(
+        x, weight, window_strides=(1, 1, 1), padding="VALID", dimension_numbers=("NCDHW", "OIDHW", "NDHWC")
+    )
     y = y + bias
     # Mish with softplus written naively, log(1 + exp(y)), as in the public suite.
     y = y * jnp.tanh(jnp.log(1 + jnp.exp(y)))
@@ -32,8 +34,8 @@ def cost(cfg):
     n, cin, cout, k = cfg["batch_size"], cfg["in_channels"], cfg["out_channels"], cfg["kernel_size"]
     d, h, w = cfg["depth"], cfg["height"], cfg["width"]
     out = n * cout * (d - k + 1) * (h - k + 1) * (w - k + 1)
-    flops = 2 * out * cin * k ** 3 + 8 * out
-    nbytes = 2 * (n * cin * d * h * w + cout * cin * k ** 3 + cout + out)
+    flops = 2 * out * cin * k**3 + 8 * out
+    nbytes = 2 * (n * cin * d * h * w + cout * cin * k**3 + cout + out)
     return flops, nbytes
 
 
@@ -46,13 +48,27 @@ WORKLOAD = Workload(
     model="KernelBench L2",
     category="conv",
     description="A 3x3x3 convolution (32 -> 64 channels, stride 1, no padding) with bias, a "
-                "Mish activation and a tanh.",
+    "Mish activation and a tanh.",
     input_names=("x", "weight", "bias"),
     profiles={
-        "full": {"batch_size": 16, "in_channels": 32, "out_channels": 64, "kernel_size": 3,
-                 "depth": 32, "height": 64, "width": 64},
-        "small": {"batch_size": 2, "in_channels": 32, "out_channels": 64, "kernel_size": 3,
-                  "depth": 8, "height": 16, "width": 32},
+        "full": {
+            "batch_size": 16,
+            "in_channels": 32,
+            "out_channels": 64,
+            "kernel_size": 3,
+            "depth": 32,
+            "height": 64,
+            "width": 64,
+        },
+        "small": {
+            "batch_size": 2,
+            "in_channels": 32,
+            "out_channels": 64,
+            "kernel_size": 3,
+            "depth": 8,
+            "height": 16,
+            "width": 32,
+        },
     },
     create_inputs_fn=create_inputs,
     reference=reference,

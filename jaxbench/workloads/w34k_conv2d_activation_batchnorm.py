@@ -1,4 +1,5 @@
 """34k Conv2d_Activation_BatchNorm (KernelBench L2 problem 52)."""
+
 import jax
 import jax.numpy as jnp
 from jax import lax
@@ -24,16 +25,16 @@ def create_inputs(cfg, key):
 def reference(x, conv_weight, conv_bias, bn_weight, bn_bias, *, eps):
     # Conv result channels-last, bias added there, then back to NCHW (as in the public
     # suite).
-    y = lax.conv_general_dilated(x, conv_weight, window_strides=(1, 1), padding="VALID",
-                                 dimension_numbers=("NCHW", "OIHW", "NHWC"))
+    y = lax.conv_general_dilated(
+        x, conv_weight, window_strides=(1, 1), padding="VALID", dimension_numbers=("NCHW", "OIHW", "NHWC")
+    )
     y = jnp.transpose(y + conv_bias, (0, 3, 1, 2))
-    y = jnp.tanh(jax.nn.softplus(y)) * y            # Mish
+    y = jnp.tanh(jax.nn.softplus(y)) * y  # Mish
     # BatchNorm2d as the original runs it (training mode): per-channel statistics of this
     # batch over (N, H, W); the variance is the mean of bf16 squared deviations.
     mean = jnp.mean(y, axis=(0, 2, 3), keepdims=True)
     var = jnp.mean((y - mean) ** 2, axis=(0, 2, 3), keepdims=True)
-    return ((y - mean) / jnp.sqrt(var + eps) * bn_weight[None, :, None, None]
-            + bn_bias[None, :, None, None])
+    return (y - mean) / jnp.sqrt(var + eps) * bn_weight[None, :, None, None] + bn_bias[None, :, None, None]
 
 
 def cost(cfg):
@@ -54,24 +55,38 @@ WORKLOAD = Workload(
     model="KernelBench L2",
     category="conv",
     description="A 3x3 convolution (64 -> 128 channels, no padding) with bias, a Mish "
-                "activation (tanh(softplus(x)) * x) and BatchNorm2d with the batch's own "
-                "per-channel statistics (training mode, as the original model runs; no running "
-                "statistics; eps 1e-5, affine).",
+    "activation (tanh(softplus(x)) * x) and BatchNorm2d with the batch's own "
+    "per-channel statistics (training mode, as the original model runs; no running "
+    "statistics; eps 1e-5, affine).",
     input_names=("x", "conv_weight", "conv_bias", "bn_weight", "bn_bias"),
     profiles={
-        "full": {"batch_size": 64, "in_channels": 64, "out_channels": 128, "kernel_size": 3,
-                 "height": 128, "width": 128, "eps": 1e-5},
-        "small": {"batch_size": 2, "in_channels": 64, "out_channels": 128, "kernel_size": 3,
-                  "height": 16, "width": 128, "eps": 1e-5},
+        "full": {
+            "batch_size": 64,
+            "in_channels": 64,
+            "out_channels": 128,
+            "kernel_size": 3,
+            "height": 128,
+            "width": 128,
+            "eps": 1e-5,
+        },
+        "small": {
+            "batch_size": 2,
+            "in_channels": 64,
+            "out_channels": 128,
+            "kernel_size": 3,
+            "height": 16,
+            "width": 128,
+            "eps": 1e-5,
+        },
     },
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
     kernelbench_id=52,
     notes="NCHW input, OIHW weight. Training-mode BatchNorm2d as in the public suite and the "
-          "original (an nn.Module left in training mode): no running-statistics inputs. "
-          "bn_weight 1 + 0.1 N and bn_bias 0.1 N are random (public: ones and zeros). "
-          "Sensitive: channels whose conv output is mostly negative have a small Mish "
-          "variance, and an f32-internal computation differs from this bf16 flow by more "
-          "than the tolerance on about 5% of the outputs (small profile).",
+    "original (an nn.Module left in training mode): no running-statistics inputs. "
+    "bn_weight 1 + 0.1 N and bn_bias 0.1 N are random (public: ones and zeros). "
+    "Sensitive: channels whose conv output is mostly negative have a small Mish "
+    "variance, and an f32-internal computation differs from this bf16 flow by more "
+    "than the tolerance on about 5% of the outputs (small profile).",
 )

@@ -1,4 +1,5 @@
 """35k Gemm_Scaling_Hardtanh_GELU (KernelBench L2 problem 53)."""
+
 import jax
 import jax.numpy as jnp
 
@@ -22,7 +23,7 @@ def reference(x, weight, bias, *, scaling_factor, hardtanh_min, hardtanh_max):
     y = y * scaling_factor
     y = jnp.clip(y, hardtanh_min, hardtanh_max)
     # GELU, tanh form, written out as in the original translation.
-    return y * 0.5 * (1.0 + jnp.tanh(0.7978845608028654 * (y + 0.044715 * y ** 3)))
+    return y * 0.5 * (1.0 + jnp.tanh(0.7978845608028654 * (y + 0.044715 * y**3)))
 
 
 def cost(cfg):
@@ -40,19 +41,31 @@ WORKLOAD = Workload(
     model="KernelBench L2",
     category="fused-gemm",
     description="A linear layer (x @ W + b) whose output is scaled by 0.5, clipped to "
-                "[-2, 2] (Hardtanh) and passed through the tanh-approximation GELU.",
+    "[-2, 2] (Hardtanh) and passed through the tanh-approximation GELU.",
     input_names=("x", "weight", "bias"),
     profiles={
-        "full": {"batch_size": 4096, "in_features": 8192, "out_features": 8192,
-                 "scaling_factor": 0.5, "hardtanh_min": -2.0, "hardtanh_max": 2.0},
-        "small": {"batch_size": 128, "in_features": 8192, "out_features": 512,
-                  "scaling_factor": 0.5, "hardtanh_min": -2.0, "hardtanh_max": 2.0},
+        "full": {
+            "batch_size": 4096,
+            "in_features": 8192,
+            "out_features": 8192,
+            "scaling_factor": 0.5,
+            "hardtanh_min": -2.0,
+            "hardtanh_max": 2.0,
+        },
+        "small": {
+            "batch_size": 128,
+            "in_features": 8192,
+            "out_features": 512,
+            "scaling_factor": 0.5,
+            "hardtanh_min": -2.0,
+            "hardtanh_max": 2.0,
+        },
     },
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
     kernelbench_id=53,
     notes="Weight stored (in_features, out_features) as in the public suite, i.e. the "
-          "transpose of nn.Linear.weight. The clip is reached only by GEMM outputs beyond "
-          "+-4 (a few in 10^4 elements with these inputs).",
+    "transpose of nn.Linear.weight. The clip is reached only by GEMM outputs beyond "
+    "+-4 (a few in 10^4 elements with these inputs).",
 )

@@ -1,4 +1,5 @@
 """36k Matmul_Sigmoid_Sum (KernelBench L2 problem 56)."""
+
 import jax
 import jax.numpy as jnp
 
@@ -38,7 +39,7 @@ WORKLOAD = Workload(
     model="KernelBench L2",
     category="fused-gemm",
     description="A linear layer (x @ W + b), a sigmoid, and a sum over the features that "
-                "reduces each row to one value (output shape (batch, 1)).",
+    "reduces each row to one value (output shape (batch, 1)).",
     input_names=("x", "weight", "bias"),
     profiles={
         "full": {"batch_size": 4096, "input_size": 8192, "hidden_size": 8192},
@@ -49,14 +50,13 @@ WORKLOAD = Workload(
     cost_fn=cost,
     kernelbench_id=56,
     degenerate="Each output is a sum of hidden_size sigmoids, about hidden_size / 2 (256 at "
-               "small, 4096 at full), compared with a 1e-2 relative tolerance (2.6, 41) and "
-               "stored in bf16 (spacing 1-2, 16-32). The bias only shifts every row sum by "
-               "sum_j sigmoid'(y_ij) b_j, about 0.1-0.5: it does not affect the output beyond "
-               "rounding, and no input scale changes that (the shift is a sum of per-feature "
-               "terms of random sign). At full size the rows also differ by only about +-11 "
-               "against a tolerance of +-41, so x is checked weakly there (a per-weight "
-               "constant passes most rows); the small profile checks it.",
+    "small, 4096 at full), compared with a 1e-2 relative tolerance (2.6, 41) and "
+    "stored in bf16 (spacing 1-2, 16-32). The bias only shifts every row sum by "
+    "sum_j sigmoid'(y_ij) b_j, about 0.1-0.5: it does not affect the output beyond "
+    "rounding, and no input scale changes that (the shift is a sum of per-feature "
+    "terms of random sign). At full size the rows also differ by only about +-11 "
+    "against a tolerance of +-41, so x is checked weakly there (a per-weight "
+    "constant passes most rows); the small profile checks it.",
     insensitive_inputs=("bias",),
-    notes="Weight stored (input_size, hidden_size) as in the public suite, i.e. the "
-          "transpose of nn.Linear.weight.",
+    notes="Weight stored (input_size, hidden_size) as in the public suite, i.e. the transpose of nn.Linear.weight.",
 )

@@ -1,4 +1,5 @@
 """37k Matmul_Swish_Scaling (KernelBench L2 problem 59)."""
+
 import jax
 import jax.numpy as jnp
 
@@ -37,20 +38,17 @@ WORKLOAD = Workload(
     source="kernelbench-l2",
     model="KernelBench L2",
     category="fused-gemm",
-    description="A linear layer (x @ W + b) followed by Swish (y * sigmoid(y)) and a "
-                "multiplication by 2.",
+    description="A linear layer (x @ W + b) followed by Swish (y * sigmoid(y)) and a multiplication by 2.",
     input_names=("x", "weight", "bias"),
     profiles={
-        "full": {"batch_size": 4096, "in_features": 8192, "out_features": 8192,
-                 "scaling_factor": 2.0},
-        "small": {"batch_size": 128, "in_features": 8192, "out_features": 512,
-                  "scaling_factor": 2.0},
+        "full": {"batch_size": 4096, "in_features": 8192, "out_features": 8192, "scaling_factor": 2.0},
+        "small": {"batch_size": 128, "in_features": 8192, "out_features": 512, "scaling_factor": 2.0},
     },
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
     kernelbench_id=59,
     notes="Weight stored (in_features, out_features) as in the public suite, i.e. the "
-          "transpose of nn.Linear.weight. Precision-sensitive: the reference rounds the "
-          "GEMM output to bf16 and runs the elementwise steps in bf16.",
+    "transpose of nn.Linear.weight. Precision-sensitive: the reference rounds the "
+    "GEMM output to bf16 and runs the elementwise steps in bf16.",
 )

@@ -1,4 +1,5 @@
 """38k Matmul_Dropout_Softmax (KernelBench L2 problem 66, as translated by the public suite)."""
+
 import jax
 import jax.numpy as jnp
 
@@ -38,13 +39,11 @@ WORKLOAD = Workload(
     model="KernelBench L2",
     category="fused-gemm",
     description="A linear layer (x @ W^T + b) with dropout as the inference-time identity, "
-                "then a softmax over the 8192 output features of each row.",
+    "then a softmax over the 8192 output features of each row.",
     input_names=("x", "weight", "bias"),
     profiles={
-        "full": {"batch_size": 4096, "in_features": 8192, "out_features": 8192,
-                 "dropout_p": 0.2},
-        "small": {"batch_size": 128, "in_features": 8192, "out_features": 512,
-                  "dropout_p": 0.2},
+        "full": {"batch_size": 4096, "in_features": 8192, "out_features": 8192, "dropout_p": 0.2},
+        "small": {"batch_size": 128, "in_features": 8192, "out_features": 512, "dropout_p": 0.2},
     },
     create_inputs_fn=create_inputs,
     reference=reference,
@@ -52,15 +51,15 @@ WORKLOAD = Workload(
     atol=1e-4,
     rtol=6e-2,
     tolerance_reason="A softmax over N = out_features gives probabilities near 1/N "
-                     "(1.2e-4 at full size, largest ~0.01): the default atol of 1e-2 "
-                     "accepts an all-zero output there. atol 1e-4 checks every "
-                     "probability above ~1/N; rtol 6e-2 (a logit error of 0.06) covers "
-                     "the bf16 rounding of logits of magnitude 2-8 "
-                     "(a float32-internal implementation differs from the bf16 "
-                     "reference by up to 2.5% relative on the small profile).",
+    "(1.2e-4 at full size, largest ~0.01): the default atol of 1e-2 "
+    "accepts an all-zero output there. atol 1e-4 checks every "
+    "probability above ~1/N; rtol 6e-2 (a logit error of 0.06) covers "
+    "the bf16 rounding of logits of magnitude 2-8 "
+    "(a float32-internal implementation differs from the bf16 "
+    "reference by up to 2.5% relative on the small profile).",
     kernelbench_id=66,
     notes="Follows the public suite and the current KernelBench problem 66 "
-          "(Matmul_Dropout_Softmax); an earlier KernelBench version also took a mean over "
-          "the features before the softmax, which made every output exactly 1. dropout_p "
-          "is unused (inference). Bias drawn as 0.1 N (public: 0.02 N).",
+    "(Matmul_Dropout_Softmax); an earlier KernelBench version also took a mean over "
+    "the features before the softmax, which made every output exactly 1. dropout_p "
+    "is unused (inference). Bias drawn as 0.1 N (public: 0.02 N).",
 )

@@ -1,4 +1,5 @@
 """39k Conv2d_GELU_GlobalAvgPool (KernelBench L2 problem 67)."""
+
 import jax
 import jax.numpy as jnp
 from jax import lax
@@ -15,15 +16,16 @@ def create_inputs(cfg, key):
     # only through per-image statistics: with i.i.d. U[0, 1) pixels every draw gives the same
     # output within the tolerance, so a kernel that ignored x would pass.
     x = x + normal_bf16(ko, (n, cin, 1, 1))
-    weight = normal_bf16(kw, (cout, cin, k, k), 0.02)   # OIHW
+    weight = normal_bf16(kw, (cout, cin, k, k), 0.02)  # OIHW
     bias = normal_bf16(kb, (cout,), 0.02)
     return x, weight, bias
 
 
 def reference(x, weight, bias):
     # 2-D cross-correlation, stride 1, no padding (PyTorch Conv2d), bf16 result.
-    y = lax.conv_general_dilated(x, weight, window_strides=(1, 1), padding="VALID",
-                                 dimension_numbers=("NCHW", "OIHW", "NCHW"))
+    y = lax.conv_general_dilated(
+        x, weight, window_strides=(1, 1), padding="VALID", dimension_numbers=("NCHW", "OIHW", "NCHW")
+    )
     y = y + bias[None, :, None, None]
     y = jax.nn.gelu(y)
     # Global average pool (adaptive_avg_pool2d to 1x1, squeezed): (batch, channels).
@@ -53,21 +55,26 @@ WORKLOAD = Workload(
     model="KernelBench L2",
     category="conv",
     description="A 3x3 convolution (8 -> 64 channels, no padding) with bias, a tanh-form "
-                "GELU, and a global average pool over the spatial axes, giving one value "
-                "per image and channel.",
+    "GELU, and a global average pool over the spatial axes, giving one value "
+    "per image and channel.",
     input_names=("x", "weight", "bias"),
     profiles={
-        "full": {"batch_size": 128, "in_channels": 8, "out_channels": 64, "kernel_size": 3,
-                 "height": 256, "width": 256},
-        "small": {"batch_size": 4, "in_channels": 8, "out_channels": 64, "kernel_size": 3,
-                  "height": 128, "width": 128},
+        "full": {
+            "batch_size": 128,
+            "in_channels": 8,
+            "out_channels": 64,
+            "kernel_size": 3,
+            "height": 256,
+            "width": 256,
+        },
+        "small": {"batch_size": 4, "in_channels": 8, "out_channels": 64, "kernel_size": 3, "height": 128, "width": 128},
     },
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
     kernelbench_id=67,
     notes="NCHW input, OIHW weight (PyTorch layouts); output (batch, out_channels). x is "
-          "U[0, 1) plus a random N(0, 1) offset per (image, channel): with the public "
-          "suite's i.i.d. U[0, 1) pixels the pooled output is the same for every draw "
-          "within the tolerance (x did not matter).",
+    "U[0, 1) plus a random N(0, 1) offset per (image, channel): with the public "
+    "suite's i.i.d. U[0, 1) pixels the pooled output is the same for every draw "
+    "within the tolerance (x did not matter).",
 )

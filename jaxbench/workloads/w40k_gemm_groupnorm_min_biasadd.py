@@ -1,4 +1,5 @@
 """40k Gemm_GroupNorm_Min_BiasAdd (KernelBench L2 problem 75)."""
+
 import jax
 import jax.numpy as jnp
 
@@ -31,7 +32,7 @@ def reference(x, weight, linear_bias, gn_weight, gn_bias, bias, *, num_groups, e
     var = jnp.var(g, axis=2, keepdims=True)
     g = (g - mean) / jnp.sqrt(var + eps)
     y = g.reshape(n, c) * gn_weight + gn_bias
-    m = jnp.min(y, axis=1, keepdims=True)            # (n, 1)
+    m = jnp.min(y, axis=1, keepdims=True)  # (n, 1)
     # (n, 1) viewed as (1, 1, n, 1) plus bias (1, c, 1, 1): out[0, c, i, 0] = m_i + bias_c.
     return m.reshape(1, 1, n, 1) + bias
 
@@ -51,26 +52,24 @@ WORKLOAD = Workload(
     model="KernelBench L2",
     category="fused-gemm",
     description="A linear layer, GroupNorm over groups of 16 consecutive features (eps "
-                "1e-5), the minimum over all features of each row, and a per-channel bias "
-                "whose broadcast turns the (batch, 1) minima into a (1, features, batch, 1) "
-                "output, exactly as in the original problem.",
+    "1e-5), the minimum over all features of each row, and a per-channel bias "
+    "whose broadcast turns the (batch, 1) minima into a (1, features, batch, 1) "
+    "output, exactly as in the original problem.",
     input_names=("x", "weight", "linear_bias", "gn_weight", "gn_bias", "bias"),
     profiles={
-        "full": {"batch_size": 4096, "in_features": 8192, "out_features": 8192,
-                 "num_groups": 512, "eps": 1e-5},
+        "full": {"batch_size": 4096, "in_features": 8192, "out_features": 8192, "num_groups": 512, "eps": 1e-5},
         # The public baseline hard-codes 512 groups: the small profile keeps the 8192 features
         # (and so the 512 groups of 16) and shortens the contraction instead.
-        "small": {"batch_size": 128, "in_features": 512, "out_features": 8192,
-                  "num_groups": 512, "eps": 1e-5},
+        "small": {"batch_size": 128, "in_features": 512, "out_features": 8192, "num_groups": 512, "eps": 1e-5},
     },
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
     kernelbench_id=75,
     notes="GroupNorm uses per-sample statistics (no running statistics; inference and "
-          "training agree); its affine weight and bias are inputs, drawn at random "
-          "(1 + 0.1 N and 0.1 N) instead of the public suite's ones and zeros. The public "
-          "baseline hard-codes 512 groups, so the small profile keeps the 8192 features "
-          "(groups of 16) and shortens the contraction to 512: the public file runs "
-          "unchanged at either profile.",
+    "training agree); its affine weight and bias are inputs, drawn at random "
+    "(1 + 0.1 N and 0.1 N) instead of the public suite's ones and zeros. The public "
+    "baseline hard-codes 512 groups, so the small profile keeps the 8192 features "
+    "(groups of 16) and shortens the contraction to 512: the public file runs "
+    "unchanged at either profile.",
 )

@@ -1,4 +1,5 @@
 """41k Gemm_Add_ReLU (KernelBench L2 problem 76)."""
+
 import jax
 import jax.numpy as jnp
 
@@ -17,7 +18,7 @@ def create_inputs(cfg, key):
 
 
 def reference(x, weight, bias):
-    y = jnp.matmul(x, weight)       # bias-free GEMM, bf16 result
+    y = jnp.matmul(x, weight)  # bias-free GEMM, bf16 result
     y = y + bias
     return jax.nn.relu(y)
 
@@ -36,8 +37,7 @@ WORKLOAD = Workload(
     source="kernelbench-l2",
     model="KernelBench L2",
     category="fused-gemm",
-    description="A bias-free matrix multiplication, a separate per-feature bias add, "
-                "and a ReLU.",
+    description="A bias-free matrix multiplication, a separate per-feature bias add, and a ReLU.",
     input_names=("x", "weight", "bias"),
     profiles={
         "full": {"batch_size": 4096, "in_features": 8192, "out_features": 8192},
@@ -47,6 +47,5 @@ WORKLOAD = Workload(
     reference=reference,
     cost_fn=cost,
     kernelbench_id=76,
-    notes="Weight stored (in_features, out_features) as in the public suite, i.e. the "
-          "transpose of nn.Linear.weight.",
+    notes="Weight stored (in_features, out_features) as in the public suite, i.e. the transpose of nn.Linear.weight.",
 )

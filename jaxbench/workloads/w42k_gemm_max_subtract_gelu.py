@@ -1,4 +1,5 @@
 """42k Gemm_Max_Subtract_GELU (KernelBench L2 problem 80, as translated by the public suite)."""
+
 import jax
 import jax.numpy as jnp
 
@@ -20,7 +21,7 @@ def create_inputs(cfg, key):
 def reference(x, weight, bias, *, max_dim):
     y = jnp.matmul(x, weight) + bias
     y = y - jnp.max(y, axis=max_dim, keepdims=True)
-    return jax.nn.gelu(y)            # all GELU inputs are <= 0
+    return jax.nn.gelu(y)  # all GELU inputs are <= 0
 
 
 def cost(cfg):
@@ -38,23 +39,21 @@ WORKLOAD = Workload(
     model="KernelBench L2",
     category="fused-gemm",
     description="A linear layer (x @ W + b); each row's maximum is subtracted from the row, "
-                "and the result goes through the tanh-form GELU.",
+    "and the result goes through the tanh-form GELU.",
     input_names=("x", "weight", "bias"),
     profiles={
-        "full": {"batch_size": 4096, "in_features": 8192, "out_features": 8192,
-                 "max_dim": 1},
-        "small": {"batch_size": 128, "in_features": 8192, "out_features": 512,
-                  "max_dim": 1},
+        "full": {"batch_size": 4096, "in_features": 8192, "out_features": 8192, "max_dim": 1},
+        "small": {"batch_size": 128, "in_features": 8192, "out_features": 512, "max_dim": 1},
     },
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
     kernelbench_id=80,
     notes="KernelBench problem 80 subtracts the mean of the (batch, 1) maxima, which "
-          "would make the output all zeros; the public suite subtracts the row maximum "
-          "from the full GEMM output instead, and this workload follows the public suite. "
-          "Weight stored (in_features, out_features) as in the public suite; bias drawn as "
-          "0.1 N (public: 0.02 N). Most outputs are close to zero (GELU of values several "
-          "units below the row maximum); the features within about 2.5 of the maximum "
-          "carry the check.",
+    "would make the output all zeros; the public suite subtracts the row maximum "
+    "from the full GEMM output instead, and this workload follows the public suite. "
+    "Weight stored (in_features, out_features) as in the public suite; bias drawn as "
+    "0.1 N (public: 0.02 N). Most outputs are close to zero (GELU of values several "
+    "units below the row maximum); the features within about 2.5 of the maximum "
+    "carry the check.",
 )

@@ -1,4 +1,5 @@
 """43k Gemm_BatchNorm_Scaling_Softmax (KernelBench L2 problem 84)."""
+
 import jax
 import jax.numpy as jnp
 
@@ -50,14 +51,12 @@ WORKLOAD = Workload(
     model="KernelBench L2",
     category="fused-gemm",
     description="A linear layer, inference-mode BatchNorm with running mean and variance "
-                "(eps 1e-5), a learned scalar scale, and a softmax over the output features "
-                "of each row.",
+    "(eps 1e-5), a learned scalar scale, and a softmax over the output features "
+    "of each row.",
     input_names=("x", "weight", "bias", "bn_scale", "bn_bias", "bn_mean", "bn_var", "scale"),
     profiles={
-        "full": {"batch_size": 4096, "in_features": 8192, "out_features": 8192,
-                 "bn_eps": 1e-5, "bn_momentum": 0.1},
-        "small": {"batch_size": 128, "in_features": 8192, "out_features": 512,
-                  "bn_eps": 1e-5, "bn_momentum": 0.1},
+        "full": {"batch_size": 4096, "in_features": 8192, "out_features": 8192, "bn_eps": 1e-5, "bn_momentum": 0.1},
+        "small": {"batch_size": 128, "in_features": 8192, "out_features": 512, "bn_eps": 1e-5, "bn_momentum": 0.1},
     },
     create_inputs_fn=create_inputs,
     reference=reference,
@@ -65,18 +64,18 @@ WORKLOAD = Workload(
     atol=1e-4,
     rtol=6e-2,
     tolerance_reason="A softmax over N = out_features gives probabilities near 1/N "
-                     "(1.2e-4 at full size, largest ~0.01): the default atol of 1e-2 "
-                     "accepts an all-zero output there. atol 1e-4 checks every "
-                     "probability above ~1/N; rtol 6e-2 (a logit error of 0.06) covers "
-                     "the bf16 rounding of logits of magnitude 2-8 through the bf16 "
-                     "BatchNorm and scale steps "
-                     "(a float32-internal implementation differs from the bf16 "
-                     "reference by up to 3% relative on the small profile).",
+    "(1.2e-4 at full size, largest ~0.01): the default atol of 1e-2 "
+    "accepts an all-zero output there. atol 1e-4 checks every "
+    "probability above ~1/N; rtol 6e-2 (a logit error of 0.06) covers "
+    "the bf16 rounding of logits of magnitude 2-8 through the bf16 "
+    "BatchNorm and scale steps "
+    "(a float32-internal implementation differs from the bf16 "
+    "reference by up to 3% relative on the small profile).",
     kernelbench_id=84,
     notes="BatchNorm runs in inference mode; its running statistics (bn_mean, bn_var) and "
-          "affine parameters are inputs, drawn at random (mean 0.25 N, var U[2, 4), "
-          "scale 1 + 0.1 N, bias 0.1 N), as are the scalar scale (U[0.5, 1.25)) and the "
-          "linear bias (0.1 N); the public suite's ones / zeros / ones reduce BatchNorm to a "
-          "bias add. Weight stored (in_features, out_features) as in the public suite. "
-          "bn_momentum is unused.",
+    "affine parameters are inputs, drawn at random (mean 0.25 N, var U[2, 4), "
+    "scale 1 + 0.1 N, bias 0.1 N), as are the scalar scale (U[0.5, 1.25)) and the "
+    "linear bias (0.1 N); the public suite's ones / zeros / ones reduce BatchNorm to a "
+    "bias add. Weight stored (in_features, out_features) as in the public suite. "
+    "bn_momentum is unused.",
 )

@@ -1,4 +1,5 @@
 """44k Matmul_Divide_GELU (KernelBench L2 problem 86)."""
+
 import jax
 import jax.numpy as jnp
 
@@ -41,16 +42,14 @@ WORKLOAD = Workload(
     description="A linear layer (x @ W + b), a division by 10 and the tanh-form GELU.",
     input_names=("x", "weight", "bias"),
     profiles={
-        "full": {"batch_size": 4096, "input_size": 8192, "output_size": 8192,
-                 "divisor": 10.0},
-        "small": {"batch_size": 128, "input_size": 8192, "output_size": 512,
-                  "divisor": 10.0},
+        "full": {"batch_size": 4096, "input_size": 8192, "output_size": 8192, "divisor": 10.0},
+        "small": {"batch_size": 128, "input_size": 8192, "output_size": 512, "divisor": 10.0},
     },
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
     kernelbench_id=86,
     notes="Weight stored (input_size, output_size) as in the public suite, i.e. the "
-          "transpose of nn.Linear.weight. Bias drawn as 0.5 N (public: 0.02 N, which the "
-          "division by 10 puts far below the tolerance).",
+    "transpose of nn.Linear.weight. Bias drawn as 0.5 N (public: 0.02 N, which the "
+    "division by 10 puts far below the tolerance).",
 )

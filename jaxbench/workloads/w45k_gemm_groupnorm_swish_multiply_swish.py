@@ -1,4 +1,5 @@
 """45k Gemm_GroupNorm_Swish_Multiply_Swish (KernelBench L2 problem 88)."""
+
 import jax
 import jax.numpy as jnp
 
@@ -22,8 +23,7 @@ def create_inputs(cfg, key):
     return x, gemm_weight, gemm_bias, gn_weight, gn_bias, multiply_weight
 
 
-def reference(x, gemm_weight, gemm_bias, gn_weight, gn_bias, multiply_weight, *,
-              num_groups, eps):
+def reference(x, gemm_weight, gemm_bias, gn_weight, gn_bias, multiply_weight, *, num_groups, eps):
     # Precision-sensitive: bf16 GEMM result and bf16 elementwise steps, statistics
     # accumulated in float32 and rounded to bf16 (as jnp.mean / jnp.var do).
     y = jnp.matmul(x, gemm_weight.T) + gemm_bias
@@ -53,24 +53,22 @@ WORKLOAD = Workload(
     model="KernelBench L2",
     category="fused-gemm",
     description="A linear layer, GroupNorm over groups of 32 consecutive features (eps "
-                "1e-5), Swish, a per-feature multiplication and a second Swish.",
+    "1e-5), Swish, a per-feature multiplication and a second Swish.",
     input_names=("x", "gemm_weight", "gemm_bias", "gn_weight", "gn_bias", "multiply_weight"),
     profiles={
-        "full": {"batch_size": 4096, "in_features": 8192, "out_features": 8192,
-                 "num_groups": 256, "eps": 1e-5},
+        "full": {"batch_size": 4096, "in_features": 8192, "out_features": 8192, "num_groups": 256, "eps": 1e-5},
         # The public baseline hard-codes 8192 features and 256 groups: the small profile keeps
         # both and shortens the contraction instead.
-        "small": {"batch_size": 128, "in_features": 512, "out_features": 8192,
-                  "num_groups": 256, "eps": 1e-5},
+        "small": {"batch_size": 128, "in_features": 512, "out_features": 8192, "num_groups": 256, "eps": 1e-5},
     },
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
     kernelbench_id=88,
     notes="GroupNorm uses per-sample statistics (no running statistics); its affine "
-          "weight and bias are inputs, drawn at random (1 + 0.1 N and 0.1 N) instead of the "
-          "public suite's ones and zeros. The public baseline hard-codes 8192 features "
-          "and 256 groups, so the small profile keeps both (groups of 32) and shortens the "
-          "contraction to 512: the public file runs unchanged at either profile. "
-          "Precision-sensitive: the reference mirrors the bf16 flow.",
+    "weight and bias are inputs, drawn at random (1 + 0.1 N and 0.1 N) instead of the "
+    "public suite's ones and zeros. The public baseline hard-codes 8192 features "
+    "and 256 groups, so the small profile keeps both (groups of 32) and shortens the "
+    "contraction to 512: the public file runs unchanged at either profile. "
+    "Precision-sensitive: the reference mirrors the bf16 flow.",
 )

@@ -1,4 +1,5 @@
 """46k Conv2d_GroupNorm_Tanh_HardSwish_ResidualAdd_LogSumExp (KernelBench L2 problem 92)."""
+
 import jax
 import jax.numpy as jnp
 from jax import lax
@@ -14,7 +15,7 @@ def create_inputs(cfg, key):
     x = jax.random.uniform(kx, (n, cin, cfg["height"], cfg["width"]), dtype=bf16)
     # Scales chosen so that every input matters beyond the tolerance (see notes): conv weight
     # 0.2 N (about Kaiming scale for fan-in 72), conv bias 0.5 N, GroupNorm affine 1 + N and N.
-    conv_weight = normal_bf16(kw, (cout, cin, k, k), 0.2)   # OIHW
+    conv_weight = normal_bf16(kw, (cout, cin, k, k), 0.2)  # OIHW
     conv_bias = normal_bf16(kb, (cout,), 0.5)
     gn_weight = normal_bf16(kg, (cout,), 1.0, shift=1.0)
     gn_bias = normal_bf16(kgb, (cout,), 1.0)
@@ -22,8 +23,9 @@ def create_inputs(cfg, key):
 
 
 def reference(x, conv_weight, conv_bias, gn_weight, gn_bias, *, groups, eps):
-    c = lax.conv_general_dilated(x, conv_weight, window_strides=(1, 1), padding="VALID",
-                                 dimension_numbers=("NCHW", "OIHW", "NCHW"))
+    c = lax.conv_general_dilated(
+        x, conv_weight, window_strides=(1, 1), padding="VALID", dimension_numbers=("NCHW", "OIHW", "NCHW")
+    )
     c = c + conv_bias[None, :, None, None]
     n, ch, h, w = c.shape
     # GroupNorm: statistics per (image, group) over (channels of the group, H, W).
@@ -33,8 +35,8 @@ def reference(x, conv_weight, conv_bias, gn_weight, gn_bias, *, groups, eps):
     g = (g - mean) / jnp.sqrt(var + eps)
     normed = g.reshape(n, ch, h, w) * gn_weight[None, :, None, None] + gn_bias[None, :, None, None]
     t = jnp.tanh(normed)
-    hs = t * jnp.minimum(jnp.maximum(t + 3.0, 0.0), 6.0) / 6.0      # HardSwish
-    r = c + hs                                  # residual from the pre-norm conv output
+    hs = t * jnp.minimum(jnp.maximum(t + 3.0, 0.0), 6.0) / 6.0  # HardSwish
+    r = c + hs  # residual from the pre-norm conv output
     return jax.nn.logsumexp(r, axis=1, keepdims=True)
 
 
@@ -43,8 +45,7 @@ def cost(cfg):
     ho, wo = cfg["height"] - k + 1, cfg["width"] - k + 1
     elems = n * cout * ho * wo
     flops = 2 * elems * cin * k * k + 20 * elems
-    nbytes = 2 * (n * cin * cfg["height"] * cfg["width"] + cout * cin * k * k + 3 * cout
-                  + n * ho * wo)
+    nbytes = 2 * (n * cin * cfg["height"] * cfg["width"] + cout * cin * k * k + 3 * cout + n * ho * wo)
     return flops, nbytes
 
 
@@ -57,25 +58,41 @@ WORKLOAD = Workload(
     model="KernelBench L2",
     category="conv",
     description="A 3x3 convolution (8 -> 64 channels, no padding), GroupNorm with 16 groups "
-                "of 4 channels, tanh and HardSwish, a residual add of the convolution "
-                "output, and a logsumexp over the channels (output (batch, 1, H', W')).",
+    "of 4 channels, tanh and HardSwish, a residual add of the convolution "
+    "output, and a logsumexp over the channels (output (batch, 1, H', W')).",
     input_names=("x", "conv_weight", "conv_bias", "gn_weight", "gn_bias"),
     profiles={
-        "full": {"batch_size": 128, "in_channels": 8, "out_channels": 64, "kernel_size": 3,
-                 "groups": 16, "eps": 1e-5, "height": 128, "width": 128},
-        "small": {"batch_size": 2, "in_channels": 8, "out_channels": 64, "kernel_size": 3,
-                  "groups": 16, "eps": 1e-5, "height": 128, "width": 128},
+        "full": {
+            "batch_size": 128,
+            "in_channels": 8,
+            "out_channels": 64,
+            "kernel_size": 3,
+            "groups": 16,
+            "eps": 1e-5,
+            "height": 128,
+            "width": 128,
+        },
+        "small": {
+            "batch_size": 2,
+            "in_channels": 8,
+            "out_channels": 64,
+            "kernel_size": 3,
+            "groups": 16,
+            "eps": 1e-5,
+            "height": 128,
+            "width": 128,
+        },
     },
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
     kernelbench_id=92,
     notes="NCHW input, OIHW weight (PyTorch layouts). GroupNorm uses per-sample statistics "
-          "(no running statistics); its affine weight and bias are inputs. Input scales "
-          "differ from the public suite (conv weight and bias 0.02 N, GroupNorm ones and "
-          "zeros): there the 64 channels are nearly equal, the logsumexp is about "
-          "log 64 + 0.2 everywhere (pixel spread 0.035 against a tolerance of 0.053, so a "
-          "constant passed for most pixels) and conv_bias, gn_weight and gn_bias changed "
-          "the output by less than the tolerance. Here conv weight 0.2 N (about Kaiming "
-          "scale for fan-in 72), conv bias 0.5 N, gn_weight 1 + N, gn_bias N.",
+    "(no running statistics); its affine weight and bias are inputs. Input scales "
+    "differ from the public suite (conv weight and bias 0.02 N, GroupNorm ones and "
+    "zeros): there the 64 channels are nearly equal, the logsumexp is about "
+    "log 64 + 0.2 everywhere (pixel spread 0.035 against a tolerance of 0.053, so a "
+    "constant passed for most pixels) and conv_bias, gn_weight and gn_bias changed "
+    "the output by less than the tolerance. Here conv weight 0.2 N (about Kaiming "
+    "scale for fan-in 72), conv bias 0.5 N, gn_weight 1 + N, gn_bias N.",
 )

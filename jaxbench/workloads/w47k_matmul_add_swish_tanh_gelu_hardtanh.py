@@ -1,4 +1,5 @@
 """47k Matmul_Add_Swish_Tanh_GELU_Hardtanh (KernelBench L2 problem 95)."""
+
 import jax
 import jax.numpy as jnp
 
@@ -20,7 +21,7 @@ def create_inputs(cfg, key):
 def reference(x, weight, bias, add_value, *, hardtanh_min, hardtanh_max):
     y = jnp.matmul(x, weight) + bias
     y = y + add_value
-    y = y * jax.nn.sigmoid(y)       # Swish
+    y = y * jax.nn.sigmoid(y)  # Swish
     y = jnp.tanh(y)
     y = jax.nn.gelu(y)
     return jnp.clip(y, hardtanh_min, hardtanh_max)
@@ -41,19 +42,29 @@ WORKLOAD = Workload(
     model="KernelBench L2",
     category="fused-gemm",
     description="A linear layer (x @ W + b), a per-feature add, then Swish, tanh, the "
-                "tanh-form GELU and a clip to [-1, 1] (Hardtanh).",
+    "tanh-form GELU and a clip to [-1, 1] (Hardtanh).",
     input_names=("x", "weight", "bias", "add_value"),
     profiles={
-        "full": {"batch_size": 4096, "in_features": 8192, "out_features": 8192,
-                 "hardtanh_min": -1.0, "hardtanh_max": 1.0},
-        "small": {"batch_size": 128, "in_features": 8192, "out_features": 512,
-                  "hardtanh_min": -1.0, "hardtanh_max": 1.0},
+        "full": {
+            "batch_size": 4096,
+            "in_features": 8192,
+            "out_features": 8192,
+            "hardtanh_min": -1.0,
+            "hardtanh_max": 1.0,
+        },
+        "small": {
+            "batch_size": 128,
+            "in_features": 8192,
+            "out_features": 512,
+            "hardtanh_min": -1.0,
+            "hardtanh_max": 1.0,
+        },
     },
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
     kernelbench_id=95,
     notes="The final clip never binds: tanh of a Swish lies in (-0.28, 1) and its GELU in "
-          "about (-0.11, 0.85), so a kernel may drop it. Weight stored "
-          "(in_features, out_features) as in the public suite.",
+    "about (-0.11, 0.85), so a kernel may drop it. Weight stored "
+    "(in_features, out_features) as in the public suite.",
 )

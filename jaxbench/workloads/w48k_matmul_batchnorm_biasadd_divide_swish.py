@@ -1,4 +1,5 @@
 """48k Matmul_BatchNorm_BiasAdd_Divide_Swish (KernelBench L2 problem 97)."""
+
 import jax
 import jax.numpy as jnp
 
@@ -25,8 +26,7 @@ def create_inputs(cfg, key):
     return x, weight, linear_bias, bn_scale, bn_bias, bn_mean, bn_var, bias
 
 
-def reference(x, weight, linear_bias, bn_scale, bn_bias, bn_mean, bn_var, bias, *,
-              bn_eps, divide_value):
+def reference(x, weight, linear_bias, bn_scale, bn_bias, bn_mean, bn_var, bias, *, bn_eps, divide_value):
     # Precision-sensitive: bf16 GEMM result, every elementwise step in bf16.
     y = jnp.matmul(x, weight) + linear_bias
     # Inference-mode BatchNorm1d with the running statistics passed as inputs.
@@ -52,24 +52,35 @@ WORKLOAD = Workload(
     model="KernelBench L2",
     category="fused-gemm",
     description="A linear layer, inference-mode BatchNorm with running mean and variance "
-                "(eps 1e-5), a scalar bias add, a division by 1.0 and Swish.",
-    input_names=("x", "weight", "linear_bias", "bn_scale", "bn_bias", "bn_mean", "bn_var",
-                 "bias"),
+    "(eps 1e-5), a scalar bias add, a division by 1.0 and Swish.",
+    input_names=("x", "weight", "linear_bias", "bn_scale", "bn_bias", "bn_mean", "bn_var", "bias"),
     profiles={
-        "full": {"batch_size": 4096, "in_features": 8192, "out_features": 8192,
-                 "bn_eps": 1e-5, "bn_momentum": 0.1, "divide_value": 1.0},
-        "small": {"batch_size": 128, "in_features": 8192, "out_features": 512,
-                  "bn_eps": 1e-5, "bn_momentum": 0.1, "divide_value": 1.0},
+        "full": {
+            "batch_size": 4096,
+            "in_features": 8192,
+            "out_features": 8192,
+            "bn_eps": 1e-5,
+            "bn_momentum": 0.1,
+            "divide_value": 1.0,
+        },
+        "small": {
+            "batch_size": 128,
+            "in_features": 8192,
+            "out_features": 512,
+            "bn_eps": 1e-5,
+            "bn_momentum": 0.1,
+            "divide_value": 1.0,
+        },
     },
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
     kernelbench_id=97,
     notes="BatchNorm runs in inference mode; its running statistics (bn_mean, bn_var) and "
-          "affine parameters are inputs, drawn at random (mean 0.5 N, var U[0.5, 1.5), "
-          "scale 1 + 0.1 N, bias 0.1 N), and the scalar bias is N(0, 1) (public: 0.02 N); "
-          "the public suite's ones / zeros / zeros / ones make BatchNorm an identity. The "
-          "division by 1.0 is the original problem's constant. Weight stored "
-          "(in_features, out_features) as in the public suite. Precision-sensitive: the "
-          "reference mirrors the bf16 flow. bn_momentum is unused.",
+    "affine parameters are inputs, drawn at random (mean 0.5 N, var U[0.5, 1.5), "
+    "scale 1 + 0.1 N, bias 0.1 N), and the scalar bias is N(0, 1) (public: 0.02 N); "
+    "the public suite's ones / zeros / zeros / ones make BatchNorm an identity. The "
+    "division by 1.0 is the original problem's constant. Weight stored "
+    "(in_features, out_features) as in the public suite. Precision-sensitive: the "
+    "reference mirrors the bf16 flow. bn_momentum is unused.",
 )

@@ -1,4 +1,5 @@
 """49k Matmul_AvgPool_GELU_Scale_Max (KernelBench L2 problem 98)."""
+
 import jax
 import jax.numpy as jnp
 
@@ -47,20 +48,30 @@ WORKLOAD = Workload(
     model="KernelBench L2",
     category="fused-gemm",
     description="A linear layer, 1-D average pooling over windows of 16 features, the "
-                "tanh-form GELU, a scale by 2 and the maximum over the pooled features of "
-                "each row (output shape (batch,)).",
+    "tanh-form GELU, a scale by 2 and the maximum over the pooled features of "
+    "each row (output shape (batch,)).",
     input_names=("x", "weight", "bias"),
     profiles={
-        "full": {"batch_size": 4096, "in_features": 8192, "out_features": 8192,
-                 "pool_kernel_size": 16, "scale_factor": 2.0},
-        "small": {"batch_size": 128, "in_features": 8192, "out_features": 512,
-                  "pool_kernel_size": 16, "scale_factor": 2.0},
+        "full": {
+            "batch_size": 4096,
+            "in_features": 8192,
+            "out_features": 8192,
+            "pool_kernel_size": 16,
+            "scale_factor": 2.0,
+        },
+        "small": {
+            "batch_size": 128,
+            "in_features": 8192,
+            "out_features": 512,
+            "pool_kernel_size": 16,
+            "scale_factor": 2.0,
+        },
     },
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
     kernelbench_id=98,
     notes="Weight stored (in_features, out_features) as in the public suite, i.e. the "
-          "transpose of nn.Linear.weight. Bias drawn as 0.2 N (public: 0.02 N, whose "
-          "16-feature averages change the output by less than the tolerance).",
+    "transpose of nn.Linear.weight. Bias drawn as 0.2 N (public: 0.02 N, whose "
+    "16-feature averages change the output by less than the tolerance).",
 )

@@ -1,4 +1,5 @@
 """50k Matmul_GELU_Softmax (KernelBench L2 problem 99)."""
+
 import jax
 import jax.numpy as jnp
 
@@ -37,8 +38,7 @@ WORKLOAD = Workload(
     source="kernelbench-l2",
     model="KernelBench L2",
     category="fused-gemm",
-    description="A linear layer (x @ W + b), the tanh-form GELU and a softmax over the "
-                "output features of each row.",
+    description="A linear layer (x @ W + b), the tanh-form GELU and a softmax over the output features of each row.",
     input_names=("x", "weight", "bias"),
     profiles={
         "full": {"batch_size": 4096, "in_features": 8192, "out_features": 8192},
@@ -50,13 +50,13 @@ WORKLOAD = Workload(
     atol=1e-4,
     rtol=6e-2,
     tolerance_reason="A softmax over N = out_features gives probabilities near 1/N "
-                     "(1.2e-4 at full size, largest ~0.01): the default atol of 1e-2 "
-                     "accepts an all-zero output there. atol 1e-4 checks every "
-                     "probability above ~1/N; rtol 6e-2 (a logit error of 0.06) covers "
-                     "the bf16 rounding of logits of magnitude 2-8 after the GELU "
-                     "(a float32-internal implementation differs from the bf16 "
-                     "reference by up to 2% relative on the small profile).",
+    "(1.2e-4 at full size, largest ~0.01): the default atol of 1e-2 "
+    "accepts an all-zero output there. atol 1e-4 checks every "
+    "probability above ~1/N; rtol 6e-2 (a logit error of 0.06) covers "
+    "the bf16 rounding of logits of magnitude 2-8 after the GELU "
+    "(a float32-internal implementation differs from the bf16 "
+    "reference by up to 2% relative on the small profile).",
     kernelbench_id=99,
     notes="Weight stored (in_features, out_features) as in the public suite, i.e. the "
-          "transpose of nn.Linear.weight. Bias drawn as 0.1 N (public: 0.02 N).",
+    "transpose of nn.Linear.weight. Bias drawn as 0.1 N (public: 0.02 N).",
 )

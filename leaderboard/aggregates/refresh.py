@@ -15,6 +15,7 @@ Two entry points:
 
 The samples come from ``samples``, the folding and the curves from ``curves``.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
@@ -49,6 +50,7 @@ from submissions.models import Candidate, Submission
 
 # The sets themselves are defined once, in jaxbench.workloads.sets.
 
+
 def set_sizes() -> dict[str, int]:
     """|W| of every set, from the workload table."""
     return sizes_of_sets(Workload.objects.values_list("source", "expert"))
@@ -58,13 +60,16 @@ def workload_set_map(workload_ids: Iterable[int] | None = None) -> dict[int, tup
     qs = Workload.objects.all()
     if workload_ids is not None:
         qs = qs.filter(pk__in=list(workload_ids))
-    return {pk: (wid, sets_of(source, expert)) for pk, wid, source, expert in
-            qs.values_list("pk", "wid", "source", "expert")}
+    return {
+        pk: (wid, sets_of(source, expert))
+        for pk, wid, source, expert in qs.values_list("pk", "wid", "source", "expert")
+    }
 
 
 # --------------------------------------------------------------------------------------------
 # Summary fields
 # --------------------------------------------------------------------------------------------
+
 
 def _apply_set_scalars(summary: SubmissionSummary, set_curves: Mapping[str, Mapping], sizes: Mapping[str, int]):
     """Store the curves and full-budget values of the sets in ``set_curves`` (others unchanged)."""
@@ -93,24 +98,32 @@ def _counts_fields(summary: SubmissionSummary):
     summary.n_samples = total
     summary.n_correct = sum(summary.counts.get(o, 0) for o in metrics.CORRECT_OUTCOMES)
     summary.per_sample_correctness = (summary.n_correct / total) if total else None
-    summary.complete = (summary.source == SubmissionSummary.EVALUATED and summary.candidates_total > 0
-                        and total >= summary.candidates_total)
+    summary.complete = (
+        summary.source == SubmissionSummary.EVALUATED
+        and summary.candidates_total > 0
+        and total >= summary.candidates_total
+    )
 
 
 def _candidate_totals(submission_id: int) -> dict[str, Any]:
     """Candidate count, and total tokens / cost when every candidate reports them."""
     a = Candidate.objects.filter(submission_id=submission_id).aggregate(
-        n=Count("id"), tin=Sum("tokens_in"), tout=Sum("tokens_out"),
+        n=Count("id"),
+        tin=Sum("tokens_in"),
+        tout=Sum("tokens_out"),
         n_tok=Count("id", filter=Q(tokens_in__isnull=False) | Q(tokens_out__isnull=False)),
-        cost=Sum("cost_usd"), n_cost=Count("cost_usd"))
+        cost=Sum("cost_usd"),
+        n_cost=Count("cost_usd"),
+    )
     n = a["n"] or 0
     tokens = (a["tin"] or 0) + (a["tout"] or 0) if n and a["n_tok"] == n else None
     cost = a["cost"] if n and a["n_cost"] == n else None
     return {"candidates_total": n, "tokens_total": tokens, "cost_total": cost}
 
 
-def summary_from_states(summary: SubmissionSummary, states: Mapping[int, WorkloadState],
-                        acc: Mapping[str, Any], workload_sets, sizes) -> list[WorkloadResult]:
+def summary_from_states(
+    summary: SubmissionSummary, states: Mapping[int, WorkloadState], acc: Mapping[str, Any], workload_sets, sizes
+) -> list[WorkloadResult]:
     """Fill ``summary`` (not saved) from the folded states; return its unsaved WorkloadResults.
     ``workload_sets``: workload pk -> (wid, sets it belongs to) (``workload_set_map``)."""
     set_curves = {name: empty_curves() for name in SET_NAMES}
@@ -122,8 +135,16 @@ def summary_from_states(summary: SubmissionSummary, states: Mapping[int, Workloa
         for name in names:
             set_curves[name] = add_curves(set_curves[name], curves)
         best[wid] = st.agg.best_speedup
-        rows.append(WorkloadResult(summary=summary, submission_id=summary.submission_id, workload_id=wl_id,
-                                   hardware_id=summary.hardware_id, source=summary.source, **fields))
+        rows.append(
+            WorkloadResult(
+                summary=summary,
+                submission_id=summary.submission_id,
+                workload_id=wl_id,
+                hardware_id=summary.hardware_id,
+                source=summary.source,
+                **fields,
+            )
+        )
     summary.counts = dict(acc["counts"])
     summary.jax_versions = list(acc["jax_versions"])
     summary.harness_versions = list(acc["harness_versions"])
@@ -140,6 +161,7 @@ def summary_from_states(summary: SubmissionSummary, states: Mapping[int, Workloa
 # refresh_for_evaluation: fold ONE evaluation
 # --------------------------------------------------------------------------------------------
 
+
 def _lock_summary(submission_id: int, hardware_id: int, source: str, mode: str) -> tuple[SubmissionSummary, bool]:
     """The summary row, locked (select_for_update); created (with the candidates' totals) if
     missing. Must run inside transaction.atomic()."""
@@ -147,14 +169,20 @@ def _lock_summary(submission_id: int, hardware_id: int, source: str, mode: str) 
     found = list(qs.filter(submission_id=submission_id, hardware_id=hardware_id, source=source)[:1])
     if found:
         return found[0], False
-    summary = SubmissionSummary(submission_id=submission_id, hardware_id=hardware_id, source=source, mode=mode,
-                                counts=dict.fromkeys(metrics.OUTCOMES, 0), **_candidate_totals(submission_id))
+    summary = SubmissionSummary(
+        submission_id=submission_id,
+        hardware_id=hardware_id,
+        source=source,
+        mode=mode,
+        counts=dict.fromkeys(metrics.OUTCOMES, 0),
+        **_candidate_totals(submission_id),
+    )
     _apply_set_scalars(summary, {name: empty_curves() for name in SET_NAMES}, set_sizes())
     try:
         with transaction.atomic():
             summary.save(force_insert=True)
         return summary, True
-    except IntegrityError:          # created concurrently: lock the winner's row
+    except IntegrityError:  # created concurrently: lock the winner's row
         return qs.get(submission_id=submission_id, hardware_id=hardware_id, source=source), False
 
 
@@ -165,13 +193,25 @@ def refresh_for_evaluation(evaluation) -> WorkloadResult | None:
     Idempotent: refreshing an evaluation whose sample is already folded recomputes that one
     workload from its evaluations (e.g. a re-run), so a repeated call changes nothing."""
     ev = evaluation
-    cand = (Candidate.objects.filter(pk=ev.candidate_id)
-            .values("index", "workload_id", "submission_id", "submission__sampling", "submission__kind",
-                    "workload__wid", "workload__source", "workload__expert").first())
+    cand = (
+        Candidate.objects.filter(pk=ev.candidate_id)
+        .values(
+            "index",
+            "workload_id",
+            "submission_id",
+            "submission__sampling",
+            "submission__kind",
+            "workload__wid",
+            "workload__source",
+            "workload__expert",
+        )
+        .first()
+    )
     if cand is None:
         return None
-    sample = sample_from_evaluation(cand["workload_id"], cand["index"], ev.stage, ev.state, ev.outcome,
-                                    ev.speedup, ev.record, ev.finished_at)
+    sample = sample_from_evaluation(
+        cand["workload_id"], cand["index"], ev.stage, ev.state, ev.outcome, ev.speedup, ev.record, ev.finished_at
+    )
     if sample is None:
         return None
     mode = INDEPENDENT if cand["submission__sampling"] == INDEPENDENT else SEQUENTIAL
@@ -181,8 +221,11 @@ def refresh_for_evaluation(evaluation) -> WorkloadResult | None:
     with transaction.atomic(savepoint=False):
         summary, created = _lock_summary(cand["submission_id"], ev.hardware_id, SubmissionSummary.EVALUATED, mode)
         before = {f.attname: getattr(summary, f.attname) for f in SubmissionSummary._meta.concrete_fields}
-        found = list(WorkloadResult.objects.select_for_update().order_by()
-                     .filter(summary=summary, workload_id=cand["workload_id"])[:1])
+        found = list(
+            WorkloadResult.objects.select_for_update()
+            .order_by()
+            .filter(summary=summary, workload_id=cand["workload_id"])[:1]
+        )
         row = found[0] if found else None
         old = WorkloadState.from_row(row)
         new = WorkloadState.from_row(row)
@@ -198,17 +241,23 @@ def refresh_for_evaluation(evaluation) -> WorkloadResult | None:
         old_curves = unpack_curves(row.curves) if row is not None else empty_curves()
         update = row is not None
         if row is None:
-            row = WorkloadResult(summary=summary, submission_id=cand["submission_id"],
-                                 workload_id=cand["workload_id"], hardware_id=ev.hardware_id,
-                                 source=SubmissionSummary.EVALUATED)
+            row = WorkloadResult(
+                summary=summary,
+                submission_id=cand["submission_id"],
+                workload_id=cand["workload_id"],
+                hardware_id=ev.hardware_id,
+                source=SubmissionSummary.EVALUATED,
+            )
         for k, v in fields.items():
             setattr(row, k, v)
         # an UPDATE of the derived columns only (the keys never change)
         row.save(update_fields=[*fields, "updated_at"] if update else None)
 
         # The summary: add the change of this workload's contribution.
-        set_curves = {name: add_curves(unpack_curves(getattr(summary, f"curves_{name}")), new_curves, old_curves)
-                      for name in names}
+        set_curves = {
+            name: add_curves(unpack_curves(getattr(summary, f"curves_{name}")), new_curves, old_curves)
+            for name in names
+        }
         counts = dict(summary.counts) or dict.fromkeys(metrics.OUTCOMES, 0)
         for o, c_new, c_old in zip(metrics.OUTCOMES, new.agg.counts, old.agg.counts):
             counts[o] = counts.get(o, 0) + c_new - c_old
@@ -220,8 +269,9 @@ def refresh_for_evaluation(evaluation) -> WorkloadResult | None:
                 summary.jax_versions = sorted([*summary.jax_versions, sample.jax_version])
             if sample.harness_version and sample.harness_version not in summary.harness_versions:
                 summary.harness_versions = sorted([*summary.harness_versions, sample.harness_version])
-        if sample.finished_at is not None and (summary.last_evaluated_at is None
-                                               or sample.finished_at > summary.last_evaluated_at):
+        if sample.finished_at is not None and (
+            summary.last_evaluated_at is None or sample.finished_at > summary.last_evaluated_at
+        ):
             summary.last_evaluated_at = sample.finished_at
         if not summary.complete and sum(counts.values()) >= summary.candidates_total:
             # about to call it complete (verified): confirm the candidate count first
@@ -241,12 +291,14 @@ def refresh_for_evaluation(evaluation) -> WorkloadResult | None:
 # Full rebuilds
 # --------------------------------------------------------------------------------------------
 
-def _save_summary(submission, hardware_id: int, source: str, samples: list[FoldSample], sizes, wmap,
-                  totals: Mapping[str, Any]) -> SubmissionSummary:
+
+def _save_summary(
+    submission, hardware_id: int, source: str, samples: list[FoldSample], sizes, wmap, totals: Mapping[str, Any]
+) -> SubmissionSummary:
     mode = INDEPENDENT if submission.sampling == INDEPENDENT else SEQUENTIAL
-    summary = (SubmissionSummary.objects.select_for_update()
-               .filter(submission=submission, hardware_id=hardware_id, source=source).first()
-               or SubmissionSummary(submission=submission, hardware_id=hardware_id, source=source))
+    summary = SubmissionSummary.objects.select_for_update().filter(
+        submission=submission, hardware_id=hardware_id, source=source
+    ).first() or SubmissionSummary(submission=submission, hardware_id=hardware_id, source=source)
     summary.mode = mode
     for k, v in totals.items():
         setattr(summary, k, v)
@@ -267,8 +319,15 @@ def rebuild_reported(submission) -> SubmissionSummary | None:
             SubmissionSummary.objects.filter(submission=submission, source=SubmissionSummary.REPORTED).delete()
             return None
         wmap = workload_set_map({s.workload_id for s in samples})
-        return _save_summary(submission, submission.hardware_id, SubmissionSummary.REPORTED, samples,
-                             set_sizes(), wmap, _candidate_totals(submission.pk))
+        return _save_summary(
+            submission,
+            submission.hardware_id,
+            SubmissionSummary.REPORTED,
+            samples,
+            set_sizes(),
+            wmap,
+            _candidate_totals(submission.pk),
+        )
 
 
 def ensure_reported(submission_id: int) -> SubmissionSummary | None:
@@ -296,8 +355,9 @@ def rebuild_submission(submission) -> list[SubmissionSummary]:
     totals = _candidate_totals(submission.pk)
     out = []
     with transaction.atomic():
-        SubmissionSummary.objects.filter(submission=submission, source=SubmissionSummary.EVALUATED) \
-            .exclude(hardware_id__in=list(by_hw)).delete()
+        SubmissionSummary.objects.filter(submission=submission, source=SubmissionSummary.EVALUATED).exclude(
+            hardware_id__in=list(by_hw)
+        ).delete()
         for hw, samples in by_hw.items():
             out.append(_save_summary(submission, hw, SubmissionSummary.EVALUATED, samples, sizes, wmap, totals))
     reported = rebuild_reported(submission)

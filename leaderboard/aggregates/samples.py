@@ -5,6 +5,7 @@ Which outcome counts for a candidate: its main-stage outcome, or the pre-check o
 stopped it (state ``skipped``). A pre-check that passed (``done``) does not count: the main stage
 follows. Infrastructure failures (``failed``) are never folded.
 """
+
 from __future__ import annotations
 
 import logging
@@ -25,6 +26,7 @@ log = logging.getLogger(__name__)
 # One sample, from one row
 # --------------------------------------------------------------------------------------------
 
+
 def counts_for_candidate(stage: str, state: str) -> bool:
     """Whether an evaluation in this stage/state carries the outcome that counts."""
     if stage == Evaluation.PRECHECK:
@@ -32,8 +34,7 @@ def counts_for_candidate(stage: str, state: str) -> bool:
     return state in (Evaluation.DONE, Evaluation.SKIPPED)
 
 
-def normalize(outcome: str, speedup: Any, interval: Any = None
-              ) -> tuple[str, float | None, float | None] | None:
+def normalize(outcome: str, speedup: Any, interval: Any = None) -> tuple[str, float | None, float | None] | None:
     """(outcome, speedup, low) as ``metrics.update`` accepts it, or None when it cannot count.
 
     A correct sample with a usable interval [lo, hi] around its speedup keeps the outcome the
@@ -54,7 +55,7 @@ def normalize(outcome: str, speedup: Any, interval: Any = None
         return Outcome.CORRECT_SLOWER, 1.0, None
     lo_hi = _interval(interval, s)
     if lo_hi is None:
-        if outcome == Outcome.CORRECT_TIE:       # a self-reported tie without its interval
+        if outcome == Outcome.CORRECT_TIE:  # a self-reported tie without its interval
             return Outcome.CORRECT_TIE, s, min(s, 1.0)
         return (Outcome.CORRECT_FASTER if s > 1.0 else Outcome.CORRECT_SLOWER), s, None
     return speed_outcome(*lo_hi), s, lo_hi[0]
@@ -89,8 +90,9 @@ def timing_from_record(record: Mapping | None) -> dict[str, float | None]:
         "median_s": _num(timing.get("median_s")),
         "spread": _num(timing.get("spread")),
         "baseline_median_s": _num(record.get("baseline_median_s") or baseline.get("median_s")),
-        "baseline_spread": _num(record.get("baseline_spread") if record.get("baseline_spread") is not None
-                                else baseline.get("spread")),
+        "baseline_spread": _num(
+            record.get("baseline_spread") if record.get("baseline_spread") is not None else baseline.get("spread")
+        ),
     }
 
 
@@ -119,8 +121,9 @@ def _versions_from_record(record: Mapping | None) -> tuple[str, str]:
     return str(jax), str(harness)
 
 
-def sample_from_evaluation(workload_id: int, index: int, stage: str, state: str, outcome: str,
-                           speedup, record, finished_at=None) -> FoldSample | None:
+def sample_from_evaluation(
+    workload_id: int, index: int, stage: str, state: str, outcome: str, speedup, record, finished_at=None
+) -> FoldSample | None:
     if not counts_for_candidate(stage, state):
         return None
     ci = (record or {}).get("speedup_ci")
@@ -133,48 +136,79 @@ def sample_from_evaluation(workload_id: int, index: int, stage: str, state: str,
     jax, harness = _versions_from_record(record)
     measured = low is not None and _interval(ci, speedup) is not None
     if measured:
-        interval = _interval(ci, speedup)                # measured side by side
-    else:                                                # timed before intervals existed
+        interval = _interval(ci, speedup)  # measured side by side
+    else:  # timed before intervals existed
         interval = interval_from_timing(t, speedup) if speedup is not None else None
-    return FoldSample(workload_id=workload_id, index=index, outcome=outcome, speedup=speedup,
-                      low=low, interval=interval, measured=measured, median_s=t["median_s"],
-                      baseline_median_s=t["baseline_median_s"],
-                      precheck=(stage == Evaluation.PRECHECK), jax_version=jax, harness_version=harness,
-                      finished_at=finished_at)
+    return FoldSample(
+        workload_id=workload_id,
+        index=index,
+        outcome=outcome,
+        speedup=speedup,
+        low=low,
+        interval=interval,
+        measured=measured,
+        median_s=t["median_s"],
+        baseline_median_s=t["baseline_median_s"],
+        precheck=(stage == Evaluation.PRECHECK),
+        jax_version=jax,
+        harness_version=harness,
+        finished_at=finished_at,
+    )
 
 
-def sample_from_report(workload_id: int, index: int, reported_outcome: str, reported_speedup,
-                       reported_interval=None) -> FoldSample | None:
+def sample_from_report(
+    workload_id: int, index: int, reported_outcome: str, reported_speedup, reported_interval=None
+) -> FoldSample | None:
     norm = normalize(reported_outcome, reported_speedup, reported_interval)
     if norm is None:
         return None
     interval = _interval(reported_interval, norm[1]) if norm[2] is not None else None
-    return FoldSample(workload_id=workload_id, index=index, outcome=norm[0], speedup=norm[1],
-                      low=norm[2], interval=interval, measured=interval is not None)
+    return FoldSample(
+        workload_id=workload_id,
+        index=index,
+        outcome=norm[0],
+        speedup=norm[1],
+        low=norm[2],
+        interval=interval,
+        measured=interval is not None,
+    )
 
 
 # --------------------------------------------------------------------------------------------
 # A submission's samples, from its rows
 # --------------------------------------------------------------------------------------------
 
-def evaluated_samples(submission_id: int, hardware_id: int | None = None,
-                      workload_id: int | None = None) -> list[tuple[int, FoldSample]]:
+
+def evaluated_samples(
+    submission_id: int, hardware_id: int | None = None, workload_id: int | None = None
+) -> list[tuple[int, FoldSample]]:
     """[(hardware_id, sample)]: the outcome that counts for each candidate (main stage first)."""
-    qs = Evaluation.objects.filter(candidate__submission_id=submission_id,
-                                   state__in=(Evaluation.DONE, Evaluation.SKIPPED))
+    qs = Evaluation.objects.filter(
+        candidate__submission_id=submission_id, state__in=(Evaluation.DONE, Evaluation.SKIPPED)
+    )
     if hardware_id is not None:
         qs = qs.filter(hardware_id=hardware_id)
     if workload_id is not None:
         qs = qs.filter(candidate__workload_id=workload_id)
     chosen: dict[tuple[int, int], FoldSample] = {}
-    rows = qs.values_list("hardware_id", "candidate_id", "candidate__workload_id", "candidate__index", "stage",
-                          "state", "outcome", "speedup", "record", "finished_at").order_by("id")
+    rows = qs.values_list(
+        "hardware_id",
+        "candidate_id",
+        "candidate__workload_id",
+        "candidate__index",
+        "stage",
+        "state",
+        "outcome",
+        "speedup",
+        "record",
+        "finished_at",
+    ).order_by("id")
     for hw, cand, wl, index, stage, state, outcome, speedup, record, finished in rows.iterator(chunk_size=2000):
         s = sample_from_evaluation(wl, index, stage, state, outcome, speedup, record, finished)
         if s is None:
             continue
         key = (hw, cand)
-        if key in chosen and not chosen[key].precheck:   # a main-stage outcome wins
+        if key in chosen and not chosen[key].precheck:  # a main-stage outcome wins
             continue
         chosen[key] = s
     return [(hw, s) for (hw, _), s in chosen.items()]
@@ -182,11 +216,14 @@ def evaluated_samples(submission_id: int, hardware_id: int | None = None,
 
 def reported_samples(submission_id: int) -> list[FoldSample]:
     out = []
-    for wl, index, outcome, speedup, lo, hi in (Candidate.objects.filter(submission_id=submission_id)
-                                                .exclude(reported_outcome="")
-                                                .values_list("workload_id", "index", "reported_outcome",
-                                                             "reported_speedup", "reported_speedup_lo",
-                                                             "reported_speedup_hi").order_by()):
+    for wl, index, outcome, speedup, lo, hi in (
+        Candidate.objects.filter(submission_id=submission_id)
+        .exclude(reported_outcome="")
+        .values_list(
+            "workload_id", "index", "reported_outcome", "reported_speedup", "reported_speedup_lo", "reported_speedup_hi"
+        )
+        .order_by()
+    ):
         s = sample_from_report(wl, index, outcome, speedup, (lo, hi) if lo is not None else None)
         if s is not None:
             out.append(s)

@@ -1,4 +1,5 @@
 """Number formatting for the leaderboard templates."""
+
 import math
 
 from django import template
@@ -62,8 +63,10 @@ def interval(row, prefix="geomean"):
     return format_interval(lo, hi)
 
 
-BEFORE_INTERVALS_TITLE = ("timed before speedups had 95% intervals: the point speedup alone, classified "
-                          "faster or slower by it; a tie cannot be told")
+BEFORE_INTERVALS_TITLE = (
+    "timed before speedups had 95% intervals: the point speedup alone, classified "
+    "faster or slower by it; a tie cannot be told"
+)
 
 
 def _field(row, name):

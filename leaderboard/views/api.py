@@ -1,6 +1,7 @@
 """Leaderboard API (mounted at /api/v1/leaderboard/ by portal.api_urls): the leaderboard of a
 hardware target and workload set at budget N (and fast_p's p), and one submission's
 per-workload aggregates. Public submissions only, except a submission's own team and staff."""
+
 from __future__ import annotations
 
 from django.http import Http404
@@ -64,8 +65,9 @@ class LeaderboardSerializer(serializers.Serializer):
     references = ReferenceRowSerializer(many=True)
     self_reported = LeaderboardRowSerializer(many=True)
     in_progress = LeaderboardRowSerializer(many=True)
-    published_results = serializers.ListField(child=serializers.DictField(),
-                                              help_text="reported by the source study, not evaluated here")
+    published_results = serializers.ListField(
+        child=serializers.DictField(), help_text="reported by the source study, not evaluated here"
+    )
 
 
 class WorkloadAggregateSerializer(serializers.Serializer):
@@ -78,7 +80,8 @@ class WorkloadAggregateSerializer(serializers.Serializer):
     best_low = serializers.FloatField(allow_null=True)
     best_high = serializers.FloatField(allow_null=True)
     best_before_intervals = serializers.BooleanField(
-        help_text="the best sample was timed before intervals existed: best_low/high are its timing spread")
+        help_text="the best sample was timed before intervals existed: best_low/high are its timing spread"
+    )
     best_index = serializers.IntegerField(allow_null=True)
     first_correct_index = serializers.IntegerField(allow_null=True)
     first_faster_index = serializers.IntegerField(allow_null=True)
@@ -121,30 +124,41 @@ def _clean(row):
 class LeaderboardAPIView(APIView):
     permission_classes = [permissions.AllowAny]
 
-    @extend_schema(parameters=_PARAMS, responses=LeaderboardSerializer, tags=["leaderboard"],
-                   summary="Leaderboard of one hardware target and workload set at budget N")
+    @extend_schema(
+        parameters=_PARAMS,
+        responses=LeaderboardSerializer,
+        tags=["leaderboard"],
+        summary="Leaderboard of one hardware target and workload set at budget N",
+    )
     def get(self, request):
         q = Query.from_params(request.query_params)
         if q is None:
             raise Http404("no hardware target is configured")
         data = leaderboard_data(q)
-        return Response({
-            "meta": data["meta"],
-            "rows": [_clean(r) for r in data["rows"]],
-            "references": data["references"],
-            "self_reported": [_clean(r) for r in data["self_reported"]],
-            "in_progress": [_clean(r) for r in data["in_progress"]],
-            "published_results": PUBLISHED_RESULTS,
-        })
+        return Response(
+            {
+                "meta": data["meta"],
+                "rows": [_clean(r) for r in data["rows"]],
+                "references": data["references"],
+                "self_reported": [_clean(r) for r in data["self_reported"]],
+                "in_progress": [_clean(r) for r in data["in_progress"]],
+                "published_results": PUBLISHED_RESULTS,
+            }
+        )
 
 
 class SubmissionAggregatesAPIView(APIView):
     permission_classes = [permissions.AllowAny]
 
-    @extend_schema(parameters=[OpenApiParameter("n", str, description="budget N ('all' by default)"),
-                               OpenApiParameter("source", str, enum=["evaluated", "reported"])],
-                   responses=SubmissionAggregatesSerializer(many=True), tags=["leaderboard"],
-                   summary="A submission's per-workload aggregates (per hardware target and source)")
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("n", str, description="budget N ('all' by default)"),
+            OpenApiParameter("source", str, enum=["evaluated", "reported"]),
+        ],
+        responses=SubmissionAggregatesSerializer(many=True),
+        tags=["leaderboard"],
+        summary="A submission's per-workload aggregates (per hardware target and source)",
+    )
     def get(self, request, pk: int):
         sub = Submission.objects.visible_to(request.user).filter(pk=pk).first()
         if sub is None:
@@ -163,20 +177,42 @@ class SubmissionAggregatesAPIView(APIView):
             workloads = []
             for r in WorkloadResult.objects.filter(summary=s).select_related("workload"):
                 a = r.aggregate
-                workloads.append({
-                    "workload": r.workload.wid, "n_samples": r.n_samples, "n_correct": r.n_correct,
-                    "n_faster": r.n_faster, "n_tie": r.n_tie, "best_speedup": r.best_speedup,
-                    "best_low": r.best_low, "best_high": r.best_high,
-                    "best_before_intervals": r.best_before_intervals, "best_index": r.best_index,
-                    "first_correct_index": r.first_correct_index, "first_faster_index": r.first_faster_index,
-                    "counts": a.get("counts", {}), "progression": a.get("progression", []),
-                })
-            sets = {name: set_values(unpack_curves(getattr(s, f"curves_{name}")), len(members[name]), n)
-                    for name in SET_NAMES}
-            out.append({
-                "submission": sub.pk, "hardware": s.hardware.slug, "source": s.source, "provenance": s.provenance,
-                "mode": s.mode, "candidates_total": s.candidates_total, "n_samples": s.n_samples,
-                "counts": s.counts, "jax_versions": s.jax_versions, "harness_versions": s.harness_versions,
-                "sets": sets, "workloads": workloads,
-            })
+                workloads.append(
+                    {
+                        "workload": r.workload.wid,
+                        "n_samples": r.n_samples,
+                        "n_correct": r.n_correct,
+                        "n_faster": r.n_faster,
+                        "n_tie": r.n_tie,
+                        "best_speedup": r.best_speedup,
+                        "best_low": r.best_low,
+                        "best_high": r.best_high,
+                        "best_before_intervals": r.best_before_intervals,
+                        "best_index": r.best_index,
+                        "first_correct_index": r.first_correct_index,
+                        "first_faster_index": r.first_faster_index,
+                        "counts": a.get("counts", {}),
+                        "progression": a.get("progression", []),
+                    }
+                )
+            sets = {
+                name: set_values(unpack_curves(getattr(s, f"curves_{name}")), len(members[name]), n)
+                for name in SET_NAMES
+            }
+            out.append(
+                {
+                    "submission": sub.pk,
+                    "hardware": s.hardware.slug,
+                    "source": s.source,
+                    "provenance": s.provenance,
+                    "mode": s.mode,
+                    "candidates_total": s.candidates_total,
+                    "n_samples": s.n_samples,
+                    "counts": s.counts,
+                    "jax_versions": s.jax_versions,
+                    "harness_versions": s.harness_versions,
+                    "sets": sets,
+                    "workloads": workloads,
+                }
+            )
         return Response(out)

@@ -1,4 +1,5 @@
 """The compare page (``/compare/?s=1&s=2``): submissions side by side."""
+
 from __future__ import annotations
 
 from django.http import Http404
@@ -27,8 +28,10 @@ def compare(request):
     if not 2 <= len(ids) <= 4:
         ctx["error"] = "Choose 2 to 4 submissions to compare." if ids else None
         return render(request, "leaderboard/compare.html", ctx, status=400 if ids else 200)
-    subs = {s.pk: s for s in Submission.objects.visible_to(request.user).select_related("team", "hardware")
-            .filter(pk__in=ids)}
+    subs = {
+        s.pk: s
+        for s in Submission.objects.visible_to(request.user).select_related("team", "hardware").filter(pk__in=ids)
+    }
     if len(subs) != len(ids):
         raise Http404("submission not found")
     members = set_members()
@@ -49,34 +52,67 @@ def compare(request):
                 curves.append((label, [x / size for x in c["fast"]]))
         series.append({"label": label, "best": col["best"]})
         columns.append(col)
-    table = [{"wid": wid, "cells": [{"attempted": wid in col["best"], "speedup": col["best"].get(wid)}
-                                    for col in columns]} for wid in wids]
+    table = [
+        {"wid": wid, "cells": [{"attempted": wid in col["best"], "speedup": col["best"].get(wid)} for col in columns]}
+        for wid in wids
+    ]
     fmt = wants_export(request)
     if fmt:
         rows = []
         for col in columns:
             summ = col["summary"]
             for wid in wids:
-                rows.append({"submission": col["s"].pk, "team": col["s"].team.name, "method": col["s"].method,
-                             "model": col["s"].model_name, "hardware": col["s"].hardware.slug, "workload": wid,
-                             "best_speedup": col["best"].get(wid),
-                             "provenance": summ.provenance if summ else "pending",
-                             "jax_version": ", ".join(summ.jax_versions) if summ else "",
-                             "harness_version": ", ".join(summ.harness_versions) if summ else ""})
-        meta = {"submissions": ", ".join(str(i) for i in ids), "workload_set": wset,
-                "hardware": ", ".join(sorted({c["s"].hardware.slug for c in columns}))}
-        return export_response(fmt, "compare-" + "-".join(str(i) for i in ids), meta, rows,
-                               ["submission", "team", "method", "model", "hardware", "workload", "best_speedup",
-                                "provenance", "jax_version", "harness_version"],
-                               extra={"summaries": [{"submission": c["s"].pk, **(c["values"] or {})} for c in columns]})
-    ctx.update({
-        "columns": columns, "table": table,
-        "figures": [
-            {"id": "fig-fast", "figure": charts.fast_curves(fast_curve_series(curves),
-                                                            title=f"fast@N on {SET_LABELS[wset]}")},
-            {"id": "fig-scatter", "figure": charts.speedup_scatter(series, wids)},
-        ],
-        "set_tabs": [(k, v, "?" + "&".join(f"s={i}" for i in ids) + f"&set={k}") for k, v in SET_LABELS.items()],
-        "qs": "&".join(f"s={i}" for i in ids) + f"&set={wset}",
-    })
+                rows.append(
+                    {
+                        "submission": col["s"].pk,
+                        "team": col["s"].team.name,
+                        "method": col["s"].method,
+                        "model": col["s"].model_name,
+                        "hardware": col["s"].hardware.slug,
+                        "workload": wid,
+                        "best_speedup": col["best"].get(wid),
+                        "provenance": summ.provenance if summ else "pending",
+                        "jax_version": ", ".join(summ.jax_versions) if summ else "",
+                        "harness_version": ", ".join(summ.harness_versions) if summ else "",
+                    }
+                )
+        meta = {
+            "submissions": ", ".join(str(i) for i in ids),
+            "workload_set": wset,
+            "hardware": ", ".join(sorted({c["s"].hardware.slug for c in columns})),
+        }
+        return export_response(
+            fmt,
+            "compare-" + "-".join(str(i) for i in ids),
+            meta,
+            rows,
+            [
+                "submission",
+                "team",
+                "method",
+                "model",
+                "hardware",
+                "workload",
+                "best_speedup",
+                "provenance",
+                "jax_version",
+                "harness_version",
+            ],
+            extra={"summaries": [{"submission": c["s"].pk, **(c["values"] or {})} for c in columns]},
+        )
+    ctx.update(
+        {
+            "columns": columns,
+            "table": table,
+            "figures": [
+                {
+                    "id": "fig-fast",
+                    "figure": charts.fast_curves(fast_curve_series(curves), title=f"fast@N on {SET_LABELS[wset]}"),
+                },
+                {"id": "fig-scatter", "figure": charts.speedup_scatter(series, wids)},
+            ],
+            "set_tabs": [(k, v, "?" + "&".join(f"s={i}" for i in ids) + f"&set={k}") for k, v in SET_LABELS.items()],
+            "qs": "&".join(f"s={i}" for i in ids) + f"&set={wset}",
+        }
+    )
     return render(request, "leaderboard/compare.html", ctx)

@@ -1,4 +1,5 @@
 """CSV and JSON downloads of every leaderboard table (``?format=csv|json``)."""
+
 from __future__ import annotations
 
 import csv
@@ -29,8 +30,9 @@ def _cell(v):
     return v
 
 
-def export_response(fmt: str, name: str, meta: Mapping, rows: Sequence[Mapping], columns: Sequence[str],
-                    extra: Mapping | None = None):
+def export_response(
+    fmt: str, name: str, meta: Mapping, rows: Sequence[Mapping], columns: Sequence[str], extra: Mapping | None = None
+):
     """CSV: one header line and one line per row; every row carries the meta columns (hardware,
     versions, ...) so a CSV file alone says where its numbers come from. JSON: ``{meta, rows,
     ...extra}``."""

@@ -1,4 +1,5 @@
 """The public leaderboard page (``/leaderboard/``) and its exports."""
+
 from __future__ import annotations
 
 from django.core.cache import cache
@@ -27,10 +28,36 @@ from leaderboard.templatetags.leaderboard_extras import x as fx
 from leaderboard.views.exports import export_response, wants_export
 
 EXPORT_COLUMNS = [
-    "section", "rank", "tied", "submission", "team", "method", "model", "framework", "kind", "sampling",
-    "provenance", "solved", "set_size", "correctness", "geomean", "geomean_low", "geomean_high", "fast",
-    "expert_pct", "tokens_per_solved", "cost_per_solved", "date", "n_samples", "candidates_total",
-    "jax_version", "harness_version", "hardware", "workload_set", "budget", "url",
+    "section",
+    "rank",
+    "tied",
+    "submission",
+    "team",
+    "method",
+    "model",
+    "framework",
+    "kind",
+    "sampling",
+    "provenance",
+    "solved",
+    "set_size",
+    "correctness",
+    "geomean",
+    "geomean_low",
+    "geomean_high",
+    "fast",
+    "expert_pct",
+    "tokens_per_solved",
+    "cost_per_solved",
+    "date",
+    "n_samples",
+    "candidates_total",
+    "jax_version",
+    "harness_version",
+    "hardware",
+    "workload_set",
+    "budget",
+    "url",
 ]
 
 
@@ -44,25 +71,59 @@ def build_figures(q: Query, data: dict) -> list[dict]:
     top = inputs["top"]
     meta = data["meta"]
     budget = "full budget" if q.n is None else f"N = {q.n}"
-    bars = [{"label": _label(r), "geomean": r["geomean"], "low": r["geomean_low"], "high": r["geomean_high"],
-             "tied": r["tied"]} for r in top]
+    bars = [
+        {
+            "label": _label(r),
+            "geomean": r["geomean"],
+            "low": r["geomean_low"],
+            "high": r["geomean_high"],
+            "tied": r["tied"],
+        }
+        for r in top
+    ]
     experts = next((r for r in data["references"] if r["kind"] == "expert"), None)
     figs = [
-        {"id": "fig-geomean", "title": "Floored geomean",
-         "figure": charts.geomean_bars(bars, expert_geomean=experts["geomean"] if experts else None,
-                                       title=f"Floored geomean over {meta['workload_set_label']} ({budget})")},
-        {"id": "fig-fast", "title": "fast@N",
-         "figure": charts.fast_curves(inputs["curves"], title=f"fast@N on {meta['workload_set_label']}")},
-        {"id": "fig-heatmap", "title": "Speedup heatmap",
-         "figure": charts.speedup_heatmap([{"label": _label(r), "best": inputs["best"][r["submission"]]}
-                                           for r in top], [w["wid"] for w in data["members"]])},
+        {
+            "id": "fig-geomean",
+            "title": "Floored geomean",
+            "figure": charts.geomean_bars(
+                bars,
+                expert_geomean=experts["geomean"] if experts else None,
+                title=f"Floored geomean over {meta['workload_set_label']} ({budget})",
+            ),
+        },
+        {
+            "id": "fig-fast",
+            "title": "fast@N",
+            "figure": charts.fast_curves(inputs["curves"], title=f"fast@N on {meta['workload_set_label']}"),
+        },
+        {
+            "id": "fig-heatmap",
+            "title": "Speedup heatmap",
+            "figure": charts.speedup_heatmap(
+                [{"label": _label(r), "best": inputs["best"][r["submission"]]} for r in top],
+                [w["wid"] for w in data["members"]],
+            ),
+        },
     ]
     if meta["expert_geomean"]:
-        figs.append({"id": "fig-expert-gap", "title": "Gap to expert",
-                     "figure": charts.expert_gap_bars([{"label": _label(r), "value": r["expert_pct"]} for r in top],
-                                                      title=f"% of expert geomean, expert set ({budget})")})
-    figs.append({"id": "fig-outcomes", "title": "Outcome shares",
-                 "figure": charts.outcome_shares([{"label": _label(r), "counts": r["counts"]} for r in top])})
+        figs.append(
+            {
+                "id": "fig-expert-gap",
+                "title": "Gap to expert",
+                "figure": charts.expert_gap_bars(
+                    [{"label": _label(r), "value": r["expert_pct"]} for r in top],
+                    title=f"% of expert geomean, expert set ({budget})",
+                ),
+            }
+        )
+    figs.append(
+        {
+            "id": "fig-outcomes",
+            "title": "Outcome shares",
+            "figure": charts.outcome_shares([{"label": _label(r), "counts": r["counts"]} for r in top]),
+        }
+    )
     return figs
 
 
@@ -75,11 +136,25 @@ def _row_html(r: dict) -> str:
             '<td class="num">{}</td><td></td><td class="num"><strong>{}</strong></td><td class="num">{}</td>'
             '<td class="num">{}</td><td></td><td></td><td></td><td colspan="3"><span class="badge">reference</span> '
             '<span class="muted">{}</span></td></tr>',
-            r["kind"], r["team"], r["method"], solved, fx(r["geomean"]), pct(r["fast"]),
-            pct(r["expert_pct"], 0) if r.get("expert_pct") else "", r["note"])
-    tied = format_html(' <span class="badge warn" title="tied: geomean intervals overlap">≈</span>') if r["tied"] else ""
-    best_of_n = (format_html(' <span class="badge" title="independent samples: expected values over random '
-                             'N-subsets">best-of-N</span>') if r["sampling"] == "independent" else "")
+            r["kind"],
+            r["team"],
+            r["method"],
+            solved,
+            fx(r["geomean"]),
+            pct(r["fast"]),
+            pct(r["expert_pct"], 0) if r.get("expert_pct") else "",
+            r["note"],
+        )
+    tied = (
+        format_html(' <span class="badge warn" title="tied: geomean intervals overlap">≈</span>') if r["tied"] else ""
+    )
+    best_of_n = (
+        format_html(
+            ' <span class="badge" title="independent samples: expected values over random N-subsets">best-of-N</span>'
+        )
+        if r["sampling"] == "independent"
+        else ""
+    )
     iv = interval(r)
     return format_html(
         '<tr data-submission="{}" class="{}"><td class="num">{}{}</td><td><a href="/teams/{}/">{}</a></td>'
@@ -87,11 +162,30 @@ def _row_html(r: dict) -> str:
         '<td class="num" title="interval {}"><strong>{}</strong> <span class="muted small">{}</span></td>'
         '<td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td>{}</td>'
         '<td><span class="badge verified">verified here</span></td><td class="mono">{}</td><td class="mono">{}</td></tr>',
-        r["submission"], "tied" if r["tied"] else "", r["rank"], tied, r["team_slug"], r["team"], r["url"], r["method"],
-        best_of_n, r["model"], num(r["solved"]), r["set_size"], pct(r["correctness"]), iv, fx(r["geomean"]), iv,
-        pct(r["fast"]), pct(r["expert_pct"], 0), big(r["tokens_per_solved"]),
-        f"${r['cost_per_solved']:.2f}" if r["cost_per_solved"] is not None else "", r["date"], r["jax_version"],
-        r["harness_version"])
+        r["submission"],
+        "tied" if r["tied"] else "",
+        r["rank"],
+        tied,
+        r["team_slug"],
+        r["team"],
+        r["url"],
+        r["method"],
+        best_of_n,
+        r["model"],
+        num(r["solved"]),
+        r["set_size"],
+        pct(r["correctness"]),
+        iv,
+        fx(r["geomean"]),
+        iv,
+        pct(r["fast"]),
+        pct(r["expert_pct"], 0),
+        big(r["tokens_per_solved"]),
+        f"${r['cost_per_solved']:.2f}" if r["cost_per_solved"] is not None else "",
+        r["date"],
+        r["jax_version"],
+        r["harness_version"],
+    )
 
 
 def board_context(q: Query, data: dict, figures: list[dict]) -> dict:
@@ -102,24 +196,36 @@ def board_context(q: Query, data: dict, figures: list[dict]) -> dict:
     if q.sort.lstrip("-") == "geomean":
         desc = q.sort.startswith("-")
         for ref in refs:
-            pos = next((i for i, r in enumerate(table) if not r["is_reference"]
-                        and ((r["geomean"] < ref["geomean"]) if desc else (r["geomean"] > ref["geomean"]))),
-                       len(table))
+            pos = next(
+                (
+                    i
+                    for i, r in enumerate(table)
+                    if not r["is_reference"]
+                    and ((r["geomean"] < ref["geomean"]) if desc else (r["geomean"] > ref["geomean"]))
+                ),
+                len(table),
+            )
             table.insert(pos, ref)
     else:
         table.extend(refs)
     for r in table:
         r["html"] = _row_html(r)
     return {
-        "q": q, "data": data, "meta": data["meta"], "table": table,
+        "q": q,
+        "data": data,
+        "meta": data["meta"],
+        "table": table,
         "hardware_targets": list(HardwareTarget.objects.all()),
-        "sets": SET_LABELS, "sorts": SORTS, "budgets": BUDGET_CHOICES,
+        "sets": SET_LABELS,
+        "sorts": SORTS,
+        "budgets": BUDGET_CHOICES,
         "figures": figures,
         "published": [r for r in PUBLISHED_RESULTS if r["status"] == REPORTED_NOT_EVALUATED],
         "permalink": "?" + q.qs(),
         "set_tabs": [(key, label, "?" + q.qs(set=key)) for key, label in SET_LABELS.items()],
         "sort_links": {key: "?" + q.sort_qs(key) for key in SORTS},
-        "export_csv": "?" + q.qs(format="csv"), "export_json": "?" + q.qs(format="json"),
+        "export_csv": "?" + q.qs(format="csv"),
+        "export_json": "?" + q.qs(format="json"),
     }
 
 
@@ -130,17 +236,36 @@ def leaderboard(request):
     fmt = wants_export(request)
     if fmt:
         data = leaderboard_data(q)
-        rows = ([dict(r, section="ranked") for r in data["rows"]]
-                + [dict(r, section="reference", provenance="reference", hardware=q.hardware.slug,
-                        workload_set=q.wset, budget=data["meta"]["budget"]) for r in data["references"]]
-                + [dict(r, section="self-reported") for r in data["self_reported"]]
-                + [dict(r, section="in-progress") for r in data["in_progress"]])
-        meta = dict(data["meta"], jax_versions=", ".join(data["meta"]["jax_versions"]),
-                    harness_versions=", ".join(data["meta"]["harness_versions"]))
+        rows = (
+            [dict(r, section="ranked") for r in data["rows"]]
+            + [
+                dict(
+                    r,
+                    section="reference",
+                    provenance="reference",
+                    hardware=q.hardware.slug,
+                    workload_set=q.wset,
+                    budget=data["meta"]["budget"],
+                )
+                for r in data["references"]
+            ]
+            + [dict(r, section="self-reported") for r in data["self_reported"]]
+            + [dict(r, section="in-progress") for r in data["in_progress"]]
+        )
+        meta = dict(
+            data["meta"],
+            jax_versions=", ".join(data["meta"]["jax_versions"]),
+            harness_versions=", ".join(data["meta"]["harness_versions"]),
+        )
         meta.pop("query", None)
-        return export_response(fmt, f"leaderboard-{q.hardware.slug}-{q.wset}-{data['meta']['budget']}", meta, rows,
-                               EXPORT_COLUMNS, extra={"published_results": PUBLISHED_RESULTS,
-                                                      "query": data["meta"]["query"]})
+        return export_response(
+            fmt,
+            f"leaderboard-{q.hardware.slug}-{q.wset}-{data['meta']['budget']}",
+            meta,
+            rows,
+            EXPORT_COLUMNS,
+            extra={"published_results": PUBLISHED_RESULTS, "query": data["meta"]["query"]},
+        )
     # The board (everything but the user's menu) is the same for every visitor: render it once
     # per data stamp.
     stamp = visibility_stamp(q.hardware)
@@ -150,9 +275,14 @@ def leaderboard(request):
         data = leaderboard_data(q, stamp=stamp)
         figures = build_figures(q, data) if data["rows"] else []
         ctx = board_context(q, data, figures)
-        cached = {"html": render_to_string("leaderboard/_board.html", ctx), "has_figures": bool(figures),
-                  "rows": data["rows"]}
+        cached = {
+            "html": render_to_string("leaderboard/_board.html", ctx),
+            "has_figures": bool(figures),
+            "rows": data["rows"],
+        }
         cache.set(key, cached, CACHE_SECONDS)
-    return render(request, "leaderboard/leaderboard.html", {
-        "q": q, "board": mark_safe(cached["html"]), "has_figures": cached["has_figures"],
-        "rows": cached["rows"]})
+    return render(
+        request,
+        "leaderboard/leaderboard.html",
+        {"q": q, "board": mark_safe(cached["html"]), "has_figures": cached["has_figures"], "rows": cached["rows"]},
+    )

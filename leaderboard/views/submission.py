@@ -1,5 +1,6 @@
 """A submission's page (``/submissions/<pk>/``) and its live progress
 (``/submissions/<pk>/progress.json``); with ``?workload=12p`` the page is the trace view."""
+
 from __future__ import annotations
 
 from django.core.cache import cache
@@ -34,6 +35,7 @@ from leaderboard.views.trace import trace_view
 # Pages
 # --------------------------------------------------------------------------------------------
 
+
 def submission_detail(request, pk):
     submission = visible_submission(request, pk)
     if request.GET.get("workload"):
@@ -43,24 +45,55 @@ def submission_detail(request, pk):
     hw = submission.hardware
     fmt = wants_export(request)
     meta = {
-        "submission": submission.pk, "team": submission.team.name, "method": submission.method,
-        "model": submission.model_name, "hardware": hw.slug, "kind": submission.kind,
-        "sampling": submission.sampling, "provenance": primary.provenance if primary else "pending",
+        "submission": submission.pk,
+        "team": submission.team.name,
+        "method": submission.method,
+        "model": submission.model_name,
+        "hardware": hw.slug,
+        "kind": submission.kind,
+        "sampling": submission.sampling,
+        "provenance": primary.provenance if primary else "pending",
         "jax_versions": ", ".join(primary.jax_versions) if primary else "",
         "harness_versions": ", ".join(primary.harness_versions) if primary else "",
     }
     if fmt:
-        cols = ["wid", "title", "outcome", "n_samples", "n_correct", "n_tie", "best_speedup", "best_low",
-                "best_high", "best_before_intervals", "best_index", "first_correct_index", "first_faster_index",
-                "expert_speedup", "gap"]
+        cols = [
+            "wid",
+            "title",
+            "outcome",
+            "n_samples",
+            "n_correct",
+            "n_tie",
+            "best_speedup",
+            "best_low",
+            "best_high",
+            "best_before_intervals",
+            "best_index",
+            "first_correct_index",
+            "first_faster_index",
+            "expert_speedup",
+            "gap",
+        ]
         rows = workload_rows(submission, primary)
-        return export_response(fmt, f"submission-{submission.pk}-{hw.slug}", meta, rows, cols,
-                               extra={"sets": primary.sets if primary else {}})
+        return export_response(
+            fmt,
+            f"submission-{submission.pk}-{hw.slug}",
+            meta,
+            rows,
+            cols,
+            extra={"sets": primary.sets if primary else {}},
+        )
     progress = progress_for(submission, evaluated)
     code = can_view_code(request.user, submission)
-    key = cache_key("sub", submission.pk, submission.published_at, submission.withdrawn_at, code,
-                    *(f"{s.pk}@{s.updated_at.isoformat()}" if s else "-" for s in (evaluated, reported)),
-                    expert_stamp(hw))
+    key = cache_key(
+        "sub",
+        submission.pk,
+        submission.published_at,
+        submission.withdrawn_at,
+        code,
+        *(f"{s.pk}@{s.updated_at.isoformat()}" if s else "-" for s in (evaluated, reported)),
+        expert_stamp(hw),
+    )
     body = cache.get(key)
     rows = None
     if body is None:
@@ -68,9 +101,16 @@ def submission_detail(request, pk):
         body = _render_body(submission, evaluated, reported, primary, rows, code)
         cache.set(key, body, 3600)
     ctx = {
-        "s": submission, "evaluated": evaluated, "reported": reported, "primary": primary,
-        "progress": progress, "meta": meta, "rows": rows, "body": mark_safe(body["html"]),
-        "has_figures": body["has_figures"], "sources": body["has_sources"] or None,
+        "s": submission,
+        "evaluated": evaluated,
+        "reported": reported,
+        "primary": primary,
+        "progress": progress,
+        "meta": meta,
+        "rows": rows,
+        "body": mark_safe(body["html"]),
+        "has_figures": body["has_figures"],
+        "sources": body["has_sources"] or None,
         "can_manage": can_manage(request.user, submission),
         "pygments_css": STYLE_DEFS,
     }
@@ -95,22 +135,45 @@ def _render_body(submission, evaluated, reported, primary, rows, code: bool) -> 
             v = set_values(c, size)
             sets.append(dict(v, key=name, label=SET_LABELS[name]))
             if size and len(c["fast"]):
-                curves.append({"label": SET_LABELS[name], "n": list(range(1, len(c["fast"]) + 1)),
-                               "fast": [x / size for x in c["fast"]]})
+                curves.append(
+                    {
+                        "label": SET_LABELS[name],
+                        "n": list(range(1, len(c["fast"]) + 1)),
+                        "fast": [x / size for x in c["fast"]],
+                    }
+                )
         if curves:
             figures.append({"id": "fig-fast", "figure": charts.fast_curves(curves, title="fast@N by workload set")})
-        figures.append({"id": "fig-outcomes", "figure": charts.outcome_breakdown(primary.counts,
-                                                                                 title="Outcomes of all samples")})
+        figures.append(
+            {"id": "fig-outcomes", "figure": charts.outcome_breakdown(primary.counts, title="Outcomes of all samples")}
+        )
         gaps = [{"label": r["wid"], "value": r["gap"]} for r in rows if r["expert_workload"] and r["gap"] is not None]
         if gaps:
-            figures.append({"id": "fig-gap", "figure": charts.expert_gap_bars(
-                gaps, per_workload=True, title="Gap to expert per workload (s_w / expert)")})
+            figures.append(
+                {
+                    "id": "fig-gap",
+                    "figure": charts.expert_gap_bars(
+                        gaps, per_workload=True, title="Gap to expert per workload (s_w / expert)"
+                    ),
+                }
+            )
     best = best_candidates(submission, rows)
     sources = best_sources(submission, best) if code else None
     mark_outside_pallas(submission, rows, best)
-    html = render_to_string("leaderboard/_submission_body.html", {
-        "s": submission, "evaluated": evaluated, "reported": reported, "primary": primary, "rows": rows,
-        "sets": sets, "figures": figures, "sources": sources, "outcomes": metrics.OUTCOMES})
+    html = render_to_string(
+        "leaderboard/_submission_body.html",
+        {
+            "s": submission,
+            "evaluated": evaluated,
+            "reported": reported,
+            "primary": primary,
+            "rows": rows,
+            "sets": sets,
+            "figures": figures,
+            "sources": sources,
+            "outcomes": metrics.OUTCOMES,
+        },
+    )
     return {"html": html, "has_figures": bool(figures), "has_sources": bool(sources)}
 
 

@@ -1,4 +1,5 @@
 """The signed-in user's teams' submissions (``/submissions/``), each with its evaluation progress."""
+
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.shortcuts import render
@@ -20,5 +21,8 @@ def submission_list(request):
     for s in page:
         s.page_url = detail_url(s)
         s.percent = round(100 * s.n_done / s.n_total) if s.n_total else 100
-    return render(request, "leaderboard/submission_list.html",
-                  {"page": page, "teams": teams, "team": team, "no_team": not teams.exists()})
+    return render(
+        request,
+        "leaderboard/submission_list.html",
+        {"page": page, "teams": teams, "team": team, "no_team": not teams.exists()},
+    )

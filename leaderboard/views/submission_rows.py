@@ -1,5 +1,6 @@
 """What a submission's pages show: who may see it, its summaries, its progress, the
 per-workload rows and the sources of its best samples."""
+
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
@@ -21,6 +22,7 @@ MAX_SOURCES = 100
 # --------------------------------------------------------------------------------------------
 # Helpers
 # --------------------------------------------------------------------------------------------
+
 
 def visible_submission(request, pk):
     return get_object_or_404(Submission.objects.visible_to(request.user).select_related("team", "hardware"), pk=pk)
@@ -49,25 +51,37 @@ def summaries_of(submission) -> tuple[SubmissionSummary | None, SubmissionSummar
 def _estimated_saved_seconds(hardware, stopped_by_workload: dict[int, int]) -> float | None:
     if not stopped_by_workload or not hardware.is_accelerator:
         return None
-    medians = dict(Baseline.objects.filter(hardware=hardware, workload_id__in=list(stopped_by_workload))
-                   .values_list("workload_id", "median_s"))
-    return round(sum(n * (ACCELERATOR_OVERHEAD_S + 60 * medians.get(w, 0.0))
-                     for w, n in stopped_by_workload.items()), 1)
+    medians = dict(
+        Baseline.objects.filter(hardware=hardware, workload_id__in=list(stopped_by_workload)).values_list(
+            "workload_id", "median_s"
+        )
+    )
+    return round(
+        sum(n * (ACCELERATOR_OVERHEAD_S + 60 * medians.get(w, 0.0)) for w, n in stopped_by_workload.items()), 1
+    )
 
 
 def progress_for(submission, summary: SubmissionSummary | None) -> dict:
     """evaluator.progress.submission_progress while work is in flight; from the summary row
     once every candidate has its final outcome (no scan of the evaluations)."""
     if summary is not None and summary.complete:
-        stopped = dict(WorkloadResult.objects.filter(summary=summary, precheck_stopped__gt=0)
-                       .values_list("workload_id", "precheck_stopped"))
+        stopped = dict(
+            WorkloadResult.objects.filter(summary=summary, precheck_stopped__gt=0).values_list(
+                "workload_id", "precheck_stopped"
+            )
+        )
         return {
-            "total": summary.candidates_total, "done": summary.n_samples, "finished": True, "percent": 100.0,
-            "stages": None, "outcomes": {o: n for o, n in summary.counts.items() if n},
+            "total": summary.candidates_total,
+            "done": summary.n_samples,
+            "finished": True,
+            "percent": 100.0,
+            "stages": None,
+            "outcomes": {o: n for o, n in summary.counts.items() if n},
             "waiting_for": None,
-            "precheck_saved": {"candidates": summary.precheck_stopped,
-                               "estimated_accelerator_seconds": _estimated_saved_seconds(submission.hardware,
-                                                                                         stopped)},
+            "precheck_saved": {
+                "candidates": summary.precheck_stopped,
+                "estimated_accelerator_seconds": _estimated_saved_seconds(submission.hardware, stopped),
+            },
         }
     return submission_progress(submission)
 
@@ -78,8 +92,7 @@ def workload_rows(submission, summary: SubmissionSummary | None, n: int | None =
     experts = experts_for(submission.hardware)
     results = {}
     if summary is not None:
-        results = {r.workload_id: r for r in WorkloadResult.objects.filter(summary=summary)
-                   .select_related("workload")}
+        results = {r.workload_id: r for r in WorkloadResult.objects.filter(summary=summary).select_related("workload")}
     workloads = {r.workload_id: r.workload for r in results.values()}
     if summary is None or not summary.complete:
         pending = set(submission.candidates.values_list("workload_id", flat=True).distinct()) - set(workloads)
@@ -102,24 +115,32 @@ def workload_rows(submission, summary: SubmissionSummary | None, n: int | None =
             outcome = Outcome.CORRECT_SLOWER
         else:
             outcome = max(agg.outcome_counts.items(), key=lambda kv: kv[1])[0]
-        rows.append({
-            "wid": w.wid, "workload_id": w.pk, "slug": w.slug, "title": w.title, "number": w.number,
-            "expert_workload": w.expert,
-            "outcome": outcome, "n_samples": agg.n_samples if agg else 0,
-            "n_correct": agg.n_correct if agg else 0, "counts": agg.outcome_counts if agg else {},
-            "best_speedup": metrics.best_within(agg, n) if agg else None,
-            "best_low": r.best_low if r and n is None else None,
-            "best_high": r.best_high if r and n is None else None,
-            "best_before_intervals": bool(r and n is None and r.best_before_intervals),
-            "n_tie": agg.count(Outcome.CORRECT_TIE) if agg else 0,
-            "best_index": r.best_index if r else None,
-            "first_correct_index": r.first_correct_index if r else None,
-            "first_faster_index": r.first_faster_index if r else None,
-            "floored_speedup": s_w,
-            "expert_speedup": expert_speedup,
-            "gap": metrics.expert_gaps([agg], [expert_speedup], n, mode)[0] if e else None,
-            "precheck_stopped": r.precheck_stopped if r else 0,
-        })
+        rows.append(
+            {
+                "wid": w.wid,
+                "workload_id": w.pk,
+                "slug": w.slug,
+                "title": w.title,
+                "number": w.number,
+                "expert_workload": w.expert,
+                "outcome": outcome,
+                "n_samples": agg.n_samples if agg else 0,
+                "n_correct": agg.n_correct if agg else 0,
+                "counts": agg.outcome_counts if agg else {},
+                "best_speedup": metrics.best_within(agg, n) if agg else None,
+                "best_low": r.best_low if r and n is None else None,
+                "best_high": r.best_high if r and n is None else None,
+                "best_before_intervals": bool(r and n is None and r.best_before_intervals),
+                "n_tie": agg.count(Outcome.CORRECT_TIE) if agg else 0,
+                "best_index": r.best_index if r else None,
+                "first_correct_index": r.first_correct_index if r else None,
+                "first_faster_index": r.first_faster_index if r else None,
+                "floored_speedup": s_w,
+                "expert_speedup": expert_speedup,
+                "gap": metrics.expert_gaps([agg], [expert_speedup], n, mode)[0] if e else None,
+                "precheck_stopped": r.precheck_stopped if r else 0,
+            }
+        )
     return rows
 
 
@@ -130,8 +151,9 @@ def best_candidates(submission, rows) -> dict[int, int]:
     wanted = {(r["workload_id"], r["best_index"]) for r in rows if r["best_index"] is not None}
     if not wanted:
         return {}
-    found = Candidate.objects.filter(submission=submission, workload_id__in={w for w, _ in wanted},
-                                     index__in={i for _, i in wanted}).values_list("id", "workload_id", "index")
+    found = Candidate.objects.filter(
+        submission=submission, workload_id__in={w for w, _ in wanted}, index__in={i for _, i in wanted}
+    ).values_list("id", "workload_id", "index")
     return {pk: w for pk, w, i in found if (w, i) in wanted}
 
 
@@ -144,8 +166,9 @@ def mark_outside_pallas(submission, rows, best: dict[int, int]) -> None:
         return
     by_workload = {r["workload_id"]: r for r in rows}
     # by candidate id: the (candidate, hardware, stage) unique index answers it row by row
-    for ev in Evaluation.objects.filter(candidate_id__in=list(best), hardware=submission.hardware,
-                                        stage=Evaluation.MAIN).values("candidate_id", "record__pallas_share"):
+    for ev in Evaluation.objects.filter(
+        candidate_id__in=list(best), hardware=submission.hardware, stage=Evaluation.MAIN
+    ).values("candidate_id", "record__pallas_share"):
         row = by_workload.get(best[ev["candidate_id"]])
         if row is not None:
             row["outside_pallas"] = pallas_share.short(ev["record__pallas_share"])
@@ -162,6 +185,13 @@ def best_sources(submission, best: dict[int, int]) -> list[dict]:
         qs = qs.filter(pk__in=list(best))
     out = []
     for c in qs.select_related("workload").order_by("workload__number", "index")[:MAX_SOURCES]:
-        out.append({"wid": c.workload.wid, "index": c.index, "filename": c.filename, "sha": c.code_sha256,
-                    "html": highlighted(c.code)})
+        out.append(
+            {
+                "wid": c.workload.wid,
+                "index": c.index,
+                "filename": c.filename,
+                "sha": c.code_sha256,
+                "html": highlighted(c.code),
+            }
+        )
     return out

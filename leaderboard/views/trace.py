@@ -1,5 +1,6 @@
 """The trace view of one workload of a submission (``/submissions/<pk>/?workload=12p``): every
 sample in order, the best kernel's lineage and the chosen sample's source."""
+
 from __future__ import annotations
 
 from django.http import Http404
@@ -28,15 +29,38 @@ def trace_view(request, submission):
     """Every sample of one workload in order: outcome, speedup, error message; the lineage of
     the best kernel; the source of the chosen sample."""
     w = _find_workload(request.GET["workload"])
-    cands = list(Candidate.objects.filter(submission=submission, workload=w).order_by("index").values(
-        "id", "index", "round", "parent_index", "filename", "reported_outcome", "reported_speedup",
-        "reported_speedup_lo", "reported_speedup_hi", "tokens_in", "tokens_out", "cost_usd"))
+    cands = list(
+        Candidate.objects.filter(submission=submission, workload=w)
+        .order_by("index")
+        .values(
+            "id",
+            "index",
+            "round",
+            "parent_index",
+            "filename",
+            "reported_outcome",
+            "reported_speedup",
+            "reported_speedup_lo",
+            "reported_speedup_hi",
+            "tokens_in",
+            "tokens_out",
+            "cost_usd",
+        )
+    )
     if not cands:
         raise Http404("no samples for this workload")
     by_cand: dict[int, dict] = {}
-    for ev in Evaluation.objects.filter(candidate_id__in=[c["id"] for c in cands], hardware=submission.hardware) \
-            .values("candidate_id", "stage", "state", "outcome", "speedup", "speedup_lo",
-                    "speedup_hi", "message", "record__pallas_share"):
+    for ev in Evaluation.objects.filter(candidate_id__in=[c["id"] for c in cands], hardware=submission.hardware).values(
+        "candidate_id",
+        "stage",
+        "state",
+        "outcome",
+        "speedup",
+        "speedup_lo",
+        "speedup_hi",
+        "message",
+        "record__pallas_share",
+    ):
         cur = by_cand.get(ev["candidate_id"])
         counts = counts_for_candidate(ev["stage"], ev["state"])
         if counts and (cur is None or not cur["_counts"] or cur["stage"] == Evaluation.PRECHECK):
@@ -53,28 +77,42 @@ def trace_view(request, submission):
     samples = []
     for c in cands:
         ev = by_cand.get(c["id"])
-        samples.append({
-            "index": c["index"], "round": c["round"], "parent_index": c["parent_index"], "filename": c["filename"],
-            "state": ev["state"] if ev else "not scheduled", "stage": ev["stage"] if ev else "",
-            "outcome": ev["outcome"] if ev and ev["_counts"] else "",
-            "speedup": ev["speedup"] if ev and ev["_counts"] else None,
-            "speedup_lo": ev["speedup_lo"] if ev and ev["_counts"] else None,
-            "speedup_hi": ev["speedup_hi"] if ev and ev["_counts"] else None,
-            "speedup_text": format_speedup(ev["speedup"], ev["speedup_lo"], ev["speedup_hi"])
-            if ev and ev["_counts"] and ev["speedup"] is not None else "",
-            "before_intervals": bool(ev and ev["_counts"] and ev["speedup"] is not None
-                                     and ev["speedup_lo"] is None),
-            "message": (ev["message"] or "")[:2000] if ev else "",
-            "outside_pallas": pallas_share.short(ev["record__pallas_share"]) if ev else "",
-            "outside_pallas_where": pallas_share.largest(ev["record__pallas_share"]) if ev else "",
-            "reported_outcome": c["reported_outcome"], "reported_speedup": c["reported_speedup"],
-            "reported_speedup_lo": c["reported_speedup_lo"], "reported_speedup_hi": c["reported_speedup_hi"],
-            "reported_text": format_speedup(c["reported_speedup"], c["reported_speedup_lo"], c["reported_speedup_hi"])
-            if c["reported_speedup"] is not None else "",
-            "tokens": ((c["tokens_in"] or 0) + (c["tokens_out"] or 0)) if c["tokens_in"] is not None
-            or c["tokens_out"] is not None else None,
-            "cost_usd": c["cost_usd"],
-        })
+        samples.append(
+            {
+                "index": c["index"],
+                "round": c["round"],
+                "parent_index": c["parent_index"],
+                "filename": c["filename"],
+                "state": ev["state"] if ev else "not scheduled",
+                "stage": ev["stage"] if ev else "",
+                "outcome": ev["outcome"] if ev and ev["_counts"] else "",
+                "speedup": ev["speedup"] if ev and ev["_counts"] else None,
+                "speedup_lo": ev["speedup_lo"] if ev and ev["_counts"] else None,
+                "speedup_hi": ev["speedup_hi"] if ev and ev["_counts"] else None,
+                "speedup_text": format_speedup(ev["speedup"], ev["speedup_lo"], ev["speedup_hi"])
+                if ev and ev["_counts"] and ev["speedup"] is not None
+                else "",
+                "before_intervals": bool(
+                    ev and ev["_counts"] and ev["speedup"] is not None and ev["speedup_lo"] is None
+                ),
+                "message": (ev["message"] or "")[:2000] if ev else "",
+                "outside_pallas": pallas_share.short(ev["record__pallas_share"]) if ev else "",
+                "outside_pallas_where": pallas_share.largest(ev["record__pallas_share"]) if ev else "",
+                "reported_outcome": c["reported_outcome"],
+                "reported_speedup": c["reported_speedup"],
+                "reported_speedup_lo": c["reported_speedup_lo"],
+                "reported_speedup_hi": c["reported_speedup_hi"],
+                "reported_text": format_speedup(
+                    c["reported_speedup"], c["reported_speedup_lo"], c["reported_speedup_hi"]
+                )
+                if c["reported_speedup"] is not None
+                else "",
+                "tokens": ((c["tokens_in"] or 0) + (c["tokens_out"] or 0))
+                if c["tokens_in"] is not None or c["tokens_out"] is not None
+                else None,
+                "cost_usd": c["cost_usd"],
+            }
+        )
     parents = {c["index"]: c["parent_index"] for c in cands}
     best_index = result.best_index if result else None
     lineage = []
@@ -86,25 +124,59 @@ def trace_view(request, submission):
     lineage.reverse()
     fmt = wants_export(request)
     if fmt:
-        meta = {"submission": submission.pk, "workload": w.wid, "hardware": submission.hardware.slug,
-                "jax_versions": ", ".join(evaluated.jax_versions) if evaluated else "",
-                "harness_versions": ", ".join(evaluated.harness_versions) if evaluated else ""}
-        cols = ["index", "round", "parent_index", "state", "outcome", "speedup", "speedup_lo",
-                "speedup_hi", "message", "reported_outcome", "reported_speedup", "reported_speedup_lo",
-                "reported_speedup_hi", "tokens", "cost_usd"]
-        return export_response(fmt, f"submission-{submission.pk}-{w.wid}-samples", meta, samples, cols,
-                               extra={"lineage_of_best": lineage})
+        meta = {
+            "submission": submission.pk,
+            "workload": w.wid,
+            "hardware": submission.hardware.slug,
+            "jax_versions": ", ".join(evaluated.jax_versions) if evaluated else "",
+            "harness_versions": ", ".join(evaluated.harness_versions) if evaluated else "",
+        }
+        cols = [
+            "index",
+            "round",
+            "parent_index",
+            "state",
+            "outcome",
+            "speedup",
+            "speedup_lo",
+            "speedup_hi",
+            "message",
+            "reported_outcome",
+            "reported_speedup",
+            "reported_speedup_lo",
+            "reported_speedup_hi",
+            "tokens",
+            "cost_usd",
+        ]
+        return export_response(
+            fmt, f"submission-{submission.pk}-{w.wid}-samples", meta, samples, cols, extra={"lineage_of_best": lineage}
+        )
     try:
         chosen = int(request.GET.get("sample", best_index if best_index is not None else cands[0]["index"]))
     except ValueError:
         chosen = cands[0]["index"]
     code_html = None
     if can_view_code(request.user, submission):
-        code = Candidate.objects.filter(submission=submission, workload=w, index=chosen).values_list("code", flat=True).first()
+        code = (
+            Candidate.objects.filter(submission=submission, workload=w, index=chosen)
+            .values_list("code", flat=True)
+            .first()
+        )
         code_html = highlighted(code) if code is not None else None
     chosen_share = next((x for x in samples if x["index"] == chosen), {}).get("outside_pallas")
-    return render(request, "leaderboard/trace.html", {
-        "s": submission, "w": w, "samples": samples, "lineage": lineage, "best_index": best_index,
-        "chosen": chosen, "chosen_share": chosen_share, "code_html": code_html, "result": result,
-        "pygments_css": STYLE_DEFS,
-    })
+    return render(
+        request,
+        "leaderboard/trace.html",
+        {
+            "s": submission,
+            "w": w,
+            "samples": samples,
+            "lineage": lineage,
+            "best_index": best_index,
+            "chosen": chosen,
+            "chosen_share": chosen_share,
+            "code_html": code_html,
+            "result": result,
+            "pygments_css": STYLE_DEFS,
+        },
+    )

@@ -1,5 +1,6 @@
 """The results section of a workload's page: the XLA baseline and expert times per hardware
 target, every published submission's best speedup on it, and a roofline of each target."""
+
 from __future__ import annotations
 
 from django.core.cache import cache
@@ -15,9 +16,25 @@ from leaderboard.models import SubmissionSummary, WorkloadResult
 from leaderboard.views.exports import export_response, wants_export
 from submissions.models import Submission
 
-EXPORT_COLUMNS = ["hardware", "kind", "submission", "team", "method", "model", "provenance", "best_speedup",
-                  "best_low", "best_high", "best_before_intervals", "first_correct_index", "n_samples", "median_s", "flops_per_s",
-                  "jax_version", "harness_version"]
+EXPORT_COLUMNS = [
+    "hardware",
+    "kind",
+    "submission",
+    "team",
+    "method",
+    "model",
+    "provenance",
+    "best_speedup",
+    "best_low",
+    "best_high",
+    "best_before_intervals",
+    "first_correct_index",
+    "n_samples",
+    "median_s",
+    "flops_per_s",
+    "jax_version",
+    "harness_version",
+]
 
 
 def _cost(w, profile):
@@ -33,13 +50,30 @@ def workload_results(w) -> list[dict]:
         baselines.setdefault(b.hardware_id, []).append(b)
     experts = {e.hardware_id: e for e in ExpertReference.objects.filter(workload=w)}
     results: dict[int, list] = {}
-    for r in (WorkloadResult.objects.filter(workload=w, source=SubmissionSummary.EVALUATED,
-                                            submission__in=Submission.objects.public())
-              .order_by("-best_speedup", "submission_id")
-              .values("hardware_id", "submission_id", "submission__team__name", "submission__method",
-                      "submission__model_name", "summary__complete", "summary__jax_versions",
-                      "summary__harness_versions", "best_speedup", "best_low", "best_high", "best_before_intervals",
-                      "first_correct_index", "n_samples", "best_median_s", "baseline_median_s")):
+    for r in (
+        WorkloadResult.objects.filter(
+            workload=w, source=SubmissionSummary.EVALUATED, submission__in=Submission.objects.public()
+        )
+        .order_by("-best_speedup", "submission_id")
+        .values(
+            "hardware_id",
+            "submission_id",
+            "submission__team__name",
+            "submission__method",
+            "submission__model_name",
+            "summary__complete",
+            "summary__jax_versions",
+            "summary__harness_versions",
+            "best_speedup",
+            "best_low",
+            "best_high",
+            "best_before_intervals",
+            "first_correct_index",
+            "n_samples",
+            "best_median_s",
+            "baseline_median_s",
+        )
+    ):
         results.setdefault(r["hardware_id"], []).append(r)
     out = []
     for hw in HardwareTarget.objects.filter(pk__in=set(baselines) | set(experts) | set(results)):
@@ -50,35 +84,74 @@ def workload_results(w) -> list[dict]:
         rows = []
         points = []
         if xla_s and flops:
-            points.append({"label": f"XLA {xla_s * 1e3:.3f} ms", "kind": "xla", "intensity": intensity,
-                           "flops_per_s": flops / xla_s})
+            points.append(
+                {
+                    "label": f"XLA {xla_s * 1e3:.3f} ms",
+                    "kind": "xla",
+                    "intensity": intensity,
+                    "flops_per_s": flops / xla_s,
+                }
+            )
         if ex and ex.median_s and flops:
-            points.append({"label": f"expert {ex.implementation}", "kind": "expert", "intensity": intensity,
-                           "flops_per_s": flops / ex.median_s})
+            points.append(
+                {
+                    "label": f"expert {ex.implementation}",
+                    "kind": "expert",
+                    "intensity": intensity,
+                    "flops_per_s": flops / ex.median_s,
+                }
+            )
         for r in results.get(hw.pk, []):
             base_s = r["baseline_median_s"] or xla_s
             t = r["best_median_s"] or (base_s / r["best_speedup"] if r["best_speedup"] and base_s else None)
             fps = flops / t if t and flops else None
-            row = {"hardware": hw.slug, "kind": "submission", "submission": r["submission_id"],
-                   "team": r["submission__team__name"], "method": r["submission__method"],
-                   "model": r["submission__model_name"],
-                   "provenance": "verified" if r["summary__complete"] else "partial",
-                   "best_speedup": r["best_speedup"], "best_low": r["best_low"], "best_high": r["best_high"],
-                   "best_before_intervals": r["best_before_intervals"],
-                   "first_correct_index": r["first_correct_index"], "n_samples": r["n_samples"], "median_s": t,
-                   "flops_per_s": fps, "jax_version": ", ".join(r["summary__jax_versions"] or []),
-                   "harness_version": ", ".join(r["summary__harness_versions"] or [])}
+            row = {
+                "hardware": hw.slug,
+                "kind": "submission",
+                "submission": r["submission_id"],
+                "team": r["submission__team__name"],
+                "method": r["submission__method"],
+                "model": r["submission__model_name"],
+                "provenance": "verified" if r["summary__complete"] else "partial",
+                "best_speedup": r["best_speedup"],
+                "best_low": r["best_low"],
+                "best_high": r["best_high"],
+                "best_before_intervals": r["best_before_intervals"],
+                "first_correct_index": r["first_correct_index"],
+                "n_samples": r["n_samples"],
+                "median_s": t,
+                "flops_per_s": fps,
+                "jax_version": ", ".join(r["summary__jax_versions"] or []),
+                "harness_version": ", ".join(r["summary__harness_versions"] or []),
+            }
             rows.append(row)
             if fps and r["best_speedup"]:
-                points.append({"label": f"#{r['submission_id']} {row['team']} · {row['method']} "
-                                        f"({r['best_speedup']:.2f}x)", "kind": "submission",
-                               "intensity": intensity, "flops_per_s": fps})
+                points.append(
+                    {
+                        "label": f"#{r['submission_id']} {row['team']} · {row['method']} ({r['best_speedup']:.2f}x)",
+                        "kind": "submission",
+                        "intensity": intensity,
+                        "flops_per_s": fps,
+                    }
+                )
         figure = None
         if hw.peak_flops and hw.peak_bandwidth and points:
-            figure = charts.roofline(points, peak_flops=hw.peak_flops, peak_bandwidth=hw.peak_bandwidth,
-                                     title=f"Roofline on {hw.name}")
-        out.append({"hw": hw, "script_id": f"fig-roofline-{hw.slug}", "baselines": base, "expert": ex, "rows": rows, "flops": flops,
-                    "intensity": intensity, "figure": figure, "xla_flops_per_s": flops / xla_s if flops and xla_s else None})
+            figure = charts.roofline(
+                points, peak_flops=hw.peak_flops, peak_bandwidth=hw.peak_bandwidth, title=f"Roofline on {hw.name}"
+            )
+        out.append(
+            {
+                "hw": hw,
+                "script_id": f"fig-roofline-{hw.slug}",
+                "baselines": base,
+                "expert": ex,
+                "rows": rows,
+                "flops": flops,
+                "intensity": intensity,
+                "figure": figure,
+                "xla_flops_per_s": flops / xla_s if flops and xla_s else None,
+            }
+        )
     return out
 
 
@@ -86,8 +159,11 @@ def workload_stamp(w) -> str:
     """Changes whenever the results section of workload ``w`` may change."""
     parts = [
         WorkloadResult.objects.filter(workload=w).aggregate(m=Max("updated_at"), c=Count("id")),
-        Submission.objects.aggregate(p=Max("published_at"), w=Max("withdrawn_at"),
-                                     c=Count("id", filter=Q(published_at__isnull=False, withdrawn_at__isnull=True))),
+        Submission.objects.aggregate(
+            p=Max("published_at"),
+            w=Max("withdrawn_at"),
+            c=Count("id", filter=Q(published_at__isnull=False, withdrawn_at__isnull=True)),
+        ),
         Baseline.objects.filter(workload=w).aggregate(m=Max("measured_at"), c=Count("id")),
         ExpertReference.objects.filter(workload=w).aggregate(m=Max("updated_at"), c=Count("id")),
     ]
@@ -100,9 +176,10 @@ def workload_results_context(w) -> dict:
     cached = cache.get(key)
     if cached is None:
         results = workload_results(w)
-        cached = {"html": render_to_string("leaderboard/_workload_results_body.html",
-                                           {"w": w, "lb_results": results}),
-                  "has_figures": any(e["figure"] for e in results)}
+        cached = {
+            "html": render_to_string("leaderboard/_workload_results_body.html", {"w": w, "lb_results": results}),
+            "has_figures": any(e["figure"] for e in results),
+        }
         cache.set(key, cached, 3600)
     return {"lb_results_html": mark_safe(cached["html"]), "lb_has_figures": cached["has_figures"]}
 
@@ -115,16 +192,34 @@ def workload_results_export(request, slug, fmt=None):
     for entry in workload_results(w):
         hw = entry["hw"]
         for b in entry["baselines"]:
-            rows.append({"hardware": hw.slug, "kind": "xla", "median_s": b.median_s, "best_speedup": 1.0,
-                         "jax_version": b.jax_version, "harness_version": b.harness_version,
-                         "flops_per_s": entry["flops"] / b.median_s if entry["flops"] and b.median_s else None})
+            rows.append(
+                {
+                    "hardware": hw.slug,
+                    "kind": "xla",
+                    "median_s": b.median_s,
+                    "best_speedup": 1.0,
+                    "jax_version": b.jax_version,
+                    "harness_version": b.harness_version,
+                    "flops_per_s": entry["flops"] / b.median_s if entry["flops"] and b.median_s else None,
+                }
+            )
         ex = entry["expert"]
         if ex:
-            rows.append({"hardware": hw.slug, "kind": "expert", "method": ex.implementation, "median_s": ex.median_s,
-                         "best_speedup": ex.speedup, "best_low": ex.speedup_lo, "best_high": ex.speedup_hi,
-                         "best_before_intervals": ex.timed_before_intervals, "jax_version": ex.jax_version,
-                         "harness_version": ex.harness_version,
-                         "flops_per_s": entry["flops"] / ex.median_s if entry["flops"] and ex.median_s else None})
+            rows.append(
+                {
+                    "hardware": hw.slug,
+                    "kind": "expert",
+                    "method": ex.implementation,
+                    "median_s": ex.median_s,
+                    "best_speedup": ex.speedup,
+                    "best_low": ex.speedup_lo,
+                    "best_high": ex.speedup_hi,
+                    "best_before_intervals": ex.timed_before_intervals,
+                    "jax_version": ex.jax_version,
+                    "harness_version": ex.harness_version,
+                    "flops_per_s": entry["flops"] / ex.median_s if entry["flops"] and ex.median_s else None,
+                }
+            )
         rows.extend(entry["rows"])
     meta = {"workload": w.wid, "slug": w.slug, "title": w.title}
     return export_response(fmt, f"workload-{w.wid}-results", meta, rows, EXPORT_COLUMNS)

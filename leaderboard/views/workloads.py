@@ -19,17 +19,25 @@ def workload_list(request):
         chosen = "all"
     rows = []
     for w in Workload.objects.filter(**SETS[chosen][1]):
-        rows.append({"w": w, "small": w.shapes.get("small", {}), "full": w.shapes.get("full", {}),
-                     "cost": w.costs.get("full", {}), "intensity": _intensity(w.costs.get("full", {}))})
-    return render(request, "leaderboard/workload_list.html",
-                  {"rows": rows, "sets": SETS, "chosen": chosen})
+        rows.append(
+            {
+                "w": w,
+                "small": w.shapes.get("small", {}),
+                "full": w.shapes.get("full", {}),
+                "cost": w.costs.get("full", {}),
+                "intensity": _intensity(w.costs.get("full", {})),
+            }
+        )
+    return render(request, "leaderboard/workload_list.html", {"rows": rows, "sets": SETS, "chosen": chosen})
 
 
 def workload_detail(request, slug):
     w = get_object_or_404(Workload, slug=slug)
     costs = {p: dict(c, intensity=_intensity(c)) for p, c in w.costs.items()}
     ctx = {
-        "w": w, "costs": costs, "reference_html": highlighted(w.reference_source),
+        "w": w,
+        "costs": costs,
+        "reference_html": highlighted(w.reference_source),
         "pygments_css": STYLE_DEFS,
     }
     # the results section: baselines, experts, published results, roofline

@@ -17,7 +17,9 @@ class MeView(APIView):
 
     @extend_schema(responses=MeSerializer)
     def get(self, request):
-        teams = [{"slug": m.team.slug, "name": m.team.name, "role": m.role}
-                 for m in request.user.memberships.select_related("team")]
+        teams = [
+            {"slug": m.team.slug, "name": m.team.name, "role": m.role}
+            for m in request.user.memberships.select_related("team")
+        ]
         token = getattr(request.auth, "name", None)
         return Response({"username": request.user.username, "teams": teams, "token": token})

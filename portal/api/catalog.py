@@ -1,4 +1,5 @@
 """Read-only catalogue: workloads, hardware targets, XLA baselines and expert references."""
+
 from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
@@ -18,9 +19,15 @@ from portal.api.serializers import (
 
 @extend_schema_view(
     list=extend_schema(summary="List the workloads", tags=["catalogue"]),
-    retrieve=extend_schema(summary="A workload with shapes, params and reference source", tags=["catalogue"],
-                           parameters=[OpenApiParameter("id", OpenApiTypes.STR, OpenApiParameter.PATH,
-                                                        description="ID (12p), slug or public folder name")]),
+    retrieve=extend_schema(
+        summary="A workload with shapes, params and reference source",
+        tags=["catalogue"],
+        parameters=[
+            OpenApiParameter(
+                "id", OpenApiTypes.STR, OpenApiParameter.PATH, description="ID (12p), slug or public folder name"
+            )
+        ],
+    ),
 )
 class WorkloadViewSet(viewsets.ReadOnlyModelViewSet):
     queryset = Workload.objects.all()
@@ -48,8 +55,10 @@ class WorkloadViewSet(viewsets.ReadOnlyModelViewSet):
         return obj
 
 
-@extend_schema_view(list=extend_schema(summary="List the hardware targets", tags=["catalogue"]),
-                    retrieve=extend_schema(summary="A hardware target", tags=["catalogue"]))
+@extend_schema_view(
+    list=extend_schema(summary="List the hardware targets", tags=["catalogue"]),
+    retrieve=extend_schema(summary="A hardware target", tags=["catalogue"]),
+)
 class HardwareViewSet(viewsets.ReadOnlyModelViewSet):
     queryset = HardwareTarget.objects.all()
     serializer_class = HardwareSerializer
@@ -58,19 +67,27 @@ class HardwareViewSet(viewsets.ReadOnlyModelViewSet):
     filterset_fields = ["platform", "profile"]
 
 
-@extend_schema_view(list=extend_schema(summary="XLA baseline times", tags=["catalogue"]),
-                    retrieve=extend_schema(summary="One XLA baseline time", tags=["catalogue"]))
+@extend_schema_view(
+    list=extend_schema(summary="XLA baseline times", tags=["catalogue"]),
+    retrieve=extend_schema(summary="One XLA baseline time", tags=["catalogue"]),
+)
 class BaselineViewSet(viewsets.ReadOnlyModelViewSet):
-    queryset = Baseline.objects.select_related("workload", "hardware").order_by("workload__number", "hardware__slug", "id")
+    queryset = Baseline.objects.select_related("workload", "hardware").order_by(
+        "workload__number", "hardware__slug", "id"
+    )
     serializer_class = BaselineSerializer
     permission_classes = [permissions.AllowAny]
     filterset_class = BaselineFilter
 
 
-@extend_schema_view(list=extend_schema(summary="Hand-tuned expert references", tags=["catalogue"]),
-                    retrieve=extend_schema(summary="One expert reference", tags=["catalogue"]))
+@extend_schema_view(
+    list=extend_schema(summary="Hand-tuned expert references", tags=["catalogue"]),
+    retrieve=extend_schema(summary="One expert reference", tags=["catalogue"]),
+)
 class ExpertViewSet(viewsets.ReadOnlyModelViewSet):
-    queryset = ExpertReference.objects.select_related("workload", "hardware").order_by("workload__number", "hardware__slug")
+    queryset = ExpertReference.objects.select_related("workload", "hardware").order_by(
+        "workload__number", "hardware__slug"
+    )
     serializer_class = ExpertSerializer
     permission_classes = [permissions.AllowAny]
     filterset_class = ExpertFilter

@@ -51,8 +51,10 @@ class ClearErrorsMixin:
         if isinstance(exc, IntakeError):
             return Response(exc.as_dict(), status=status.HTTP_400_BAD_REQUEST)
         if isinstance(exc, RequestDataTooBig):
-            exc = PayloadTooLarge(f"The request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE // (1024 * 1024)} "
-                                  f"MB; upload files as multipart or a trace as application/x-ndjson.")
+            exc = PayloadTooLarge(
+                f"The request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE // (1024 * 1024)} "
+                f"MB; upload files as multipart or a trace as application/x-ndjson."
+            )
         elif isinstance(exc, SuspiciousOperation):
             exc = exceptions.ParseError(f"Malformed request: {exc}")
         elif isinstance(exc, UnicodeDecodeError):

@@ -1,5 +1,6 @@
 """django-filter filter sets of the v1 API. Workloads are named by ID, slug or public folder name
 everywhere (as in uploads)."""
+
 import django_filters
 from django.db.models import Q
 
@@ -55,8 +56,7 @@ class SubmissionFilter(django_filters.FilterSet):
     team = django_filters.CharFilter(field_name="team__slug", help_text="Team slug.")
     hardware = django_filters.CharFilter(field_name="hardware__slug", help_text="Hardware target slug.")
     kind = django_filters.ChoiceFilter(choices=Submission.KINDS)
-    published = django_filters.BooleanFilter(method="filter_published",
-                                              help_text="true: published and not withdrawn.")
+    published = django_filters.BooleanFilter(method="filter_published", help_text="true: published and not withdrawn.")
 
     class Meta:
         model = Submission

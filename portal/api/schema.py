@@ -1,4 +1,5 @@
 """OpenAPI description of the Bearer token authentication (drf-spectacular extension)."""
+
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 
 
@@ -7,5 +8,9 @@ class BearerTokenScheme(OpenApiAuthenticationExtension):
     name = "bearerAuth"
 
     def get_security_definition(self, auto_schema):
-        return {"type": "http", "scheme": "bearer", "bearerFormat": "jxb_…",
-                "description": "A per-user API token from your account page: `Authorization: Bearer <token>`."}
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "bearerFormat": "jxb_…",
+            "description": "A per-user API token from your account page: `Authorization: Bearer <token>`.",
+        }

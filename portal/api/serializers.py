@@ -1,5 +1,6 @@
 """Serializers of the v1 API: the catalogue (workloads, hardware, baselines, experts) and
 submissions with their evaluations."""
+
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
@@ -17,8 +18,20 @@ class WorkloadSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Workload
-        fields = ["id", "number", "slug", "public_name", "title", "source", "model", "category", "expert",
-                  "kernelbench_id", "description", "url"]
+        fields = [
+            "id",
+            "number",
+            "slug",
+            "public_name",
+            "title",
+            "source",
+            "model",
+            "category",
+            "expert",
+            "kernelbench_id",
+            "description",
+            "url",
+        ]
 
     @extend_schema_field(OpenApiTypes.URI)
     def get_url(self, obj) -> str:
@@ -35,8 +48,18 @@ class WorkloadDetailSerializer(WorkloadSerializer):
 
     class Meta(WorkloadSerializer.Meta):
         fields = WorkloadSerializer.Meta.fields + [
-            "notes", "degenerate", "atol", "rtol", "tolerance_reason", "public_file_note", "input_names",
-            "params", "shapes", "costs", "reference_source"]
+            "notes",
+            "degenerate",
+            "atol",
+            "rtol",
+            "tolerance_reason",
+            "public_file_note",
+            "input_names",
+            "params",
+            "shapes",
+            "costs",
+            "reference_source",
+        ]
 
 
 class HardwareSerializer(serializers.ModelSerializer):
@@ -45,8 +68,17 @@ class HardwareSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = HardwareTarget
-        fields = ["slug", "name", "platform", "profile", "peak_flops", "peak_bandwidth", "queue",
-                  "is_accelerator", "last_worker_seen_at"]
+        fields = [
+            "slug",
+            "name",
+            "platform",
+            "profile",
+            "peak_flops",
+            "peak_bandwidth",
+            "queue",
+            "is_accelerator",
+            "last_worker_seen_at",
+        ]
 
     def get_queue(self, obj) -> str:
         return hardware_queue(obj.slug)
@@ -58,8 +90,7 @@ class BaselineSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Baseline
-        fields = ["id", "workload", "hardware", "profile", "jax_version", "harness_version", "median_s",
-                  "measured_at"]
+        fields = ["id", "workload", "hardware", "profile", "jax_version", "harness_version", "median_s", "measured_at"]
 
 
 class ExpertSerializer(serializers.ModelSerializer):
@@ -68,8 +99,22 @@ class ExpertSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ExpertReference
-        fields = ["id", "workload", "hardware", "implementation", "config", "median_s", "speedup", "speedup_lo",
-                  "speedup_hi", "outcome", "configs_tried", "jax_version", "harness_version", "updated_at"]
+        fields = [
+            "id",
+            "workload",
+            "hardware",
+            "implementation",
+            "config",
+            "median_s",
+            "speedup",
+            "speedup_lo",
+            "speedup_hi",
+            "outcome",
+            "configs_tried",
+            "jax_version",
+            "harness_version",
+            "updated_at",
+        ]
 
 
 class SubmissionSerializer(serializers.ModelSerializer):
@@ -84,9 +129,29 @@ class SubmissionSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Submission
-        fields = ["id", "team", "team_name", "kind", "hardware", "method", "model", "framework", "description",
-                  "link", "sampling", "budget", "settings", "upload_key", "candidates", "created_by",
-                  "created_at", "is_public", "published_at", "withdrawn_at", "links"]
+        fields = [
+            "id",
+            "team",
+            "team_name",
+            "kind",
+            "hardware",
+            "method",
+            "model",
+            "framework",
+            "description",
+            "link",
+            "sampling",
+            "budget",
+            "settings",
+            "upload_key",
+            "candidates",
+            "created_by",
+            "created_at",
+            "is_public",
+            "published_at",
+            "withdrawn_at",
+            "links",
+        ]
 
     def get_created_by(self, obj) -> str | None:
         return obj.created_by.username if obj.created_by_id and self._member(obj) else None
@@ -108,13 +173,18 @@ class SubmissionSerializer(serializers.ModelSerializer):
         def url(name):
             path = reverse(name, args=[obj.pk])
             return request.build_absolute_uri(path) if request else path
-        return {"self": url("api-submission-detail"), "status": url("api-submission-status"),
-                "evaluations": url("api-submission-evaluations"), "page": url_page(obj, request)}
+
+        return {
+            "self": url("api-submission-detail"),
+            "status": url("api-submission-status"),
+            "evaluations": url("api-submission-evaluations"),
+            "page": url_page(obj, request),
+        }
 
     def to_representation(self, obj):
         data = super().to_representation(obj)
         if not self._member(obj):
-            data["upload_key"] = None     # a team's own bookkeeping
+            data["upload_key"] = None  # a team's own bookkeeping
         return data
 
 
@@ -124,20 +194,26 @@ def url_page(obj, request=None) -> str:
 
 
 class SubmissionCreatedSerializer(SubmissionSerializer):
-    created = serializers.BooleanField(help_text="False when upload_key matched an earlier upload of the "
-                                                 "team: that first submission is returned.")
+    created = serializers.BooleanField(
+        help_text="False when upload_key matched an earlier upload of the team: that first submission is returned."
+    )
 
     class Meta(SubmissionSerializer.Meta):
         fields = SubmissionSerializer.Meta.fields + ["created"]
 
 
 class _MetaFields(serializers.Serializer):
-    team = serializers.CharField(required=False, allow_blank=True, help_text=(
-        "The team's slug; optional when you are in exactly one team."))
-    upload_key = serializers.CharField(required=False, allow_blank=True, allow_null=True,
-                                       max_length=meta_limit("upload_key"),
-                                       help_text="Idempotency key, unique per team: a retried upload with "
-                                                 "the same key returns the first submission (HTTP 200).")
+    team = serializers.CharField(
+        required=False, allow_blank=True, help_text=("The team's slug; optional when you are in exactly one team.")
+    )
+    upload_key = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        max_length=meta_limit("upload_key"),
+        help_text="Idempotency key, unique per team: a retried upload with "
+        "the same key returns the first submission (HTTP 200).",
+    )
 
 
 class KernelSubmissionRequestSerializer(_MetaFields):
@@ -150,12 +226,19 @@ class KernelSubmissionRequestSerializer(_MetaFields):
     framework = serializers.CharField(max_length=meta_limit("framework"), required=False, allow_blank=True)
     description = serializers.CharField(max_length=meta_limit("description"), required=False, allow_blank=True)
     link = serializers.URLField(max_length=meta_limit("link"), required=False, allow_blank=True)
-    kernels = serializers.DictField(child=serializers.CharField(allow_blank=True, trim_whitespace=False),
-                                    required=False, help_text="{workload ID, slug or public name: source}")
-    files = serializers.ListField(child=serializers.FileField(allow_empty_file=True), required=False,
-                                  help_text="multipart: one .py per workload")
-    zip = serializers.FileField(required=False, allow_empty_file=True,
-                                help_text="multipart: a .zip of <workload>.py files or <workload>/*.py folders")
+    kernels = serializers.DictField(
+        child=serializers.CharField(allow_blank=True, trim_whitespace=False),
+        required=False,
+        help_text="{workload ID, slug or public name: source}",
+    )
+    files = serializers.ListField(
+        child=serializers.FileField(allow_empty_file=True), required=False, help_text="multipart: one .py per workload"
+    )
+    zip = serializers.FileField(
+        required=False,
+        allow_empty_file=True,
+        help_text="multipart: a .zip of <workload>.py files or <workload>/*.py folders",
+    )
 
 
 class TraceUploadRequestSerializer(_MetaFields):
@@ -186,16 +269,39 @@ class EvaluationSerializer(serializers.ModelSerializer):
     reported_speedup_lo = serializers.FloatField(source="candidate.reported_speedup_lo", allow_null=True)
     reported_speedup_hi = serializers.FloatField(source="candidate.reported_speedup_hi", allow_null=True)
     timed_before_intervals = serializers.BooleanField(
-        read_only=True, help_text="a correct result timed before speedups had 95% intervals (speedup_lo/hi "
-                                  "null): classified by its point; a tie cannot be told")
+        read_only=True,
+        help_text="a correct result timed before speedups had 95% intervals (speedup_lo/hi "
+        "null): classified by its point; a tie cannot be told",
+    )
 
     class Meta:
         model = Evaluation
-        fields = ["id", "workload", "index", "round", "parent", "filename", "hardware", "stage", "state",
-                  "outcome", "speedup", "speedup_lo", "speedup_hi", "timed_before_intervals", "message", "attempts",
-                  "reported_outcome", "reported_speedup", "reported_speedup_lo", "reported_speedup_hi", "record",
-                  "enqueued_at", "started_at",
-                  "finished_at"]
+        fields = [
+            "id",
+            "workload",
+            "index",
+            "round",
+            "parent",
+            "filename",
+            "hardware",
+            "stage",
+            "state",
+            "outcome",
+            "speedup",
+            "speedup_lo",
+            "speedup_hi",
+            "timed_before_intervals",
+            "message",
+            "attempts",
+            "reported_outcome",
+            "reported_speedup",
+            "reported_speedup_lo",
+            "reported_speedup_hi",
+            "record",
+            "enqueued_at",
+            "started_at",
+            "finished_at",
+        ]
 
 
 class ErrorItemSerializer(serializers.Serializer):
@@ -213,4 +319,3 @@ class IntakeErrorSerializer(serializers.Serializer):
 
 class DetailSerializer(serializers.Serializer):
     detail = serializers.CharField()
-

@@ -1,5 +1,6 @@
 """Submissions over the API: create (kernels or a trace), list the own teams', detail, status,
 evaluations, publish and withdraw. Every upload goes through ``submissions.intake``."""
+
 from django.db.models import Count
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
@@ -72,8 +73,12 @@ def validated(serializer_class, data) -> dict:
 
 def submissions_for_detail(user):
     visible = Submission.objects.visible_to(user).values("pk")
-    return (Submission.objects.filter(pk__in=visible).select_related("team", "hardware", "created_by")
-            .annotate(n_candidates=Count("candidates")).order_by("-created_at", "-id"))
+    return (
+        Submission.objects.filter(pk__in=visible)
+        .select_related("team", "hardware", "created_by")
+        .annotate(n_candidates=Count("candidates"))
+        .order_by("-created_at", "-id")
+    )
 
 
 def require_member(request, submission):
@@ -83,19 +88,25 @@ def require_member(request, submission):
 
 _CREATE_RESPONSES = {
     201: SubmissionCreatedSerializer,
-    200: OpenApiResponse(SubmissionCreatedSerializer, description="upload_key matched an earlier upload: "
-                                                                   "the first submission, unchanged"),
-    400: IntakeErrorSerializer, 401: DetailSerializer, 413: DetailSerializer, 429: DetailSerializer,
+    200: OpenApiResponse(
+        SubmissionCreatedSerializer, description="upload_key matched an earlier upload: the first submission, unchanged"
+    ),
+    400: IntakeErrorSerializer,
+    401: DetailSerializer,
+    413: DetailSerializer,
+    429: DetailSerializer,
 }
 
 
 @extend_schema_view(
     list=extend_schema(summary="Your teams' submissions", tags=["submissions"]),
-    retrieve=extend_schema(summary="A submission (published, or your team's)", tags=["submissions"],
-                           responses={200: SubmissionSerializer, 404: DetailSerializer}),
+    retrieve=extend_schema(
+        summary="A submission (published, or your team's)",
+        tags=["submissions"],
+        responses={200: SubmissionSerializer, 404: DetailSerializer},
+    ),
 )
-class SubmissionViewSet(ClearErrorsMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin,
-                        viewsets.GenericViewSet):
+class SubmissionViewSet(ClearErrorsMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     serializer_class = SubmissionSerializer
     filterset_class = SubmissionFilter
     parser_classes = [parsers.JSONParser, parsers.MultiPartParser, parsers.FormParser]
@@ -110,9 +121,11 @@ class SubmissionViewSet(ClearErrorsMixin, mixins.ListModelMixin, mixins.Retrieve
         # authentication included: SessionAuthentication's CSRF check reads request.POST, which
         # parses (and spools) the whole multipart body of a browser-session request.
         if self.action == "create" and content_length(request) > MAX_KERNEL_REQUEST_BYTES:
-            raise PayloadTooLarge(f"A kernel upload is at most {MAX_KERNEL_REQUEST_BYTES // (1024 * 1024)} MB: "
-                                  f"a .zip of at most {limits.MAX_ZIP_BYTES // (1024 * 1024)} MB and files of at "
-                                  f"most {limits.MAX_KERNEL_BYTES // 1024} KB each.")
+            raise PayloadTooLarge(
+                f"A kernel upload is at most {MAX_KERNEL_REQUEST_BYTES // (1024 * 1024)} MB: "
+                f"a .zip of at most {limits.MAX_ZIP_BYTES // (1024 * 1024)} MB and files of at "
+                f"most {limits.MAX_KERNEL_BYTES // 1024} KB each."
+            )
         if self.action == "trace" and content_length(request) > limits.MAX_TRACE_BYTES + 1024 * 1024:
             raise PayloadTooLarge(f"A trace is at most {limits.MAX_TRACE_BYTES // (1024 * 1024)} MB.")
         super().initial(request, *args, **kwargs)
@@ -128,31 +141,53 @@ class SubmissionViewSet(ClearErrorsMixin, mixins.ListModelMixin, mixins.Retrieve
             return Submission.objects.none()
         user = self.request.user
         if self.action == "list":
-            mine = Submission.objects.all() if user.is_staff else Submission.objects.filter(team__memberships__user=user)
-            return (Submission.objects.filter(pk__in=mine.values("pk"))
-                    .select_related("team", "hardware", "created_by").annotate(n_candidates=Count("candidates"))
-                    .order_by("-created_at", "-id"))
+            mine = (
+                Submission.objects.all() if user.is_staff else Submission.objects.filter(team__memberships__user=user)
+            )
+            return (
+                Submission.objects.filter(pk__in=mine.values("pk"))
+                .select_related("team", "hardware", "created_by")
+                .annotate(n_candidates=Count("candidates"))
+                .order_by("-created_at", "-id")
+            )
         return submissions_for_detail(user)
 
     def _created(self, submission):
         submission.n_candidates = submission.candidates.count()
         submission.created = not getattr(submission, "was_duplicate", False)
         data = SubmissionCreatedSerializer(submission, context=self.get_serializer_context()).data
-        return Response(data, status=status.HTTP_201_CREATED if submission.created else status.HTTP_200_OK,
-                        headers={"Location": data["links"]["self"]})
+        return Response(
+            data,
+            status=status.HTTP_201_CREATED if submission.created else status.HTTP_200_OK,
+            headers={"Location": data["links"]["self"]},
+        )
 
     @extend_schema(
-        summary="Submit kernel files", tags=["submissions"],
+        summary="Submit kernel files",
+        tags=["submissions"],
         description="One source per workload: JSON `kernels` ({workload: code}) or multipart `files` "
-                    "(each .py named by workload ID, slug or public folder name) and/or a `zip` of them. "
-                    "Each file is checked (size, UTF-8, Python syntax, a module-level `workload`, a known "
-                    "workload name); one bad file rejects the whole submission and nothing is stored.",
-        request={"application/json": KernelSubmissionRequestSerializer,
-                 "multipart/form-data": KernelSubmissionRequestSerializer},
+        "(each .py named by workload ID, slug or public folder name) and/or a `zip` of them. "
+        "Each file is checked (size, UTF-8, Python syntax, a module-level `workload`, a known "
+        "workload name); one bad file rejects the whole submission and nothing is stored.",
+        request={
+            "application/json": KernelSubmissionRequestSerializer,
+            "multipart/form-data": KernelSubmissionRequestSerializer,
+        },
         responses=_CREATE_RESPONSES,
-        examples=[OpenApiExample("JSON kernels", request_only=True, media_type="application/json", value={
-            "hardware": "cpu", "method": "Hand-written", "model": "Human", "upload_key": "rmsnorm-v1",
-            "kernels": {"12p": "def workload(x, scale):\n    ...\n"}})],
+        examples=[
+            OpenApiExample(
+                "JSON kernels",
+                request_only=True,
+                media_type="application/json",
+                value={
+                    "hardware": "cpu",
+                    "method": "Hand-written",
+                    "model": "Human",
+                    "upload_key": "rmsnorm-v1",
+                    "kernels": {"12p": "def workload(x, scale):\n    ...\n"},
+                },
+            )
+        ],
     )
     def create(self, request):
         # An oversized body was refused in initial(), before anything parsed it.
@@ -168,21 +203,26 @@ class SubmissionViewSet(ClearErrorsMixin, mixins.ListModelMixin, mixins.Retrieve
         return self._created(submission)
 
     @extend_schema(
-        summary="Upload an agent trace", tags=["submissions"],
+        summary="Upload an agent trace",
+        tags=["submissions"],
         description="A `jaxbench-trace/1` JSON Lines trace (format: /docs/trace-format/, JSON Schema: "
-                    "/schemas/jaxbench-trace-1.json), as multipart field `trace` or as the raw body with "
-                    "`Content-Type: application/x-ndjson` (then `team` and `upload_key` are query "
-                    "parameters). Parsed line by line; every error names its line and field.",
-        request={"multipart/form-data": TraceUploadRequestSerializer,
-                 "application/x-ndjson": OpenApiTypes.BINARY},
+        "/schemas/jaxbench-trace-1.json), as multipart field `trace` or as the raw body with "
+        "`Content-Type: application/x-ndjson` (then `team` and `upload_key` are query "
+        "parameters). Parsed line by line; every error names its line and field.",
+        request={"multipart/form-data": TraceUploadRequestSerializer, "application/x-ndjson": OpenApiTypes.BINARY},
         parameters=[
             OpenApiParameter("team", OpenApiTypes.STR, description="Team slug (raw-body uploads)."),
             OpenApiParameter("upload_key", OpenApiTypes.STR, description="Idempotency key (raw-body uploads)."),
         ],
         responses=_CREATE_RESPONSES,
     )
-    @action(detail=False, methods=["post"], url_path="trace", url_name="trace",
-            parser_classes=[parsers.MultiPartParser, JSONLinesParser, JSONLParser])
+    @action(
+        detail=False,
+        methods=["post"],
+        url_path="trace",
+        url_name="trace",
+        parser_classes=[parsers.MultiPartParser, JSONLinesParser, JSONLParser],
+    )
     def trace(self, request):
         raw_body = (request.content_type or "").split(";")[0].strip().lower() in NDJSON_TYPES
         data = request.data
@@ -193,21 +233,29 @@ class SubmissionViewSet(ClearErrorsMixin, mixins.ListModelMixin, mixins.Retrieve
             raise intake.IntakeError("must be a string", field="team")
         stream = data.get("trace")
         if stream is None or isinstance(stream, str):
-            raise intake.IntakeError("attach the trace as the multipart file field 'trace', or send it as the "
-                                     "body with Content-Type: application/x-ndjson", field="trace")
+            raise intake.IntakeError(
+                "attach the trace as the multipart file field 'trace', or send it as the "
+                "body with Content-Type: application/x-ndjson",
+                field="trace",
+            )
         team = intake.resolve_team(request.user, team_slug)
         submission = intake.create_trace_submission(team, request.user, stream, upload_key=key or None)
         return self._created(submission)
 
-    @extend_schema(summary="Evaluation progress", tags=["submissions"],
-                   responses={200: ProgressSerializer, 404: DetailSerializer})
+    @extend_schema(
+        summary="Evaluation progress", tags=["submissions"], responses={200: ProgressSerializer, 404: DetailSerializer}
+    )
     @action(detail=True, methods=["get"])
     def status(self, request, pk=None):
         submission = self.get_object()
         return Response({"submission": submission.pk, **submission_progress(submission)})
 
-    @extend_schema(summary="Publish (team members)", tags=["submissions"], request=None,
-                   responses={200: SubmissionSerializer, 403: DetailSerializer, 404: DetailSerializer})
+    @extend_schema(
+        summary="Publish (team members)",
+        tags=["submissions"],
+        request=None,
+        responses={200: SubmissionSerializer, 403: DetailSerializer, 404: DetailSerializer},
+    )
     @action(detail=True, methods=["post"])
     def publish(self, request, pk=None):
         submission = self.get_object()
@@ -215,8 +263,12 @@ class SubmissionViewSet(ClearErrorsMixin, mixins.ListModelMixin, mixins.Retrieve
         submission.publish()
         return Response(self.get_serializer(submission).data)
 
-    @extend_schema(summary="Withdraw from public view (team members)", tags=["submissions"], request=None,
-                   responses={200: SubmissionSerializer, 403: DetailSerializer, 404: DetailSerializer})
+    @extend_schema(
+        summary="Withdraw from public view (team members)",
+        tags=["submissions"],
+        request=None,
+        responses={200: SubmissionSerializer, 403: DetailSerializer, 404: DetailSerializer},
+    )
     @action(detail=True, methods=["post"])
     def withdraw(self, request, pk=None):
         submission = self.get_object()
@@ -225,8 +277,11 @@ class SubmissionViewSet(ClearErrorsMixin, mixins.ListModelMixin, mixins.Retrieve
         return Response(self.get_serializer(submission).data)
 
 
-@extend_schema(summary="The evaluations of a submission", tags=["submissions"],
-               parameters=[OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH)])
+@extend_schema(
+    summary="The evaluations of a submission",
+    tags=["submissions"],
+    parameters=[OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH)],
+)
 class EvaluationList(ClearErrorsMixin, generics.ListAPIView):
     """Paginated; filter by workload (ID, slug or public name; comma-separated), outcome, state and stage."""
 
@@ -239,6 +294,8 @@ class EvaluationList(ClearErrorsMixin, generics.ListAPIView):
         if getattr(self, "swagger_fake_view", False):
             return Evaluation.objects.none()
         submission = get_object_or_404(submissions_for_detail(self.request.user), pk=self.kwargs["pk"])
-        return (Evaluation.objects.filter(candidate__submission=submission)
-                .select_related("candidate__workload", "hardware")
-                .order_by("candidate__workload__number", "candidate__index", "stage", "id"))
+        return (
+            Evaluation.objects.filter(candidate__submission=submission)
+            .select_related("candidate__workload", "hardware")
+            .order_by("candidate__workload__number", "candidate__index", "stage", "id")
+        )

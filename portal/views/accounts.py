@@ -22,11 +22,15 @@ def signup(request):
 
 @login_required
 def account(request):
-    return render(request, "portal/account.html", {
-        "memberships": request.user.memberships.select_related("team"),
-        "tokens": request.user.api_tokens.all(),
-        "token_form": TokenForm(),
-    })
+    return render(
+        request,
+        "portal/account.html",
+        {
+            "memberships": request.user.memberships.select_related("team"),
+            "tokens": request.user.api_tokens.all(),
+            "token_form": TokenForm(),
+        },
+    )
 
 
 @login_required

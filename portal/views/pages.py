@@ -12,9 +12,14 @@ def home(request):
 
 
 def docs(request):
-    pallas = {"required": settings.JAXBENCH_REQUIRE_PALLAS, "threshold": pallas_share.THRESHOLD,
-              "allowances": [{"wid": wid, "share": share, "reason": reason}
-                             for wid, (share, reason) in sorted(pallas_share.OUTSIDE_ALLOWANCE.items())]}
+    pallas = {
+        "required": settings.JAXBENCH_REQUIRE_PALLAS,
+        "threshold": pallas_share.THRESHOLD,
+        "allowances": [
+            {"wid": wid, "share": share, "reason": reason}
+            for wid, (share, reason) in sorted(pallas_share.OUTSIDE_ALLOWANCE.items())
+        ],
+    }
     public_file_notes = Workload.objects.exclude(public_file_note="").only("wid", "slug", "title", "public_file_note")
     return render(request, "portal/docs.html", {"pallas": pallas, "public_file_notes": public_file_notes})
 

@@ -1,5 +1,6 @@
 """Kernel files inside a .zip: which members are kernels, and refusing zip bombs and unsafe paths
 without extracting anything."""
+
 from __future__ import annotations
 
 import io
@@ -60,7 +61,7 @@ def zip_directory_problem(raw: bytes) -> str | None:
     try:
         endrec = zipfile._EndRecData(io.BytesIO(raw))
     except (AttributeError, OSError, ValueError, EOFError, struct.error):
-        return None           # zipfile itself will judge the archive
+        return None  # zipfile itself will judge the archive
     if not endrec:
         return None
     entries, size = endrec[zipfile._ECD_ENTRIES_TOTAL], endrec[zipfile._ECD_SIZE]
@@ -77,9 +78,15 @@ def expand_zip(upload: Upload, catalog: trace_format.WorkloadCatalog) -> tuple[l
     sizes (each and together) and compression methods are checked, and while reading, each
     member is cut at MAX_KERNEL_BYTES and the bytes actually read count against
     MAX_ZIP_UNCOMPRESSED."""
+
     def err(field, message, member=None):
-        return {"file": f"{upload.name}: {member}" if member else upload.name, "field": field,
-                "message": message, **({"input": upload.input} if upload.input else {})}
+        return {
+            "file": f"{upload.name}: {member}" if member else upload.name,
+            "field": field,
+            "message": message,
+            **({"input": upload.input} if upload.input else {}),
+        }
+
     raw = read_capped(upload.data, MAX_ZIP_BYTES)
     if raw is None:
         return [], [err("size", f"the archive is larger than {MAX_ZIP_BYTES // (1024 * 1024)} MB")]
@@ -107,9 +114,9 @@ def expand_zip(upload: Upload, catalog: trace_format.WorkloadCatalog) -> tuple[l
             continue
         parts = [p for p in path.split("/") if p and p != "."]
         if any(p.startswith(".") or p in IGNORED_DIRS for p in parts):
-            continue          # hidden files, macOS resource forks, caches
+            continue  # hidden files, macOS resource forks, caches
         if not parts[-1].endswith(".py") or parts[-1] in IGNORED_PY:
-            continue          # logs, notes, results and the public baseline stay out
+            continue  # logs, notes, results and the public baseline stay out
         if len(parts) > MAX_ZIP_DEPTH:
             errors.append(err("path", f"nested more than {MAX_ZIP_DEPTH - 1} folders deep", path[:200]))
             continue
@@ -117,23 +124,34 @@ def expand_zip(upload: Upload, catalog: trace_format.WorkloadCatalog) -> tuple[l
             errors.append(err("archive", "encrypted members are not supported", path))
             continue
         if info.compress_type not in ZIP_METHODS:
-            errors.append(err("archive", f"unsupported compression method {info.compress_type}: use deflate "
-                                         f"(the zip default) or store", path))
+            errors.append(
+                err(
+                    "archive",
+                    f"unsupported compression method {info.compress_type}: use deflate (the zip default) or store",
+                    path,
+                )
+            )
             continue
         if info.file_size > MAX_KERNEL_BYTES:
             errors.append(err("size", f"larger than {MAX_KERNEL_BYTES // 1024} KB", path))
             continue
         wid = workload_of_path("/".join(parts), catalog)
         if wid is None:
-            errors.append(err("name", f"cannot tell the workload: name the file or its folder by a workload "
-                                      f"({catalog.hint()})", path))
+            errors.append(
+                err(
+                    "name",
+                    f"cannot tell the workload: name the file or its folder by a workload ({catalog.hint()})",
+                    path,
+                )
+            )
             continue
         chosen.append((info, path, wid))
     if len(chosen) > MAX_FILES:
         return [], errors + [err("archive", f"more than {MAX_FILES} kernel files")]
     if sum(info.file_size for info, _, _ in chosen) > MAX_ZIP_UNCOMPRESSED:
-        return [], errors + [err("size", f"the kernel files add up to more than "
-                                         f"{MAX_ZIP_UNCOMPRESSED // (1024 * 1024)} MB uncompressed")]
+        return [], errors + [
+            err("size", f"the kernel files add up to more than {MAX_ZIP_UNCOMPRESSED // (1024 * 1024)} MB uncompressed")
+        ]
     # 2. read them, counting what decompression actually yields
     out, budget = [], MAX_ZIP_UNCOMPRESSED
     for info, path, wid in chosen:
@@ -141,18 +159,23 @@ def expand_zip(upload: Upload, catalog: trace_format.WorkloadCatalog) -> tuple[l
             with zf.open(info) as fh:
                 data = fh.read(min(MAX_KERNEL_BYTES, budget) + 1)
         except (zipfile.BadZipFile, NotImplementedError, RuntimeError, OSError, ValueError, EOFError):
-            errors.append(err("archive", "this member cannot be extracted (corrupt or unsupported "
-                                         "compression)", path))
+            errors.append(err("archive", "this member cannot be extracted (corrupt or unsupported compression)", path))
             continue
         budget -= len(data)
         if budget < 0:
-            return [], errors + [err("size", f"the kernel files add up to more than "
-                                             f"{MAX_ZIP_UNCOMPRESSED // (1024 * 1024)} MB uncompressed", path)]
+            return [], errors + [
+                err(
+                    "size",
+                    f"the kernel files add up to more than {MAX_ZIP_UNCOMPRESSED // (1024 * 1024)} MB uncompressed",
+                    path,
+                )
+            ]
         if len(data) > MAX_KERNEL_BYTES:
             errors.append(err("size", f"larger than {MAX_KERNEL_BYTES // 1024} KB", path))
             continue
         out.append((Upload(f"{upload.name}: {path}", data, input=upload.input), wid))
     if not out and not errors:
-        errors.append(err("archive", "the archive holds no kernel .py files (named by workload, or in "
-                                     "folders named by workload)"))
+        errors.append(
+            err("archive", "the archive holds no kernel .py files (named by workload, or in folders named by workload)")
+        )
     return out, errors

@@ -1,5 +1,6 @@
 """Checking kernel files without running them (``ast.parse`` only): size, UTF-8, Python syntax,
 a module-level ``workload``, one file per known workload."""
+
 from __future__ import annotations
 
 import ast
@@ -23,33 +24,44 @@ class KernelFile:
 def defines_workload(tree: ast.Module) -> bool:
     """A module-level ``def workload``, ``workload = ...`` or ``import ... as workload``, also
     inside module-level ``if``/``try`` blocks."""
+
     def scan(body) -> bool:
         for node in body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "workload":
                 return True
-            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "workload"
-                                                    for t in node.targets):
+            if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "workload" for t in node.targets
+            ):
                 return True
-            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) \
-                    and node.target.id == "workload" and node.value is not None:
+            if (
+                isinstance(node, ast.AnnAssign)
+                and isinstance(node.target, ast.Name)
+                and node.target.id == "workload"
+                and node.value is not None
+            ):
                 return True
             if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
-                    (a.asname or a.name) == "workload" for a in node.names):
+                (a.asname or a.name) == "workload" for a in node.names
+            ):
                 return True
             if isinstance(node, ast.If) and (scan(node.body) or scan(node.orelse)):
                 return True
-            if isinstance(node, ast.Try) and (scan(node.body) or scan(node.orelse) or scan(node.finalbody)
-                                              or any(scan(h.body) for h in node.handlers)):
+            if isinstance(node, ast.Try) and (
+                scan(node.body) or scan(node.orelse) or scan(node.finalbody) or any(scan(h.body) for h in node.handlers)
+            ):
                 return True
         return False
+
     return scan(tree.body)
 
 
 def check_kernel_source(raw: bytes | str, name: str) -> tuple[str | None, list[dict]]:
     """Validate one kernel source: size, UTF-8, Python syntax (never executed), a module-level
     ``workload``. Returns (code, errors)."""
+
     def err(field, message):
         return None, [{"file": name, "field": field, "message": message}]
+
     if raw is None:
         return err("size", f"larger than {MAX_KERNEL_BYTES // 1024} KB")
     if isinstance(raw, str):
@@ -79,13 +91,17 @@ def check_kernel_source(raw: bytes | str, name: str) -> tuple[str | None, list[d
     except (ValueError, RecursionError, MemoryError) as exc:
         return err("syntax", f"not valid Python: {exc.__class__.__name__}")
     if not defines_workload(tree):
-        return err("workload", "defines no module-level `workload` function: a candidate is a module "
-                               "with `def workload(*inputs)` (the public suite's kernel interface)")
+        return err(
+            "workload",
+            "defines no module-level `workload` function: a candidate is a module "
+            "with `def workload(*inputs)` (the public suite's kernel interface)",
+        )
     return code, []
 
 
-def validate_kernel_uploads(uploads: Iterable[Upload], catalog: trace_format.WorkloadCatalog
-                            ) -> tuple[list[KernelFile], list[dict]]:
+def validate_kernel_uploads(
+    uploads: Iterable[Upload], catalog: trace_format.WorkloadCatalog
+) -> tuple[list[KernelFile], list[dict]]:
     """Every file checked, archives expanded; each workload at most once."""
     files, errors = [], []
     expanded: list[tuple[Upload, str | None]] = []
@@ -101,9 +117,12 @@ def validate_kernel_uploads(uploads: Iterable[Upload], catalog: trace_format.Wor
         return [], [{"file": None, "field": "files", "message": f"more than {MAX_FILES} files"}]
     first_of: dict[str, str] = {}
     for up, wid in expanded:
+
         def add(field, message, up=up):
-            errors.append({"file": up.name, "field": field, "message": message,
-                           **({"input": up.input} if up.input else {})})
+            errors.append(
+                {"file": up.name, "field": field, "message": message, **({"input": up.input} if up.input else {})}
+            )
+
         base = posixpath.basename(up.name.replace("\\", "/"))
         if wid is None:
             named = catalog.resolve(base) if base else None
@@ -136,6 +155,11 @@ def validate_kernel_uploads(uploads: Iterable[Upload], catalog: trace_format.Wor
         if code is not None:
             files.append(KernelFile(wid=wid, name=up.name, code=code))
     if not files and not errors:
-        errors.append({"file": None, "field": "files", "message": "no kernel files: upload one .py per "
-                                                                  "workload or a .zip of them"})
+        errors.append(
+            {
+                "file": None,
+                "field": "files",
+                "message": "no kernel files: upload one .py per workload or a .zip of them",
+            }
+        )
     return files, errors

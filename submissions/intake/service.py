@@ -7,6 +7,7 @@ with a list of ``{"file" | "line", "field", "message"}`` and stores nothing.
 
 Submitted code is never imported or executed here: ``ast.parse`` only.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -23,10 +24,26 @@ from submissions.intake.uploads import IntakeError, Upload
 from submissions.models import META_FIELDS, Candidate, Submission, Team, meta_limit
 from submissions.signals import submission_stored
 
-KNOWN_METHODS = ["Best-of-N", "Iterative refinement", "Iterative refinement + TPU context",
-                 "Autocomp", "Hand-written", "Expert (Tokamax)"]
-KNOWN_MODELS = ["Gemini 3 Flash", "Gemini 3.1 Pro", "Gemini 2.5 Pro", "Claude Opus 4", "Claude Sonnet 4",
-                "GPT-5", "o3", "DeepSeek-V3", "Qwen3-Coder", "Human"]
+KNOWN_METHODS = [
+    "Best-of-N",
+    "Iterative refinement",
+    "Iterative refinement + TPU context",
+    "Autocomp",
+    "Hand-written",
+    "Expert (Tokamax)",
+]
+KNOWN_MODELS = [
+    "Gemini 3 Flash",
+    "Gemini 3.1 Pro",
+    "Gemini 2.5 Pro",
+    "Claude Opus 4",
+    "Claude Sonnet 4",
+    "GPT-5",
+    "o3",
+    "DeepSeek-V3",
+    "Qwen3-Coder",
+    "Human",
+]
 
 
 def workload_catalog() -> tuple[trace_format.WorkloadCatalog, dict[str, int]]:
@@ -42,8 +59,12 @@ def resolve_hardware(hardware):
     target = HardwareTarget.objects.filter(slug=slug).first() if slug else None
     if target is None:
         known = ", ".join(HardwareTarget.objects.values_list("slug", flat=True)) or "none synced"
-        raise IntakeError(f"unknown hardware target {slug!r}; known: {known}" if slug
-                          else f"choose a hardware target; known: {known}", field="hardware")
+        raise IntakeError(
+            f"unknown hardware target {slug!r}; known: {known}"
+            if slug
+            else f"choose a hardware target; known: {known}",
+            field="hardware",
+        )
     return target
 
 
@@ -62,7 +83,7 @@ def clean_meta(meta: dict) -> tuple[dict, list[dict]]:
     out, errors = {}, []
     if "model" in meta and "model_name" not in meta:
         meta = {**meta, "model_name": meta["model"]}
-    for key in META_FIELDS[:-1]:          # upload_key is checked against its pattern below
+    for key in META_FIELDS[:-1]:  # upload_key is checked against its pattern below
         limit = meta_limit(key)
         value = meta.get(key)
         if value is None:
@@ -107,13 +128,25 @@ def existing_upload(team, upload_key: str | None) -> Submission | None:
 
 
 # The columns of a trace sample's Candidate row, in the order create_trace_submission builds them.
-_TRACE_COLUMNS = ("submission_id", "workload_id", "index", "round", "parent_index", "code", "code_sha256",
-                  "reported_outcome", "reported_speedup", "reported_speedup_lo", "reported_speedup_hi",
-                  "tokens_in", "tokens_out", "cost_usd")
+_TRACE_COLUMNS = (
+    "submission_id",
+    "workload_id",
+    "index",
+    "round",
+    "parent_index",
+    "code",
+    "code_sha256",
+    "reported_outcome",
+    "reported_speedup",
+    "reported_speedup_lo",
+    "reported_speedup_hi",
+    "tokens_in",
+    "tokens_out",
+    "cost_usd",
+)
 
 
-def _store(submission: Submission, candidates: list[Candidate] = (), rows: list[tuple] | None = None
-           ) -> Submission:
+def _store(submission: Submission, candidates: list[Candidate] = (), rows: list[tuple] | None = None) -> Submission:
     """One transaction: the submission, its candidates, their evaluations (enqueued on commit).
     ``candidates`` are Candidate instances; or ``rows`` are tuples of ``_TRACE_COLUMNS`` less the
     submission (a trace's thousands of samples: inserted by ``submissions.bulk.insert_rows``, no
@@ -157,14 +190,30 @@ def create_kernel_submission(team, user, hardware, meta: dict, files: Iterable[U
     kernels, errors = validate_kernel_uploads(uploads, catalog)
     if errors:
         raise IntakeError(errors)
-    submission = Submission(team=team, created_by=user, hardware=hw, kind=Submission.KERNELS,
-                            method=meta["method"], model_name=meta["model_name"],
-                            framework=meta["framework"], description=meta["description"],
-                            link=meta["link"], upload_key=meta["upload_key"], budget=1,
-                            sampling=Submission.INDEPENDENT)
-    candidates = [Candidate(workload_id=pk_of[k.wid], index=0, filename=k.name[:200], code=k.code,
-                            code_sha256=hashlib.sha256(k.code.encode()).hexdigest())
-                  for k in sorted(kernels, key=lambda k: pk_of[k.wid])]
+    submission = Submission(
+        team=team,
+        created_by=user,
+        hardware=hw,
+        kind=Submission.KERNELS,
+        method=meta["method"],
+        model_name=meta["model_name"],
+        framework=meta["framework"],
+        description=meta["description"],
+        link=meta["link"],
+        upload_key=meta["upload_key"],
+        budget=1,
+        sampling=Submission.INDEPENDENT,
+    )
+    candidates = [
+        Candidate(
+            workload_id=pk_of[k.wid],
+            index=0,
+            filename=k.name[:200],
+            code=k.code,
+            code_sha256=hashlib.sha256(k.code.encode()).hexdigest(),
+        )
+        for k in sorted(kernels, key=lambda k: pk_of[k.wid])
+    ]
     return _store(submission, candidates)
 
 
@@ -185,24 +234,55 @@ def create_trace_submission(team, user, stream, upload_key: str | None = None) -
     h = trace.header
     key = upload_key or h.get("upload_key")
     if upload_key and h.get("upload_key") and h["upload_key"] != upload_key:
-        raise IntakeError([{"line": 1, "field": "upload_key",
-                            "message": f"the header's upload_key {h['upload_key']!r} differs from the one "
-                                       f"given with the upload {upload_key!r}"}])
+        raise IntakeError(
+            [
+                {
+                    "line": 1,
+                    "field": "upload_key",
+                    "message": f"the header's upload_key {h['upload_key']!r} differs from the one "
+                    f"given with the upload {upload_key!r}",
+                }
+            ]
+        )
     if key and not upload_key:
         first = existing_upload(team, key)
         if first is not None:
             return first
     hw = HardwareTarget.objects.get(slug=h["hardware"])
-    submission = Submission(team=team, created_by=user, hardware=hw, kind=Submission.TRACE,
-                            method=h["method"], model_name=h["model"], framework=h.get("framework") or "",
-                            description=h.get("description") or "", link=h.get("link") or "",
-                            sampling=h["sampling"], budget=h.get("budget"),
-                            trace_settings=h.get("settings") or {}, upload_key=key or None)
+    submission = Submission(
+        team=team,
+        created_by=user,
+        hardware=hw,
+        kind=Submission.TRACE,
+        method=h["method"],
+        model_name=h["model"],
+        framework=h.get("framework") or "",
+        description=h.get("description") or "",
+        link=h.get("link") or "",
+        sampling=h["sampling"],
+        budget=h.get("budget"),
+        trace_settings=h.get("settings") or {},
+        upload_key=key or None,
+    )
     sha = hashlib.sha256
-    rows = [(pk_of[s["workload_id"]], s["index"], s.get("round"), s.get("parent"), s["code"],
-             sha(s["code"].encode()).hexdigest(), s.get("outcome") or "", s.get("speedup"),
-             s.get("speedup_lo"), s.get("speedup_hi"), s.get("tokens_in"), s.get("tokens_out"), s.get("cost_usd"))
-            for s in trace.samples]
+    rows = [
+        (
+            pk_of[s["workload_id"]],
+            s["index"],
+            s.get("round"),
+            s.get("parent"),
+            s["code"],
+            sha(s["code"].encode()).hexdigest(),
+            s.get("outcome") or "",
+            s.get("speedup"),
+            s.get("speedup_lo"),
+            s.get("speedup_hi"),
+            s.get("tokens_in"),
+            s.get("tokens_out"),
+            s.get("cost_usd"),
+        )
+        for s in trace.samples
+    ]
     return _store(submission, rows=rows)
 
 
@@ -225,7 +305,11 @@ def resolve_team(user, slug: str | None = None):
     if len(teams) == 1:
         return teams[0]
     if not teams:
-        raise IntakeError("you are in no team: every submission belongs to a team; create one at "
-                          "/teams/new/ or join one at /teams/join/", field="team")
-    raise IntakeError(f"you are in several teams ({', '.join(t.slug for t in teams)}): say which with "
-                      f"'team'", field="team")
+        raise IntakeError(
+            "you are in no team: every submission belongs to a team; create one at "
+            "/teams/new/ or join one at /teams/join/",
+            field="team",
+        )
+    raise IntakeError(
+        f"you are in several teams ({', '.join(t.slug for t in teams)}): say which with 'team'", field="team"
+    )

@@ -1,5 +1,6 @@
 """What every intake step takes and raises: an uploaded file, the error that lists every problem,
 the size caps of kernel files, and a reader that never reads past a cap."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -20,9 +21,10 @@ class IntakeError(Exception):
 
     def as_dict(self) -> dict:
         n = len(self.errors)
-        return {"detail": f"The submission was rejected: {n} problem{'s' if n != 1 else ''} found; "
-                          f"nothing was stored.",
-                "errors": self.errors}
+        return {
+            "detail": f"The submission was rejected: {n} problem{'s' if n != 1 else ''} found; nothing was stored.",
+            "errors": self.errors,
+        }
 
 
 @dataclasses.dataclass
@@ -34,7 +36,7 @@ class Upload:
     data: bytes | str | object
     workload: str | None = None
     input: str | None = None
-    archive: bool | None = None       # None: a .zip by its name
+    archive: bool | None = None  # None: a .zip by its name
 
 
 def read_capped(data, limit: int) -> bytes | None:

@@ -35,8 +35,9 @@ class Submission(models.Model):
     SAMPLING = [(SEQUENTIAL, "Sequential search"), (INDEPENDENT, "Independent samples (best-of-N)")]
 
     team = models.ForeignKey("submissions.Team", on_delete=models.PROTECT, related_name="submissions")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True,
-                                   related_name="submissions")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="submissions"
+    )
     hardware = models.ForeignKey("catalog.HardwareTarget", on_delete=models.PROTECT, related_name="submissions")
     kind = models.CharField(max_length=10, choices=KINDS)
     method = models.CharField(max_length=META_LIMITS["method"])
@@ -93,8 +94,7 @@ class Candidate(models.Model):
     """One kernel source for one workload: a file of a kernel submission or a trace sample."""
 
     # (the submission leads the unique (submission, workload, index) index: no index of its own)
-    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="candidates",
-                                   db_index=False)
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="candidates", db_index=False)
     workload = models.ForeignKey("catalog.Workload", on_delete=models.PROTECT, related_name="candidates")
     index = models.PositiveIntegerField(default=0)
     round = models.PositiveIntegerField(null=True, blank=True)
@@ -113,8 +113,9 @@ class Candidate(models.Model):
 
     class Meta:
         ordering = ["submission", "workload__number", "index"]
-        constraints = [models.UniqueConstraint(fields=["submission", "workload", "index"],
-                                               name="one_candidate_per_index")]
+        constraints = [
+            models.UniqueConstraint(fields=["submission", "workload", "index"], name="one_candidate_per_index")
+        ]
         indexes = [models.Index(fields=["code_sha256"], name="candidate_code_sha256_idx")]
 
     def __str__(self):

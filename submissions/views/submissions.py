@@ -1,5 +1,6 @@
 """Submit pages (kernel form, trace upload), the own teams' submissions, publish/withdraw, and
 the trace format's docs page and JSON Schema."""
+
 import functools
 import json
 
@@ -29,8 +30,9 @@ def detail_url(submission) -> str:
 
 def _known(field: str, defaults: list[str], user) -> list[str]:
     """The datalist: well-known values plus those of published and own-team submissions."""
-    qs = Submission.objects.filter(Q(published_at__isnull=False, withdrawn_at__isnull=True)
-                                   | Q(team__in=intake.teams_for(user)))
+    qs = Submission.objects.filter(
+        Q(published_at__isnull=False, withdrawn_at__isnull=True) | Q(team__in=intake.teams_for(user))
+    )
     seen = {v.lower(): v for v in defaults}
     for v in qs.exclude(**{field: ""}).values_list(field, flat=True).distinct()[:200]:
         seen.setdefault(v.lower(), v)
@@ -47,8 +49,11 @@ def _render_submit(request, kernel_form=None, trace_form=None, active="kernels",
         "active": active,
         "known_methods": _known("method", intake.KNOWN_METHODS, request.user),
         "known_models": _known("model_name", intake.KNOWN_MODELS, request.user),
-        "limits": {"kernel_kb": limits.MAX_KERNEL_BYTES // 1024, "zip_mb": limits.MAX_ZIP_BYTES // (1024 * 1024),
-                   "trace_mb": limits.MAX_TRACE_BYTES // (1024 * 1024)},
+        "limits": {
+            "kernel_kb": limits.MAX_KERNEL_BYTES // 1024,
+            "zip_mb": limits.MAX_ZIP_BYTES // (1024 * 1024),
+            "trace_mb": limits.MAX_TRACE_BYTES // (1024 * 1024),
+        },
         "has_workloads": workloads.exists(),
         "refused": refused or {},
     }
@@ -88,20 +93,25 @@ def _size(n: int) -> str:
 
 
 def _kernel_limit_message(size: int, limit: int) -> str:
-    return (f"This upload is {_size(size)}; a kernel submission is at most {_size(limit)} (one .zip of at "
-            f"most {limits.MAX_ZIP_BYTES // _MB} MB and files of at most {limits.MAX_KERNEL_BYTES // 1024} KB "
-            f"each). It was refused before being read; nothing was stored.")
+    return (
+        f"This upload is {_size(size)}; a kernel submission is at most {_size(limit)} (one .zip of at "
+        f"most {limits.MAX_ZIP_BYTES // _MB} MB and files of at most {limits.MAX_KERNEL_BYTES // 1024} KB "
+        f"each). It was refused before being read; nothing was stored."
+    )
 
 
 def _trace_limit_message(size: int, limit: int) -> str:
-    return (f"This upload is {_size(size)}; a trace is at most {limits.MAX_TRACE_BYTES // _MB} MB. "
-            f"It was refused before being read; nothing was stored. Split the run into several traces.")
+    return (
+        f"This upload is {_size(size)}; a trace is at most {limits.MAX_TRACE_BYTES // _MB} MB. "
+        f"It was refused before being read; nothing was stored. Split the run into several traces."
+    )
 
 
 def refuse_oversized(limit_fn, message_fn, active):
     """Decorator for an upload view: a POST declaring more than ``limit_fn()`` bytes gets the
     submit page (status 413) with ``message_fn(size, limit)`` above the ``active`` form, before
     its body is read; anything else goes through the CSRF check, then the view."""
+
     def decorate(view):
         protected = csrf_protect(view)
 
@@ -110,22 +120,27 @@ def refuse_oversized(limit_fn, message_fn, active):
             if request.method == "POST":
                 size, limit = _declared_length(request), limit_fn()
                 if size > limit:
-                    return _render_submit(request, active=active, status=413,
-                                          refused={active: message_fn(size, limit)})
+                    return _render_submit(request, active=active, status=413, refused={active: message_fn(size, limit)})
             return protected(request, *args, **kwargs)
+
         return csrf_exempt(wrapped)
+
     return decorate
 
 
 def _created(request, submission):
     if getattr(submission, "was_duplicate", False):
-        messages.info(request, f"This upload was already received as submission #{submission.pk}; "
-                               f"nothing new was stored.")
+        messages.info(
+            request, f"This upload was already received as submission #{submission.pk}; nothing new was stored."
+        )
     else:
         n = submission.candidates.count()
-        messages.success(request, f"Submission #{submission.pk} received: {n} candidate{'s' if n != 1 else ''} "
-                                  f"queued for evaluation on {submission.hardware.slug}. It is private to "
-                                  f"{submission.team.name} until you publish it.")
+        messages.success(
+            request,
+            f"Submission #{submission.pk} received: {n} candidate{'s' if n != 1 else ''} "
+            f"queued for evaluation on {submission.hardware.slug}. It is private to "
+            f"{submission.team.name} until you publish it.",
+        )
     return redirect(detail_url(submission))
 
 
@@ -139,7 +154,8 @@ def submit(request):
     if form.is_valid():
         try:
             submission = intake.create_kernel_submission(
-                form.cleaned_data["team"], request.user, form.cleaned_data["hardware"], form.meta(), form.uploads())
+                form.cleaned_data["team"], request.user, form.cleaned_data["hardware"], form.meta(), form.uploads()
+            )
         except intake.IntakeError as exc:
             form.add_intake_errors(exc, {"model_name": "model"})
         else:
@@ -154,9 +170,12 @@ def submit_trace(request):
     form = TraceUploadForm(request.POST, request.FILES, user=request.user)
     if form.is_valid():
         try:
-            submission = intake.create_trace_submission(form.cleaned_data["team"], request.user,
-                                                        form.cleaned_data["trace"],
-                                                        upload_key=form.cleaned_data.get("upload_key") or None)
+            submission = intake.create_trace_submission(
+                form.cleaned_data["team"],
+                request.user,
+                form.cleaned_data["trace"],
+                upload_key=form.cleaned_data.get("upload_key") or None,
+            )
         except intake.IntakeError as exc:
             form.add_trace_errors(exc)
         else:
@@ -175,8 +194,9 @@ def _member_submission(request, pk):
 
 def _back(request, submission):
     nxt = request.POST.get("next") or request.GET.get("next")
-    if nxt and url_has_allowed_host_and_scheme(nxt, allowed_hosts={request.get_host()},
-                                               require_https=request.is_secure()):
+    if nxt and url_has_allowed_host_and_scheme(
+        nxt, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
         return redirect(nxt)
     return redirect("leaderboard:submission-list")
 
@@ -186,8 +206,11 @@ def _back(request, submission):
 def submission_publish(request, pk):
     submission = _member_submission(request, pk)
     submission.publish()
-    messages.success(request, f"Submission #{submission.pk} is public: it appears on the leaderboard and in "
-                              f"the API and exports. You can withdraw it at any time.")
+    messages.success(
+        request,
+        f"Submission #{submission.pk} is public: it appears on the leaderboard and in "
+        f"the API and exports. You can withdraw it at any time.",
+    )
     return _back(request, submission)
 
 
@@ -196,8 +219,9 @@ def submission_publish(request, pk):
 def submission_withdraw(request, pk):
     submission = _member_submission(request, pk)
     submission.withdraw()
-    messages.success(request, f"Submission #{submission.pk} was withdrawn: it is private to "
-                              f"{submission.team.name} again.")
+    messages.success(
+        request, f"Submission #{submission.pk} was withdrawn: it is private to {submission.team.name} again."
+    )
     return _back(request, submission)
 
 
@@ -211,8 +235,9 @@ def trace_schema(request):
 
 @require_GET
 def trace_example(request):
-    response = HttpResponse(trace_format.dumps_lines(trace_format.example_trace()),
-                            content_type="application/x-ndjson; charset=utf-8")
+    response = HttpResponse(
+        trace_format.dumps_lines(trace_format.example_trace()), content_type="application/x-ndjson; charset=utf-8"
+    )
     response["Content-Disposition"] = 'attachment; filename="example-trace.jsonl"'
     return response
 
@@ -230,22 +255,36 @@ def _field_rows(fields):
             limits.append(f"at most {int(f.maximum):,} characters")
         if f.kind in ("integer", "number") and f.minimum is not None:
             limits.append(f">= {f.minimum:g}")
-        rows.append({"name": f.name, "kind": kind, "required": f.required, "description": f.description,
-                     "limits": ", ".join(limits)})
+        rows.append(
+            {
+                "name": f.name,
+                "kind": kind,
+                "required": f.required,
+                "description": f.description,
+                "limits": ", ".join(limits),
+            }
+        )
     return rows
 
 
 @require_GET
 def trace_format_docs(request):
     example = trace_format.example_trace()
-    return render(request, "submissions/trace_format.html", {
-        "FORMAT": trace_format.FORMAT,
-        "header_fields": _field_rows(trace_format.HEADER_FIELDS),
-        "sample_fields": _field_rows(trace_format.SAMPLE_FIELDS),
-        "example_lines": [json.dumps(o, ensure_ascii=False) for o in example],
-        "example_pretty": json.dumps(example[2], indent=2, ensure_ascii=False),
-        "outcomes": trace_format.OUTCOMES,
-        "limits": {"line_mb": limits.MAX_LINE_BYTES // (1024 * 1024),
-                   "trace_mb": limits.MAX_TRACE_BYTES // (1024 * 1024),
-                   "samples": limits.MAX_SAMPLES, "code_kb": limits.MAX_CODE_CHARS // 1024},
-    })
+    return render(
+        request,
+        "submissions/trace_format.html",
+        {
+            "FORMAT": trace_format.FORMAT,
+            "header_fields": _field_rows(trace_format.HEADER_FIELDS),
+            "sample_fields": _field_rows(trace_format.SAMPLE_FIELDS),
+            "example_lines": [json.dumps(o, ensure_ascii=False) for o in example],
+            "example_pretty": json.dumps(example[2], indent=2, ensure_ascii=False),
+            "outcomes": trace_format.OUTCOMES,
+            "limits": {
+                "line_mb": limits.MAX_LINE_BYTES // (1024 * 1024),
+                "trace_mb": limits.MAX_TRACE_BYTES // (1024 * 1024),
+                "samples": limits.MAX_SAMPLES,
+                "code_kb": limits.MAX_CODE_CHARS // 1024,
+            },
+        },
+    )

@@ -32,13 +32,17 @@ def _member_team(request, slug):
 def team_detail(request, slug):
     team = _member_team(request, slug)
     join_url = request.build_absolute_uri(f"/teams/join/{team.join_code}/")
-    return render(request, "submissions/team_detail.html", {
-        "team": team,
-        "memberships": team.memberships.select_related("user"),
-        "is_owner": team.is_owner(request.user),
-        "join_url": join_url,
-        "submissions": team.submissions.select_related("hardware")[:50],
-    })
+    return render(
+        request,
+        "submissions/team_detail.html",
+        {
+            "team": team,
+            "memberships": team.memberships.select_related("user"),
+            "is_owner": team.is_owner(request.user),
+            "join_url": join_url,
+            "submissions": team.submissions.select_related("hardware")[:50],
+        },
+    )
 
 
 @login_required
@@ -76,8 +80,12 @@ def team_remove_member(request, slug, user_id):
 def team_leave(request, slug):
     team = _member_team(request, slug)
     membership = team.memberships.filter(user=request.user).first()
-    if membership and membership.role == Membership.OWNER and team.memberships.filter(role=Membership.OWNER).count() == 1 \
-            and team.memberships.count() > 1:
+    if (
+        membership
+        and membership.role == Membership.OWNER
+        and team.memberships.filter(role=Membership.OWNER).count() == 1
+        and team.memberships.count() > 1
+    ):
         messages.error(request, "Hand ownership to another member before leaving.")
         return redirect(team)
     if membership:

@@ -1,6 +1,7 @@
 """Shared browser fixtures: headless Debian Chromium (never a downloaded browser) driven by
 Playwright's sync API against pytest-django's live server; screenshots go under
 artifacts/screenshots/. The same approach as tests/leaderboard/test_browser.py."""
+
 import os
 import pathlib
 
@@ -9,8 +10,14 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 @pytest.fixture(autouse=True)
@@ -30,6 +37,7 @@ def chromium(monkeypatch):
     if not os.path.exists(CHROMIUM):
         pytest.skip(f"no Chromium at {CHROMIUM}")
     from playwright.sync_api import sync_playwright
+
     # the test's own ORM calls while the loop runs are synchronous and safe
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     with sync_playwright() as pw:

@@ -2,6 +2,7 @@
 (copied from the page that shows it once), then submit the example 12p kernel through the
 /submit/ form and land on the submission's page; a bad file is refused with its error next to
 its row. Screenshots: artifacts/screenshots/submit-*.png."""
+
 import json
 import pathlib
 import urllib.request
@@ -22,6 +23,7 @@ def workloads(db):
     """Hardware targets and the 12p workload row: the form has a row per workload."""
     from catalog.registry_sync import sync_hardware
     from tests.factories import workload
+
     sync_hardware()
     return workload("12p")
 
@@ -49,6 +51,7 @@ def api_me(base, token):
 
 def test_sign_up_team_token_and_submit_a_kernel(page, workloads, no_broker):
     from submissions.models import ApiToken, Submission
+
     sign_up_and_make_team(page)
 
     # an API token, shown once
@@ -65,8 +68,9 @@ def test_sign_up_team_token_and_submit_a_kernel(page, workloads, no_broker):
     # the submit form, with a row per workload
     page.goto(page.base + "/submit/")
     assert page.is_visible("#kernel-form") and page.is_visible("#row-12p")
-    assert page.evaluate("getComputedStyle(document.body).fontFamily") != "" and \
-        page.evaluate("Array.from(document.styleSheets).some(s => s.href && s.href.includes('/static/'))")
+    assert page.evaluate("getComputedStyle(document.body).fontFamily") != "" and page.evaluate(
+        "Array.from(document.styleSheets).some(s => s.href && s.href.includes('/static/'))"
+    )
     page.fill("#id_method", "Hand-written")
     page.fill("#id_model", "Human")
     page.set_input_files("#id_file_12p", str(EXAMPLE))
@@ -79,13 +83,14 @@ def test_sign_up_team_token_and_submit_a_kernel(page, workloads, no_broker):
     assert sub.team.slug == "grace-kernels" and sub.created_by.username == "grace" and sub.method == "Hand-written"
     cand = sub.candidates.get()
     assert cand.workload.wid == "12p" and cand.code == EXAMPLE.read_text() and cand.filename == "12p-rmsnorm.py"
-    assert no_broker and all(q == "eval.cpu" for _, q in no_broker)        # queued after the commit
+    assert no_broker and all(q == "eval.cpu" for _, q in no_broker)  # queued after the commit
     page.shot("submit-landed")
     assert not page.js_errors, page.js_errors
 
 
 def test_a_bad_file_is_refused_next_to_its_row(page, workloads, tmp_path):
     from submissions.models import Submission
+
     sign_up_and_make_team(page, "linus")
     bad = tmp_path / "12p-broken.py"
     bad.write_text("import jax\n\ndef workload(x:\n    return x\n")
@@ -97,7 +102,7 @@ def test_a_bad_file_is_refused_next_to_its_row(page, workloads, tmp_path):
     assert page.url.endswith("/submit/")
     error = page.inner_text("#row-12p #id_file_12p_error")
     assert "12p-broken.py" in error and "not valid Python: line 3" in error
-    assert page.input_value("#id_method") == "Hand-written"           # the form keeps what was typed
+    assert page.input_value("#id_method") == "Hand-written"  # the form keeps what was typed
     page.locator("#row-12p").scroll_into_view_if_needed()
     page.shot("submit-error")
     page.locator("#row-12p").screenshot(path=str(SCREENSHOTS / "submit-error-row.png"))

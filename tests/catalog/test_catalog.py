@@ -1,4 +1,5 @@
 """The catalog: the registry's mirror in the database, and the starter files built from it."""
+
 import ast
 
 import pytest

@@ -19,9 +19,21 @@ def sent(monkeypatch):
 
 def test_the_runner_stores_the_interval_and_a_reused_row_keeps_it(sent, monkeypatch):
     from jaxbench import HARNESS_VERSION
-    monkeypatch.setattr(runner, "run_harness", lambda ev: ({
-        "outcome": "correct_tie", "speedup": 1.03, "speedup_ci": [0.97, 1.09],
-        "harness_version": HARNESS_VERSION, "profile": "small"}, Evaluation.DONE))
+
+    monkeypatch.setattr(
+        runner,
+        "run_harness",
+        lambda ev: (
+            {
+                "outcome": "correct_tie",
+                "speedup": 1.03,
+                "speedup_ci": [0.97, 1.09],
+                "harness_version": HARNESS_VERSION,
+                "profile": "small",
+            },
+            Evaluation.DONE,
+        ),
+    )
     sub = factories.submission([("12p", CODE), ("12p", CODE)])
     pipeline.schedule_submission(sub)
     a, b = Evaluation.objects.filter(candidate__submission=sub).order_by("pk")
@@ -35,9 +47,14 @@ def test_the_runner_stores_the_interval_and_a_reused_row_keeps_it(sent, monkeypa
 
 
 def test_a_failed_candidate_has_no_interval(sent, monkeypatch):
-    monkeypatch.setattr(runner, "run_harness", lambda ev: ({
-        "outcome": "incorrect", "speedup": None, "speedup_ci": None, "harness_version": "x",
-        "profile": "small"}, Evaluation.DONE))
+    monkeypatch.setattr(
+        runner,
+        "run_harness",
+        lambda ev: (
+            {"outcome": "incorrect", "speedup": None, "speedup_ci": None, "harness_version": "x", "profile": "small"},
+            Evaluation.DONE,
+        ),
+    )
     sub = factories.submission([("12p", CODE)])
     pipeline.schedule_submission(sub)
     ev = Evaluation.objects.get(candidate__submission=sub)

@@ -1,6 +1,7 @@
 """The whole evaluator on real processes: intake rows -> broker -> a real Dramatiq worker ->
 the isolated harness -> verdict -> stored record. Also: a worker killed with SIGKILL in the
 middle of an evaluation, and a broker restart, lose nothing. Runs on every variant."""
+
 import os
 import pathlib
 import signal
@@ -22,10 +23,15 @@ CORRECT = (EXAMPLES / "12p-rmsnorm.py").read_text()
 # wrong inside the kernel (an error outside it would be work outside Pallas, rejected first)
 INCORRECT = CORRECT.replace("o_ref[...] = (normed * scale_ref[...])", "o_ref[...] = (normed * scale_ref[...] * 1.5)")
 assert INCORRECT != CORRECT
-BROKEN = "import jax\nfrom jax.experimental import pallas as pl\n\ndef workload(x, scale):\n    return pl.no_such_api(x)\n"
+BROKEN = (
+    "import jax\nfrom jax.experimental import pallas as pl\n\ndef workload(x, scale):\n    return pl.no_such_api(x)\n"
+)
 
-FAST_RECOVERY = {"JAXBENCH_RECONCILE_INTERVAL_SECONDS": "2", "JAXBENCH_RECONCILE_STALE_SECONDS": "3",
-                 "JAXBENCH_LEASE_SECONDS": "6"}
+FAST_RECOVERY = {
+    "JAXBENCH_RECONCILE_INTERVAL_SECONDS": "2",
+    "JAXBENCH_RECONCILE_STALE_SECONDS": "3",
+    "JAXBENCH_LEASE_SECONDS": "6",
+}
 
 
 def submit(codes):
@@ -36,13 +42,16 @@ def submit(codes):
 
 
 def main_rows(sub):
-    return list(Evaluation.objects.filter(candidate__submission=sub, stage=Evaluation.MAIN).order_by("candidate__index"))
+    return list(
+        Evaluation.objects.filter(candidate__submission=sub, stage=Evaluation.MAIN).order_by("candidate__index")
+    )
 
 
 def wait_all_final(sub, worker, timeout=600):
     def done():
         rows = main_rows(sub)
         return rows and all(r.state in Evaluation.FINAL_STATES for r in rows)
+
     try:
         wait_for(done, timeout=timeout, interval=1, message="every evaluation final")
     except AssertionError:
@@ -73,8 +82,12 @@ def test_candidates_get_their_verdicts_and_identical_code_is_reused(start_worker
 def test_sigkill_mid_evaluation_loses_nothing(start_worker, purge_queues):
     sub = submit([CORRECT, INCORRECT.replace("1.5", "1.25")])
     first = start_worker(extra_env=FAST_RECOVERY)
-    wait_for(lambda: Evaluation.objects.filter(candidate__submission=sub, state=Evaluation.RUNNING).exists(),
-             timeout=300, interval=0.2, message="an evaluation running")
+    wait_for(
+        lambda: Evaluation.objects.filter(candidate__submission=sub, state=Evaluation.RUNNING).exists(),
+        timeout=300,
+        interval=0.2,
+        message="an evaluation running",
+    )
     os.killpg(first.proc.pid, signal.SIGKILL)
     first.proc.wait(30)
     running = Evaluation.objects.filter(candidate__submission=sub, state=Evaluation.RUNNING).count()
@@ -103,18 +116,29 @@ def test_database_briefly_unavailable_loses_nothing(start_worker, purge_queues):
     """PostgreSQL variants: cut every worker connection and refuse new ones for a few seconds
     while an evaluation runs; afterwards each candidate has exactly one final result."""
     from django.db import connection
+
     if connection.vendor != "postgresql":
         pytest.skip("needs PostgreSQL (the production configuration)")
     sub = submit([CORRECT + "\n# db-outage\n", INCORRECT + "\n# db-outage\n"])
     worker = start_worker(extra_env=FAST_RECOVERY)
-    wait_for(lambda: Evaluation.objects.filter(candidate__submission=sub, state=Evaluation.RUNNING).exists(),
-             timeout=300, interval=0.2, message="an evaluation running")
+    wait_for(
+        lambda: Evaluation.objects.filter(candidate__submission=sub, state=Evaluation.RUNNING).exists(),
+        timeout=300,
+        interval=0.2,
+        message="an evaluation running",
+    )
     import psycopg
+
     s = connection.settings_dict
     name = s["NAME"]
-    admin = psycopg.connect(host=s.get("HOST") or "127.0.0.1", port=s.get("PORT") or 5432,
-                            user=s.get("USER") or "postgres", password=s.get("PASSWORD") or None,
-                            dbname="postgres", autocommit=True)
+    admin = psycopg.connect(
+        host=s.get("HOST") or "127.0.0.1",
+        port=s.get("PORT") or 5432,
+        user=s.get("USER") or "postgres",
+        password=s.get("PASSWORD") or None,
+        dbname="postgres",
+        autocommit=True,
+    )
     try:
         admin.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
         admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", [name])

@@ -1,4 +1,5 @@
 """Scheduling, claiming, leases, retries and the reconciler, on the database alone."""
+
 import datetime
 
 import pytest
@@ -19,7 +20,7 @@ def sent(monkeypatch):
     calls = []
     fake = lambda ids, queue: calls.append((list(ids), queue))
     monkeypatch.setattr(pipeline, "enqueue_many", fake)
-    monkeypatch.setattr(runner, "enqueue_many", fake)          # the runner's own reference
+    monkeypatch.setattr(runner, "enqueue_many", fake)  # the runner's own reference
     return calls
 
 
@@ -81,6 +82,7 @@ def test_infrastructure_failure_releases_the_row_and_raises(sent, monkeypatch):
 
     def broken(_ev):
         raise OSError("disk full")
+
     monkeypatch.setattr(runner, "run_harness", broken)
     with pytest.raises(OSError):
         runner.run_evaluation(ev.pk)
@@ -90,9 +92,14 @@ def test_infrastructure_failure_releases_the_row_and_raises(sent, monkeypatch):
 
 def test_a_candidate_failure_is_an_outcome_not_a_retry(sent, monkeypatch):
     ev = _one_row(sent)
-    monkeypatch.setattr(runner, "run_harness", lambda _ev: ({"outcome": "compile_error", "message": "bad block",
-                                                             "harness_version": "x", "profile": "small"},
-                                                            Evaluation.DONE))
+    monkeypatch.setattr(
+        runner,
+        "run_harness",
+        lambda _ev: (
+            {"outcome": "compile_error", "message": "bad block", "harness_version": "x", "profile": "small"},
+            Evaluation.DONE,
+        ),
+    )
     assert runner.run_evaluation(ev.pk) == Evaluation.DONE
     ev.refresh_from_db()
     assert ev.outcome == "compile_error" and ev.attempts == 1
@@ -100,12 +107,18 @@ def test_a_candidate_failure_is_an_outcome_not_a_retry(sent, monkeypatch):
 
 def test_identical_code_is_evaluated_once(sent, monkeypatch):
     from jaxbench import HARNESS_VERSION
+
     calls = []
 
     def fake(ev):
         calls.append(ev.pk)
-        return {"outcome": "correct_slower", "speedup": 0.9, "harness_version": HARNESS_VERSION,
-                "profile": "small"}, Evaluation.DONE
+        return {
+            "outcome": "correct_slower",
+            "speedup": 0.9,
+            "harness_version": HARNESS_VERSION,
+            "profile": "small",
+        }, Evaluation.DONE
+
     monkeypatch.setattr(runner, "run_harness", fake)
     sub = factories.submission([("12p", CODE), ("12p", CODE)])
     pipeline.schedule_submission(sub)
@@ -159,5 +172,6 @@ def test_precheck_failure_stops_the_candidate(sent, django_capture_on_commit_cal
     pre.refresh_from_db()
     assert pre.state == Evaluation.SKIPPED and pre.outcome == "incorrect"
     from evaluator.progress import submission_progress
+
     prog = submission_progress(sub)
     assert prog["finished"] and prog["outcomes"] == {"incorrect": 1} and prog["precheck_saved"]["candidates"] == 1

@@ -1,5 +1,6 @@
 """jaxbench is installable on its own: a wheel of jaxbench/ alone, pinned like the portal, that
 runs its CLI and client with no Django, DRF, Dramatiq or portal app importable."""
+
 import pathlib
 import re
 import subprocess
@@ -8,8 +9,17 @@ import tomllib
 import zipfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-PORTAL = ("django", "rest_framework", "dramatiq", "django_dramatiq", "portal", "leaderboard", "evaluator",
-          "submissions", "catalog")
+PORTAL = (
+    "django",
+    "rest_framework",
+    "dramatiq",
+    "django_dramatiq",
+    "portal",
+    "leaderboard",
+    "evaluator",
+    "submissions",
+    "catalog",
+)
 
 
 def _pins(path: pathlib.Path) -> dict[str, str]:
@@ -32,21 +42,44 @@ def test_the_packages_pins_are_the_portals():
 
 
 def test_the_wheel_holds_jaxbench_alone_and_runs_without_the_portal(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-                          "-w", str(tmp_path / "dist"), str(ROOT)], capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(tmp_path / "dist"),
+            str(ROOT),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     wheel = next((tmp_path / "dist").glob("jaxbench-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     assert {n.split("/")[0] for n in names} == {"jaxbench", wheel.name.split("-py3")[0] + ".dist-info"}
-    for needed in ("jaxbench/sandbox/child_main.py", "jaxbench/kernels/examples/12p-rmsnorm.py",
-                   "jaxbench/kernels/experts/README.md", "jaxbench/workloads/w12p_rmsnorm.py"):
+    for needed in (
+        "jaxbench/sandbox/child_main.py",
+        "jaxbench/kernels/examples/12p-rmsnorm.py",
+        "jaxbench/kernels/experts/README.md",
+        "jaxbench/workloads/w12p_rmsnorm.py",
+    ):
         assert needed in names, needed
     entry = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
     assert "jaxbench = jaxbench.cli:main" in entry
 
     site = tmp_path / "site"
-    out = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site),
-                          str(wheel)], capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(wheel)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     # run from outside the checkout, the portal's packages refused at import
     blocker = (
@@ -60,10 +93,11 @@ def test_the_wheel_holds_jaxbench_alone_and_runs_without_the_portal(tmp_path):
         "import runpy, jaxbench\n"
         f"assert jaxbench.__file__.startswith({str(site)!r}), jaxbench.__file__\n"
         "sys.argv = sys.argv[1:]\n"
-        "runpy.run_module(sys.argv[0], run_name='__main__', alter_sys=True)\n")
+        "runpy.run_module(sys.argv[0], run_name='__main__', alter_sys=True)\n"
+    )
     env = {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin", "JAX_PLATFORMS": "cpu"}
-    for args, expect in ((["jaxbench", "list"], "12p-rmsnorm"),
-                         (["jaxbench.client", "--help"], "submit-trace")):
-        run = subprocess.run([sys.executable, "-c", blocker, *args], cwd=tmp_path, env=env,
-                             capture_output=True, text=True, timeout=300)
+    for args, expect in ((["jaxbench", "list"], "12p-rmsnorm"), (["jaxbench.client", "--help"], "submit-trace")):
+        run = subprocess.run(
+            [sys.executable, "-c", blocker, *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+        )
         assert run.returncode == 0 and expect in run.stdout, (args, run.stdout[-2000:], run.stderr[-3000:])

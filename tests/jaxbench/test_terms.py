@@ -1,4 +1,5 @@
 """One definition per term: workload names, workload sets, outcomes, the speedup format."""
+
 import json
 
 import pytest
@@ -9,8 +10,9 @@ from jaxbench.traces import WorkloadCatalog
 from jaxbench.workloads import names, sets
 
 
-@pytest.mark.parametrize("name", ["12p", "012p", "12P", "12p-rmsnorm", "12p_RMSNorm", "12p_RMSNorm.py",
-                                  " 12p-rmsnorm.py "])
+@pytest.mark.parametrize(
+    "name", ["12p", "012p", "12P", "12p-rmsnorm", "12p_RMSNorm", "12p_RMSNorm.py", " 12p-rmsnorm.py "]
+)
 def test_every_name_of_a_workload_resolves_to_its_id(name):
     entries = {w.id: (w.slug, w.public_name) for w in workloads.all_workloads()}
     assert names.resolve(name, entries) == "12p"

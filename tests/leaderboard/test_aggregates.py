@@ -1,5 +1,6 @@
 """Aggregates: folding evaluations one at a time, in any order, equals a full rebuild; the
 stored curves agree with jaxbench.metrics at every N; refresh is idempotent and cheap."""
+
 from __future__ import annotations
 
 import math
@@ -22,24 +23,47 @@ def _snapshot(submission):
     out = {}
     for s in SubmissionSummary.objects.filter(submission=submission).order_by("source", "hardware_id"):
         key = (s.hardware_id, s.source)
-        curves = {name: {k: list(v) for k, v in A.unpack_curves(getattr(s, f"curves_{name}")).items()}
-                  for name in A.SET_NAMES}
+        curves = {
+            name: {k: list(v) for k, v in A.unpack_curves(getattr(s, f"curves_{name}")).items()} for name in A.SET_NAMES
+        }
         rows = {}
         for r in WorkloadResult.objects.filter(summary=s):
             rows[r.workload_id] = {
-                "aggregate": r.aggregate, "folded": r.folded, "intervals": r.intervals,
+                "aggregate": r.aggregate,
+                "folded": r.folded,
+                "intervals": r.intervals,
                 "best": (r.best_speedup, r.best_index, r.best_low, r.best_high, r.best_median_s),
-                "firsts": (r.first_correct_index, r.first_faster_index), "pre": r.precheck_stopped,
+                "firsts": (r.first_correct_index, r.first_faster_index),
+                "pre": r.precheck_stopped,
                 "ties": (r.n_tie, r.best_before_intervals),
                 "curves": {k: list(v) for k, v in A.unpack_curves(r.curves).items()},
             }
         out[key] = {
-            "scalars": {f: getattr(s, f) for f in (
-                "mode", "candidates_total", "n_samples", "n_correct", "complete", "counts", "precheck_stopped",
-                "jax_versions", "harness_versions", "best", "tokens_total", "cost_total", "curve_length")},
-            "floats": {f: getattr(s, f) for f in [f"{k}_{n}" for k in ("solved", "geomean", "fast")
-                                                  for n in A.SET_NAMES] + ["per_sample_correctness"]},
-            "curves": curves, "rows": rows,
+            "scalars": {
+                f: getattr(s, f)
+                for f in (
+                    "mode",
+                    "candidates_total",
+                    "n_samples",
+                    "n_correct",
+                    "complete",
+                    "counts",
+                    "precheck_stopped",
+                    "jax_versions",
+                    "harness_versions",
+                    "best",
+                    "tokens_total",
+                    "cost_total",
+                    "curve_length",
+                )
+            },
+            "floats": {
+                f: getattr(s, f)
+                for f in [f"{k}_{n}" for k in ("solved", "geomean", "fast") for n in A.SET_NAMES]
+                + ["per_sample_correctness"]
+            },
+            "curves": curves,
+            "rows": rows,
         }
     return out
 
@@ -59,24 +83,36 @@ def _assert_close(a, b, path="") -> None:
         assert a == b, path
 
 
-def _setup(workloads, hardware, users, *, sampling, seed, n_samples=12, n_workloads=10, kind="trace",
-           intervals=False):
+def _setup(workloads, hardware, users, *, sampling, seed, n_samples=12, n_workloads=10, kind="trace", intervals=False):
     """With ``intervals``, every other workload is timed side by side (ties, intervals), the
     rest before intervals existed."""
     rng = random.Random(seed)
     team = make_team(f"team-{seed}", users["alice"])
     chosen = rng.sample(workloads, n_workloads)
-    samples = {w: (random_interval_sequence if intervals and i % 2 else random_sequence)(rng, n_samples)
-               for i, w in enumerate(chosen)}
-    sub = make_submission(team, hardware["tpu-v6e"], samples, sampling=sampling, kind=kind, reported=True,
-                          tokens=10, precheck_stop={chosen[0].wid})
+    samples = {
+        w: (random_interval_sequence if intervals and i % 2 else random_sequence)(rng, n_samples)
+        for i, w in enumerate(chosen)
+    }
+    sub = make_submission(
+        team,
+        hardware["tpu-v6e"],
+        samples,
+        sampling=sampling,
+        kind=kind,
+        reported=True,
+        tokens=10,
+        precheck_stop={chosen[0].wid},
+    )
     return sub, rng
 
 
-@pytest.mark.parametrize("sampling,seed,intervals", [("sequential", 1, False), ("sequential", 2, True),
-                                                     ("independent", 3, False), ("independent", 4, True)])
+@pytest.mark.parametrize(
+    "sampling,seed,intervals",
+    [("sequential", 1, False), ("sequential", 2, True), ("independent", 3, False), ("independent", 4, True)],
+)
 def test_fold_in_any_order_equals_rebuild(workloads, hardware, users, sampling, seed, intervals):
     from evaluator.models import Evaluation
+
     sub, rng = _setup(workloads, hardware, users, sampling=sampling, seed=seed, intervals=intervals)
     evals = list(Evaluation.objects.filter(candidate__submission=sub))
     rng.shuffle(evals)
@@ -84,10 +120,10 @@ def test_fold_in_any_order_equals_rebuild(workloads, hardware, users, sampling, 
     Evaluation.objects.filter(candidate__submission=sub).update(state=Evaluation.QUEUED)
     SubmissionSummary.objects.filter(submission=sub).delete()
     for i, ev in enumerate(evals):
-        Evaluation.objects.filter(pk=ev.pk).update(state=final[ev.pk])   # the worker finishes it
+        Evaluation.objects.filter(pk=ev.pk).update(state=final[ev.pk])  # the worker finishes it
         row = A.refresh_for_evaluation(ev)
         assert row is not None
-        if i % 7 == 0:                       # a repeated refresh (worker retry) changes nothing
+        if i % 7 == 0:  # a repeated refresh (worker retry) changes nothing
             before = _snapshot(sub)
             A.refresh_for_evaluation(ev)
             _assert_close(_snapshot(sub), before)
@@ -105,11 +141,13 @@ def test_fold_in_any_order_equals_rebuild(workloads, hardware, users, sampling, 
     assert r.provenance == "self-reported" and not r.complete
 
 
-@pytest.mark.parametrize("sampling,intervals", [("sequential", False), ("independent", False),
-                                                ("sequential", True), ("independent", True)])
+@pytest.mark.parametrize(
+    "sampling,intervals", [("sequential", False), ("independent", False), ("sequential", True), ("independent", True)]
+)
 def test_curves_agree_with_metrics_at_every_n(workloads, hardware, users, sampling, intervals):
-    sub, _ = _setup(workloads, hardware, users, sampling=sampling, seed=11, n_samples=9, n_workloads=12,
-                    intervals=intervals)
+    sub, _ = _setup(
+        workloads, hardware, users, sampling=sampling, seed=11, n_samples=9, n_workloads=12, intervals=intervals
+    )
     A.rebuild_submission(sub)
     s = SubmissionSummary.objects.get(submission=sub, source="evaluated")
     rows = {r.workload_id: r.agg for r in WorkloadResult.objects.filter(summary=s)}
@@ -144,8 +182,9 @@ def test_independent_log_curve_matches_metrics():
         agg = m.from_sequence(random_sequence(rng, n, p_correct=rng.random()))
         curve = A._independent_log_curve(agg, n + 3)
         for big_n in range(1, n + 4):
-            assert curve[big_n - 1] == pytest.approx(m.expected_log_speedup(agg, big_n, m.INDEPENDENT),
-                                                     rel=1e-9, abs=1e-12)
+            assert curve[big_n - 1] == pytest.approx(
+                m.expected_log_speedup(agg, big_n, m.INDEPENDENT), rel=1e-9, abs=1e-12
+            )
 
 
 def test_independent_log_curve_counts_ties_with_a_point_above_one():
@@ -154,12 +193,12 @@ def test_independent_log_curve_counts_ties_with_a_point_above_one():
     rng = random.Random(11)
     for _ in range(40):
         n = rng.randint(1, 30)
-        agg = m.from_sequence([(o, sp, ci[0][0]) if ci else (o, sp)
-                               for o, sp, *ci in random_interval_sequence(rng, n)])
+        agg = m.from_sequence([(o, sp, ci[0][0]) if ci else (o, sp) for o, sp, *ci in random_interval_sequence(rng, n)])
         curve = A._independent_log_curve(agg, n + 2)
         for big_n in range(1, n + 3):
-            assert curve[big_n - 1] == pytest.approx(m.expected_log_speedup(agg, big_n, m.INDEPENDENT),
-                                                     rel=1e-9, abs=1e-12)
+            assert curve[big_n - 1] == pytest.approx(
+                m.expected_log_speedup(agg, big_n, m.INDEPENDENT), rel=1e-9, abs=1e-12
+            )
     # by hand: samples [tie 1.5 (low 0.9), incorrect]; N=1 draws one of the two: E = ln(1.5) / 2
     agg = m.from_sequence([("correct_tie", 1.5, 0.9), ("incorrect", None)])
     assert agg.n_faster == 0
@@ -169,27 +208,49 @@ def test_independent_log_curve_counts_ties_with_a_point_above_one():
 def test_outcome_rules(workloads, hardware, users):
     """Pre-check 'done' does not count (the main stage follows); 'skipped' does; failed never."""
     from evaluator.models import Evaluation
+
     team = make_team("rules", users["alice"])
     w = workloads[0]
-    sub = make_submission(team, hardware["tpu-v6e"], {w: [("correct_faster", 2.0), ("incorrect", None)]},
-                          evaluate=False)
+    sub = make_submission(
+        team, hardware["tpu-v6e"], {w: [("correct_faster", 2.0), ("incorrect", None)]}, evaluate=False
+    )
     c0, c1 = sub.candidates.order_by("index")
-    pre = Evaluation.objects.create(candidate=c0, hardware=hardware["tpu-v6e"], stage="precheck", state="done",
-                                    outcome="correct_slower", code_sha256=c0.code_sha256)
+    pre = Evaluation.objects.create(
+        candidate=c0,
+        hardware=hardware["tpu-v6e"],
+        stage="precheck",
+        state="done",
+        outcome="correct_slower",
+        code_sha256=c0.code_sha256,
+    )
     assert A.refresh_for_evaluation(pre) is None
-    failed = Evaluation.objects.create(candidate=c1, hardware=hardware["tpu-v6e"], stage="main", state="failed",
-                                       code_sha256=c1.code_sha256)
+    failed = Evaluation.objects.create(
+        candidate=c1, hardware=hardware["tpu-v6e"], stage="main", state="failed", code_sha256=c1.code_sha256
+    )
     assert A.refresh_for_evaluation(failed) is None
-    main = Evaluation.objects.create(candidate=c0, hardware=hardware["tpu-v6e"], stage="main", state="done",
-                                     outcome="correct_faster", speedup=2.0, code_sha256=c0.code_sha256,
-                                     record={"timing": {"median_s": 0.5, "spread": 0.1}, "baseline_median_s": 1.0})
+    main = Evaluation.objects.create(
+        candidate=c0,
+        hardware=hardware["tpu-v6e"],
+        stage="main",
+        state="done",
+        outcome="correct_faster",
+        speedup=2.0,
+        code_sha256=c0.code_sha256,
+        record={"timing": {"median_s": 0.5, "spread": 0.1}, "baseline_median_s": 1.0},
+    )
     row = A.refresh_for_evaluation(main)
     assert row.best_speedup == 2.0 and row.first_faster_index == 0
     assert row.best_low == pytest.approx(1.0 / (0.5 * 1.1)) and row.best_high == pytest.approx(1.0 / (0.5 * 0.9))
     s = SubmissionSummary.objects.get(submission=sub, source="evaluated")
     assert s.provenance == "partial" and s.candidates_total == 2 and s.n_samples == 1
-    pre1 = Evaluation.objects.create(candidate=c1, hardware=hardware["tpu-v6e"], stage="precheck",
-                                     state="skipped", outcome="compile_error", code_sha256=c1.code_sha256)
+    pre1 = Evaluation.objects.create(
+        candidate=c1,
+        hardware=hardware["tpu-v6e"],
+        stage="precheck",
+        state="skipped",
+        outcome="compile_error",
+        code_sha256=c1.code_sha256,
+    )
     A.refresh_for_evaluation(pre1)
     s.refresh_from_db()
     assert s.complete and s.counts["compile_error"] == 1 and s.precheck_stopped == 1
@@ -199,6 +260,7 @@ def test_outcome_rules(workloads, hardware, users):
 def test_refresh_is_cheap(workloads, hardware, users):
     """Target < 20 ms per refresh (measured; the assertion is loose for slow CI machines)."""
     from evaluator.models import Evaluation
+
     rng = random.Random(9)
     team = make_team("cheap", users["alice"])
     samples = {w: random_sequence(rng, 144) for w in workloads[:3]}
@@ -218,11 +280,11 @@ def test_refresh_is_cheap(workloads, hardware, users):
 
 def test_rebuild_command_and_reported_summary_on_intake(workloads, hardware, users, django_capture_on_commit_callbacks):
     from django.core.management import call_command
+
     rng = random.Random(4)
     team = make_team("cmd", users["alice"])
     with django_capture_on_commit_callbacks(execute=True):
-        sub = make_submission(team, hardware["cpu"], {w: random_sequence(rng, 5) for w in workloads[:4]},
-                              reported=True)
+        sub = make_submission(team, hardware["cpu"], {w: random_sequence(rng, 5) for w in workloads[:4]}, reported=True)
     # the intake's commit built the self-reported summary (post_save signal + on_commit)
     assert SubmissionSummary.objects.filter(submission=sub, source="reported").exists()
     assert not SubmissionSummary.objects.filter(submission=sub, source="evaluated").exists()
@@ -242,11 +304,15 @@ def test_ties_and_intervals_fold_conservatively(workloads, hardware, users):
     point (the old rule) and shown without an interval."""
     team = make_team("ties", users["alice"])
     w0, w1, w2 = workloads[0], workloads[1], workloads[2]
-    sub = make_submission(team, hardware["cpu"], {
-        w0: [("correct_tie", 1.04, (0.97, 1.1)), ("correct_faster", 1.3, (1.2, 1.4))],
-        w1: [("correct_tie", 1.2, (0.95, 1.5)), ("correct_faster", 1.1)],     # legacy faster
-        w2: [("correct_tie", 1.1, (0.9, 1.3)), ("correct_faster", 1.6)],      # the legacy one is best
-    })
+    sub = make_submission(
+        team,
+        hardware["cpu"],
+        {
+            w0: [("correct_tie", 1.04, (0.97, 1.1)), ("correct_faster", 1.3, (1.2, 1.4))],
+            w1: [("correct_tie", 1.2, (0.95, 1.5)), ("correct_faster", 1.1)],  # legacy faster
+            w2: [("correct_tie", 1.1, (0.9, 1.3)), ("correct_faster", 1.6)],  # the legacy one is best
+        },
+    )
     A.rebuild_submission(sub)
     s = SubmissionSummary.objects.get(submission=sub, source="evaluated")
     assert s.counts["correct_tie"] == 3 and s.counts["correct_faster"] == 3
@@ -265,6 +331,7 @@ def test_ties_and_intervals_fold_conservatively(workloads, hardware, users):
     assert r1.best_speedup == 1.2 and (r1.best_low, r1.best_high) == (0.95, 1.5)
     # fast@1: no workload has a faster sample at index 0
     from jaxbench import metrics
+
     aggs = [r0.agg, r1.agg]
     assert metrics.fast_p(aggs, 1) == 0.0 and metrics.fast_p(aggs, 2) == 1.0
     assert metrics.solved(aggs, 1) == 2
@@ -287,13 +354,17 @@ def test_sequential_curves_match_metrics_at_every_n():
         n = rng.randint(1, 40)
         seq = (random_interval_sequence if trial % 2 else random_sequence)(rng, n)
         agg = m.from_sequence([(o, sp, ci[0][0]) if ci else (o, sp) for o, sp, *ci in seq])
-        records = {i: [sp * 0.9, sp * 1.1, None, None, 1] for i, (o, sp, *_) in enumerate(seq)
-                   if sp is not None and rng.random() < 0.7}
+        records = {
+            i: [sp * 0.9, sp * 1.1, None, None, 1]
+            for i, (o, sp, *_) in enumerate(seq)
+            if sp is not None and rng.random() < 0.7
+        }
         curves = A.workload_curves(agg, records, m.SEQUENTIAL)
         assert len(curves["log"]) == A.curve_length(agg, m.SEQUENTIAL)
         for big_n in range(1, len(curves["log"]) + 1):
-            assert curves["log"][big_n - 1] == pytest.approx(m.expected_log_speedup(agg, big_n, m.SEQUENTIAL),
-                                                             rel=1e-12, abs=1e-15)
+            assert curves["log"][big_n - 1] == pytest.approx(
+                m.expected_log_speedup(agg, big_n, m.SEQUENTIAL), rel=1e-12, abs=1e-15
+            )
             assert curves["solved"][big_n - 1] == m.solve_probability(agg, big_n, m.SEQUENTIAL)
             assert curves["fast"][big_n - 1] == m.fast_probability(agg, big_n, 1.0, m.SEQUENTIAL)
             best = m.best_within(agg, big_n)
@@ -313,6 +384,7 @@ def test_a_large_traces_reported_summary_is_built_off_the_request(workloads, har
     import threading
 
     from leaderboard import receivers as signals
+
     monkeypatch.setattr(signals, "BACKGROUND_OVER", 3)
     started = []
     real_thread = threading.Thread
@@ -321,13 +393,16 @@ def test_a_large_traces_reported_summary_is_built_off_the_request(workloads, har
         t = real_thread(*a, **kw)
         started.append(t)
         return t
+
     monkeypatch.setattr(signals.threading, "Thread", spy)
     rng = random.Random(12)
     team = make_team("big", users["alice"])
     from django.db import transaction
-    with transaction.atomic():                 # as the intake: one transaction, built after it
-        sub = make_submission(team, hardware["cpu"], {w: random_sequence(rng, 3) for w in workloads[:2]},
-                              reported=True, evaluate=False)
+
+    with transaction.atomic():  # as the intake: one transaction, built after it
+        sub = make_submission(
+            team, hardware["cpu"], {w: random_sequence(rng, 3) for w in workloads[:2]}, reported=True, evaluate=False
+        )
         assert started == []
     assert len(started) == 1
     started[0].join(30)

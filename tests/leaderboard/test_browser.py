@@ -1,6 +1,7 @@
 """Headless Chromium against the live server: the leaderboard draws its Plotly charts with the
 portal's own plotly.js, sorting and tabs work, the progress bar updates without a reload, and a
 screenshot of each main page is saved under artifacts/screenshots/."""
+
 from __future__ import annotations
 
 import os
@@ -17,10 +18,18 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
-PLOT_READY = ("() => { const p = document.querySelectorAll('.js-plotly-plot');"
-              " return p.length > 0 && Array.from(p).every(e => e.data && e.data.length > 0); }")
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+PLOT_READY = (
+    "() => { const p = document.querySelectorAll('.js-plotly-plot');"
+    " return p.length > 0 && Array.from(p).every(e => e.data && e.data.length > 0); }"
+)
 
 
 @pytest.fixture
@@ -28,6 +37,7 @@ def page(populated, live_server, monkeypatch):
     if not os.path.exists(CHROMIUM):
         pytest.skip("no Chromium at /usr/bin/chromium")
     from playwright.sync_api import sync_playwright  # deferred: only needed (and installed) where Chromium is
+
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # the test thread writes rows while Playwright runs
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as pw:
@@ -56,14 +66,17 @@ def test_leaderboard_draws_charts_sorts_and_switches_tabs(page, populated):
     assert page.evaluate("document.querySelector('.js-plotly-plot').data.length") >= 1
     assert page.evaluate("typeof window.Plotly") == "object"
     src = page.evaluate("Array.from(document.scripts).map(s => s.src).filter(s => s.includes('plotly'))[0]")
-    assert src.startswith(page.base) and "/static/vendor/plotly.min.js" in src        # served here, no CDN
+    assert src.startswith(page.base) and "/static/vendor/plotly.min.js" in src  # served here, no CDN
     bars = page.evaluate("document.getElementById('chart-fig-geomean').data[0].y.length")
     assert bars == 2
     _shot(page, "leaderboard")
 
     def ranked():
-        return page.evaluate("Array.from(document.querySelectorAll('#leaderboard tbody tr[data-submission]'))"
-                             ".map(r => +r.dataset.submission)")
+        return page.evaluate(
+            "Array.from(document.querySelectorAll('#leaderboard tbody tr[data-submission]'))"
+            ".map(r => +r.dataset.submission)"
+        )
+
     by_geomean = ranked()
     page.click("#leaderboard thead a[data-sort='solved']")
     page.wait_for_url("**sort=-solved**")
@@ -102,23 +115,30 @@ def test_screenshots_of_main_pages(page, populated):
 
 def test_progress_bar_updates_without_reload(page, populated, hardware):
     w = populated["a"].candidates.first().workload
-    sub = make_submission(populated["alice_team"], hardware["cpu"], {w: [("correct_faster", 2.0)] * 2},
-                          evaluate=False)
-    evs = [Evaluation.objects.create(candidate=c, hardware=hardware["cpu"], stage="main", state="queued",
-                                     code_sha256=c.code_sha256) for c in sub.candidates.order_by("index")]
+    sub = make_submission(populated["alice_team"], hardware["cpu"], {w: [("correct_faster", 2.0)] * 2}, evaluate=False)
+    evs = [
+        Evaluation.objects.create(
+            candidate=c, hardware=hardware["cpu"], stage="main", state="queued", code_sha256=c.code_sha256
+        )
+        for c in sub.candidates.order_by("index")
+    ]
     page.goto(page.base + f"/submissions/{sub.pk}/")
     assert page.inner_text("#progress-text").startswith("0 / 2")
     page.evaluate("window.__marker = 'same page'")
     verdicts = [("correct_faster", 2.0, [1.8, 2.2]), ("correct_tie", 1.03, [0.96, 1.1])]
     for ev, (outcome, speedup, ci) in zip(evs, verdicts):
-        Evaluation.objects.filter(pk=ev.pk).update(state="done", outcome=outcome, speedup=speedup,
-                                                   speedup_lo=ci[0], speedup_hi=ci[1],
-                                                   record={"speedup_ci": ci})
+        Evaluation.objects.filter(pk=ev.pk).update(
+            state="done",
+            outcome=outcome,
+            speedup=speedup,
+            speedup_lo=ci[0],
+            speedup_hi=ci[1],
+            record={"speedup_ci": ci},
+        )
         ev.refresh_from_db()
         refresh_for_evaluation(ev)
-    page.wait_for_function("document.getElementById('progress-text').textContent.startsWith('2 / 2')",
-                           timeout=20000)
-    assert page.evaluate("window.__marker") == "same page"          # updated in place, no reload
+    page.wait_for_function("document.getElementById('progress-text').textContent.startsWith('2 / 2')", timeout=20000)
+    assert page.evaluate("window.__marker") == "same page"  # updated in place, no reload
     assert page.evaluate("document.getElementById('progress-bar').value") == 2
     text = page.inner_text("#progress-outcomes")
     assert "correct_faster 1" in text and "correct_tie 1" in text

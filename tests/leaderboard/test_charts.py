@@ -1,4 +1,5 @@
 """leaderboard.charts: pure functions from aggregate values to Plotly figure dicts."""
+
 from __future__ import annotations
 
 import json
@@ -11,11 +12,12 @@ from leaderboard import charts
 
 
 def _json_ready(fig):
-    json.dumps(fig)            # plain JSON, no numpy or custom types
+    json.dumps(fig)  # plain JSON, no numpy or custom types
     assert set(fig) >= {"data", "layout"}
     # The charts build plain dicts (fast); plotly's own validation still checks every
     # property name and value here.
     import plotly.graph_objects as go
+
     go.Figure(fig)
     return fig
 
@@ -26,15 +28,17 @@ def test_plotly_validation_catches_a_misspelt_property():
 
 
 def test_geomean_bars_with_xla_line_and_expert_mark():
-    rows = [{"label": "#1 A", "geomean": 1.3, "low": 1.2, "high": 1.4, "tied": True},
-            {"label": "#2 B", "geomean": 1.1, "low": 1.05, "high": 1.3, "tied": True}]
+    rows = [
+        {"label": "#1 A", "geomean": 1.3, "low": 1.2, "high": 1.4, "tied": True},
+        {"label": "#2 B", "geomean": 1.1, "low": 1.05, "high": 1.3, "tied": True},
+    ]
     fig = _json_ready(charts.geomean_bars(rows, expert_geomean=2.08))
     bar = fig["data"][0]
     assert bar["type"] == "bar" and list(bar["y"]) == [1.3, 1.1] and list(bar["x"]) == ["#1 A", "#2 B"]
     assert list(bar["error_y"]["array"]) == pytest.approx([0.1, 0.2])
     assert list(bar["error_y"]["arrayminus"]) == pytest.approx([0.1, 0.05])
     ys = sorted(s["y0"] for s in fig["layout"]["shapes"])
-    assert ys == [1.0, 2.08]                                   # XLA line and expert mark
+    assert ys == [1.0, 2.08]  # XLA line and expert mark
     assert fig["data"][1]["name"] == "experts" and list(fig["data"][1]["y"]) == [2.08]
     assert "template" in fig["layout"] and len(json.dumps(fig["layout"]["template"])) < 3000
     fig = charts.geomean_bars(rows)
@@ -42,16 +46,22 @@ def test_geomean_bars_with_xla_line_and_expert_mark():
 
 
 def test_fast_curves():
-    fig = _json_ready(charts.fast_curves([{"label": "a", "n": [1, 2, 3], "fast": [0.0, 0.5, 0.5]},
-                                          {"label": "b", "n": [1], "fast": [1.0]}], p=1.0))
+    fig = _json_ready(
+        charts.fast_curves(
+            [{"label": "a", "n": [1, 2, 3], "fast": [0.0, 0.5, 0.5]}, {"label": "b", "n": [1], "fast": [1.0]}], p=1.0
+        )
+    )
     assert [t["name"] for t in fig["data"]] == ["a", "b"]
     assert list(fig["data"][0]["y"]) == [0.0, 0.5, 0.5] and fig["data"][0]["line"]["shape"] == "hv"
     assert fig["layout"]["yaxis"]["tickformat"] == ".0%"
 
 
 def test_speedup_heatmap_uses_log2_and_blanks():
-    fig = _json_ready(charts.speedup_heatmap(
-        [{"label": "s1", "best": {"1p": 2.0, "2p": None}}, {"label": "s2", "best": {"1p": 0.5}}], ["1p", "2p"]))
+    fig = _json_ready(
+        charts.speedup_heatmap(
+            [{"label": "s1", "best": {"1p": 2.0, "2p": None}}, {"label": "s2", "best": {"1p": 0.5}}], ["1p", "2p"]
+        )
+    )
     hm = fig["data"][0]
     assert hm["type"] == "heatmap"
     assert [list(r) for r in hm["z"]] == [[1.0, None], [-1.0, None]]
@@ -71,9 +81,11 @@ def test_expert_gap_and_outcome_shares():
 
 
 def test_roofline_line_and_points():
-    pts = [{"label": "XLA", "kind": "xla", "intensity": 10.0, "flops_per_s": 1e12},
-           {"label": "#1", "kind": "submission", "intensity": 10.0, "flops_per_s": 2e12},
-           {"label": "expert", "kind": "expert", "intensity": 10.0, "flops_per_s": 3e12}]
+    pts = [
+        {"label": "XLA", "kind": "xla", "intensity": 10.0, "flops_per_s": 1e12},
+        {"label": "#1", "kind": "submission", "intensity": 10.0, "flops_per_s": 2e12},
+        {"label": "expert", "kind": "expert", "intensity": 10.0, "flops_per_s": 3e12},
+    ]
     fig = _json_ready(charts.roofline(pts, peak_flops=918e12, peak_bandwidth=1.64e12))
     line = fig["data"][0]
     ridge = 918e12 / 1.64e12
@@ -85,8 +97,11 @@ def test_roofline_line_and_points():
 
 
 def test_speedup_scatter_and_outcome_breakdown():
-    fig = _json_ready(charts.speedup_scatter([{"label": "a", "best": {"1p": 1.5, "2p": None}},
-                                              {"label": "b", "best": {"2p": 0.8}}], ["1p", "2p"]))
+    fig = _json_ready(
+        charts.speedup_scatter(
+            [{"label": "a", "best": {"1p": 1.5, "2p": None}}, {"label": "b", "best": {"2p": 0.8}}], ["1p", "2p"]
+        )
+    )
     assert list(fig["data"][0]["x"]) == ["1p"] and list(fig["data"][1]["y"]) == [0.8]
     fig = _json_ready(charts.outcome_breakdown({"incorrect": 4, "correct_faster": 2}))
     assert dict(zip(fig["data"][0]["x"], fig["data"][0]["y"]))["incorrect"] == 4
@@ -96,6 +111,7 @@ def test_vendored_plotly_matches_installed_package():
     import pathlib
 
     import plotly
+
     vendored = pathlib.Path(__file__).resolve().parents[2] / "static" / "vendor" / "plotly.min.js"
     bundled = pathlib.Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
     assert vendored.read_bytes() == bundled.read_bytes(), "run: python manage.py vendor_plotly"

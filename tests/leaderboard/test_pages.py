@@ -1,5 +1,6 @@
 """Pages, exports and API: they render with data, and private or withdrawn submissions never
 appear on public pages, exports or the API."""
+
 from __future__ import annotations
 
 import csv
@@ -41,7 +42,7 @@ def test_leaderboard_renders_ranked_reference_and_published(client, populated):
     assert "iterative+context" in html and "hand-written" in html
     assert 'data-reference="xla"' in html and 'data-reference="expert"' in html
     assert "reported, not evaluated here" in html and "Autocomp" in html
-    assert 'id="self-reported"' in html and "autocomp" in html          # shown apart
+    assert 'id="self-reported"' in html and "autocomp" in html  # shown apart
     assert "verified here" in html
     assert 'data-figure="fig-geomean"' in html and "vendor/plotly.min.js" in html
     _no_secrets(html)
@@ -163,15 +164,15 @@ def test_submission_page_permissions(client, populated, users):
     assert client.get(f"/submissions/{priv}/progress.json").status_code == 404
     assert client.get(f"/submissions/{populated['withdrawn'].pk}/").status_code == 404
     client.login(username="alice", password="pw-alice-123")
-    assert client.get(f"/submissions/{priv}/").status_code == 404          # another team's
+    assert client.get(f"/submissions/{priv}/").status_code == 404  # another team's
     _no_secrets(client.get("/leaderboard/").content.decode())
     client.logout()
     client.login(username="bob", password="pw-bob-123")
     r = client.get(f"/submissions/{priv}/")
     assert r.status_code == 200 and "SecretMethod" in r.content.decode()
     assert f'action="/submissions/{priv}/publish/"' in r.content.decode()
-    assert r.context["sources"]                                            # team members see code
-    _no_secrets(client.get("/leaderboard/").content.decode())              # but never publicly
+    assert r.context["sources"]  # team members see code
+    _no_secrets(client.get("/leaderboard/").content.decode())  # but never publicly
     client.logout()
     client.login(username="staff", password="pw-staff-123")
     assert client.get(f"/submissions/{priv}/").status_code == 200
@@ -184,9 +185,9 @@ def test_submission_page_renders(client, populated):
     html = r.content.decode()
     assert 'id="progress-bar"' in html and 'data-progress-url="/submissions/' in html
     assert 'id="workload-table"' in html and 'data-figure="fig-fast"' in html
-    assert "publish/" not in html                                          # anonymous: no buttons
+    assert "publish/" not in html  # anonymous: no buttons
     assert r.context["progress"]["finished"] and r.context["progress"]["done"] == 120
-    assert r.context["sources"] and 'class="highlight"' in html           # published: code shown
+    assert r.context["sources"] and 'class="highlight"' in html  # published: code shown
     p = client.get(f"/submissions/{a.pk}/progress.json").json()
     assert p["finished"] and p["total"] == 120
     # trace view
@@ -209,11 +210,13 @@ def test_submission_page_renders(client, populated):
 def test_in_flight_progress_and_waiting(client, populated, hardware, users):
     """An unfinished tpu submission: live progress from evaluator.progress, waiting notice."""
     w = populated["a"].candidates.first().workload
-    sub = make_submission(populated["alice_team"], hardware["tpu-v6e"], {w: [("correct_faster", 2.0)] * 3},
-                          evaluate=False)
+    sub = make_submission(
+        populated["alice_team"], hardware["tpu-v6e"], {w: [("correct_faster", 2.0)] * 3}, evaluate=False
+    )
     for c in sub.candidates.all():
-        Evaluation.objects.create(candidate=c, hardware=hardware["tpu-v6e"], stage="main", state="queued",
-                                  code_sha256=c.code_sha256)
+        Evaluation.objects.create(
+            candidate=c, hardware=hardware["tpu-v6e"], stage="main", state="queued", code_sha256=c.code_sha256
+        )
     r = client.get(f"/submissions/{sub.pk}/")
     assert r.status_code == 200
     assert r.context["progress"]["waiting_for"] == "tpu-v6e"
@@ -232,8 +235,7 @@ def test_workload_page_results(client, populated):
     _no_secrets(html)
     entry = r.context["lb_results"][0]
     assert entry["hw"].slug == "cpu" and entry["rows"]
-    assert all(row["submission"] not in (populated["private"].pk, populated["withdrawn"].pk)
-               for row in entry["rows"])
+    assert all(row["submission"] not in (populated["private"].pk, populated["withdrawn"].pk) for row in entry["rows"])
 
 
 def test_compare_page(client, populated):
@@ -260,18 +262,40 @@ def test_ties_intervals_and_rows_timed_before_intervals(client, workloads, hardw
     """A tie is solved but never fast, shows its badge and label; a best sample shows its 95%
     interval, or the 'timed before intervals' tag; exports and the expert reference follow."""
     cpu = hardware["cpu"]
-    w0, w1, w2 = workloads[0], workloads[1], workloads[2]          # expert-set workloads
-    sub = make_submission(make_team("Ties", users["alice"]), cpu, {
-        w0: [("correct_tie", 1.04, (0.97, 1.10)), ("correct_faster", 1.3, (1.2, 1.4))],
-        w1: [("correct_faster", 1.6)],                               # timed before intervals
-        w2: [("correct_tie", 1.02, (0.95, 1.09))],
-    }, method="tie-method")
-    ExpertReference.objects.create(workload=w0, hardware=cpu, implementation="tokamax.a", median_s=5e-4,
-                                   speedup=2.0, speedup_lo=1.8, speedup_hi=2.2, outcome="correct_faster")
-    ExpertReference.objects.create(workload=w1, hardware=cpu, implementation="tokamax.b", median_s=5e-4,
-                                   speedup=1.5, outcome="correct_faster")          # swept before intervals
-    ExpertReference.objects.create(workload=w2, hardware=cpu, implementation="tokamax.c", median_s=9e-4,
-                                   speedup=1.05, speedup_lo=0.98, speedup_hi=1.12, outcome="correct_tie")
+    w0, w1, w2 = workloads[0], workloads[1], workloads[2]  # expert-set workloads
+    sub = make_submission(
+        make_team("Ties", users["alice"]),
+        cpu,
+        {
+            w0: [("correct_tie", 1.04, (0.97, 1.10)), ("correct_faster", 1.3, (1.2, 1.4))],
+            w1: [("correct_faster", 1.6)],  # timed before intervals
+            w2: [("correct_tie", 1.02, (0.95, 1.09))],
+        },
+        method="tie-method",
+    )
+    ExpertReference.objects.create(
+        workload=w0,
+        hardware=cpu,
+        implementation="tokamax.a",
+        median_s=5e-4,
+        speedup=2.0,
+        speedup_lo=1.8,
+        speedup_hi=2.2,
+        outcome="correct_faster",
+    )
+    ExpertReference.objects.create(
+        workload=w1, hardware=cpu, implementation="tokamax.b", median_s=5e-4, speedup=1.5, outcome="correct_faster"
+    )  # swept before intervals
+    ExpertReference.objects.create(
+        workload=w2,
+        hardware=cpu,
+        implementation="tokamax.c",
+        median_s=9e-4,
+        speedup=1.05,
+        speedup_lo=0.98,
+        speedup_hi=1.12,
+        outcome="correct_tie",
+    )
     rebuild_submission(sub)
 
     r = client.get(f"/submissions/{sub.pk}/")
@@ -292,7 +316,7 @@ def test_ties_intervals_and_rows_timed_before_intervals(client, workloads, hardw
     html = client.get(f"/workloads/{w0.slug}/").content.decode()
     assert "2.00x [1.80, 2.20]" in html and "[1.20, 1.40]" in html
     html = client.get(f"/workloads/{w1.slug}/").content.decode()
-    assert html.count("timed before intervals") == 2                   # the expert and the best sample
+    assert html.count("timed before intervals") == 2  # the expert and the best sample
     res = json.loads(client.get(f"/workloads/{w0.slug}/results.json").content)["rows"]
     expert = next(row for row in res if row["kind"] == "expert")
     assert (expert["best_low"], expert["best_high"], expert["best_before_intervals"]) == (1.8, 2.2, False)
@@ -301,10 +325,13 @@ def test_ties_intervals_and_rows_timed_before_intervals(client, workloads, hardw
     data = _lb(client, "/leaderboard/?hardware=cpu&set=expert").context["data"]
     row = next(x for x in data["rows"] if x["method"] == "tie-method")
     assert row["solved"] == 3 and row["fast"] == pytest.approx(2 / 8)
-    assert row["geomean"] == pytest.approx((1.3 * 1.6 * 1.02) ** (1 / 8))     # points, floored at 1
+    assert row["geomean"] == pytest.approx((1.3 * 1.6 * 1.02) ** (1 / 8))  # points, floored at 1
     # fast_1.25: w0's low 1.2 is not above 1.25; the legacy point 1.6 is
-    row = next(x for x in _lb(client, "/leaderboard/?hardware=cpu&set=expert&p=1.25").context["data"]["rows"]
-               if x["method"] == "tie-method")
+    row = next(
+        x
+        for x in _lb(client, "/leaderboard/?hardware=cpu&set=expert&p=1.25").context["data"]["rows"]
+        if x["method"] == "tie-method"
+    )
     assert row["fast"] == pytest.approx(1 / 8)
     # the experts' reference: the tie (1.05 [0.98, 1.12]) is solved but not fast
     ref = next(x for x in data["references"] if x["kind"] == "expert")

@@ -1,5 +1,6 @@
 """The share of FLOPs outside Pallas is shown on the submission page (best sample per workload)
 and in its trace view (every sample), from the evaluation record, whatever the rule."""
+
 from __future__ import annotations
 
 import pytest
@@ -14,17 +15,23 @@ pytestmark = pytest.mark.django_db
 
 
 def _share(outside, total=1000):
-    claim = {"outside_flops": outside, "inside_flops": total, "outside": {"dot_general": outside},
-             "top_outside": [{"primitive": "dot_general", "flops": outside, "where": "candidate.py:31"}]}
+    claim = {
+        "outside_flops": outside,
+        "inside_flops": total,
+        "outside": {"dot_general": outside},
+        "top_outside": [{"primitive": "dot_general", "flops": outside, "where": "candidate.py:31"}],
+    }
     return pallas_share.assess(claim, total, require_pallas=False)
 
 
 def test_share_on_the_submission_page_and_trace_view(client, workloads, hardware, users):
     team = make_team("Share Lab", users["alice"])
     w = workloads[0]
-    sub = make_submission(team, hardware["cpu"], {w: [("correct_slower", 0.5, (0.4, 0.6)),
-                                                      ("correct_faster", 2.0, (1.8, 2.2)),
-                                                      ("rejected", None)]})
+    sub = make_submission(
+        team,
+        hardware["cpu"],
+        {w: [("correct_slower", 0.5, (0.4, 0.6)), ("correct_faster", 2.0, (1.8, 2.2)), ("rejected", None)]},
+    )
     for idx, outside in ((0, 5), (1, 30), (2, 870)):
         ev = Evaluation.objects.get(candidate__submission=sub, candidate__index=idx)
         ev.record = dict(ev.record, pallas_share=_share(outside))
@@ -37,7 +44,7 @@ def test_share_on_the_submission_page_and_trace_view(client, workloads, hardware
     html = r.content.decode()
     row = next(x for x in r.context["rows"] if x["wid"] == w.wid)
     assert row["best_index"] == 1
-    assert row["outside_pallas"] == "3.0%"                       # the best sample's share
+    assert row["outside_pallas"] == "3.0%"  # the best sample's share
     assert row["outside_pallas_where"] == "dot_general at candidate.py:31"
     assert ">Outside Pallas</th>" in html and ">3.0%</td>" in html
     assert "share of FLOPs outside Pallas: 3.0%" in html

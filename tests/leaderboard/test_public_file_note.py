@@ -1,5 +1,6 @@
 """A workload whose public baseline.py cannot be uploaded unchanged says so, with what to
 change, on its page and in the list on /docs/; the others say nothing."""
+
 import re
 
 import pytest

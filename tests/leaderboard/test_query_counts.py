@@ -1,6 +1,7 @@
 """Query counts of the pages the leaderboard benchmark visits, with a cold cache: bounded, and
 independent of how many submissions, samples and workloads there are (no query per row), so
 that a page's cost at full size (1.44 M evaluations) cannot creep up unnoticed (issue 13)."""
+
 from __future__ import annotations
 
 import random
@@ -49,8 +50,14 @@ def _more_submissions(populated, workloads, users, k: int):
     rng = random.Random(7)
     team = make_team("Charlie Co", users["alice"])
     for i in range(k):
-        s = make_submission(team, populated["cpu"], {w: random_sequence(rng, 5, 0.6) for w in workloads[:30]},
-                            method=f"method-{i}", model_name=f"model-{i}", tokens=50)
+        s = make_submission(
+            team,
+            populated["cpu"],
+            {w: random_sequence(rng, 5, 0.6) for w in workloads[:30]},
+            method=f"method-{i}",
+            model_name=f"model-{i}",
+            tokens=50,
+        )
         rebuild_submission(s)
 
 

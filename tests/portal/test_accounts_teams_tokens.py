@@ -1,4 +1,5 @@
 """Account, team and token flows through Django's test client, and Bearer auth in DRF."""
+
 import re
 
 import pytest
@@ -17,8 +18,9 @@ def locmem_mail(settings):
 
 
 def signup(client, username="ada", email="ada@example.org", password="correct-horse-battery-9"):
-    return client.post(reverse("signup"), {"username": username, "email": email,
-                                           "password1": password, "password2": password})
+    return client.post(
+        reverse("signup"), {"username": username, "email": email, "password1": password, "password2": password}
+    )
 
 
 def test_signup_logs_in_and_rejects_duplicates(client):
@@ -33,8 +35,9 @@ def test_signup_logs_in_and_rejects_duplicates(client):
 
 
 def test_signup_rejects_weak_password(client):
-    r = client.post(reverse("signup"), {"username": "bob", "email": "b@example.org",
-                                        "password1": "123", "password2": "123"})
+    r = client.post(
+        reverse("signup"), {"username": "bob", "email": "b@example.org", "password1": "123", "password2": "123"}
+    )
     assert r.status_code == 200 and "too short" in r.content.decode()
     assert not get_user_model().objects.exists()
 
@@ -46,9 +49,14 @@ def test_login_logout_and_password_change(client):
     assert client.post(reverse("login"), {"username": "ada", "password": "wrong"}).status_code == 200
     r = client.post(reverse("login"), {"username": "ada", "password": "correct-horse-battery-9"})
     assert r.status_code == 302
-    r = client.post(reverse("password_change"), {"old_password": "correct-horse-battery-9",
-                                                 "new_password1": "another-long-secret-7",
-                                                 "new_password2": "another-long-secret-7"})
+    r = client.post(
+        reverse("password_change"),
+        {
+            "old_password": "correct-horse-battery-9",
+            "new_password1": "another-long-secret-7",
+            "new_password2": "another-long-secret-7",
+        },
+    )
     assert r.status_code == 302
     client.post(reverse("logout"))
     assert client.login(username="ada", password="another-long-secret-7")
@@ -78,6 +86,7 @@ def test_team_create_join_remove(client):
     assert r.status_code == 200 and "already exists" in r.content.decode()
 
     from django.test import Client
+
     bob = Client()
     signup(bob, "bob", "bob@example.org")
     # the join link shows the team, the POST joins it
@@ -107,6 +116,7 @@ def test_rotating_the_code_invalidates_the_old_link(client):
     team.refresh_from_db()
     assert team.join_code != old
     from django.test import Client
+
     eve = Client()
     signup(eve, "eve", "eve@example.org")
     r = eve.post(reverse("submissions:team-join"), {"code": old})
@@ -132,6 +142,7 @@ def test_token_shown_once_stored_hashed_and_revocable(client):
     assert raw not in client.get(reverse("account")).content.decode()  # never shown again
 
     from rest_framework.test import APIClient
+
     api = APIClient()
     assert api.get("/api/v1/me/").status_code in (401, 403)
     r = api.get("/api/v1/me/", HTTP_AUTHORIZATION=f"Bearer {raw}")
@@ -153,9 +164,19 @@ def test_pages_render_without_login(client):
     home = client.get("/").content.decode()
     assert "13/50" in home and "1.36x" in home and "reported, not evaluated here" in home
     docs = client.get("/docs/").content.decode()
-    for phrase in ("atol = rtol = 10", "|XLA − exact|", "side by side", "device-side event",
-                   "95% interval", "correct_tie", "floored", "fast<sub>p</sub>@N",
-                   "compile_error", "correct_faster", "rejected"):
+    for phrase in (
+        "atol = rtol = 10",
+        "|XLA − exact|",
+        "side by side",
+        "device-side event",
+        "95% interval",
+        "correct_tie",
+        "floored",
+        "fast<sub>p</sub>@N",
+        "compile_error",
+        "correct_faster",
+        "rejected",
+    ):
         assert phrase in docs
 
 

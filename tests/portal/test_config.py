@@ -1,4 +1,5 @@
 """Settings fail fast on bad URLs and switch by environment."""
+
 import os
 import subprocess
 import sys
@@ -38,15 +39,19 @@ def test_a_declared_boolean(monkeypatch):
         environment.get("DJANGO_HTTPS")
 
 
-@pytest.mark.parametrize("var,value,needle", [
-    ("DATABASE_URL", "mysql://u@h/db", "DATABASE_URL"),
-    ("DRAMATIQ_BROKER_URL", "kafka://h:9092", "DRAMATIQ_BROKER_URL"),
-    ("DJANGO_DEBUG", "perhaps", "DJANGO_DEBUG"),
-])
+@pytest.mark.parametrize(
+    "var,value,needle",
+    [
+        ("DATABASE_URL", "mysql://u@h/db", "DATABASE_URL"),
+        ("DRAMATIQ_BROKER_URL", "kafka://h:9092", "DRAMATIQ_BROKER_URL"),
+        ("DJANGO_DEBUG", "perhaps", "DJANGO_DEBUG"),
+    ],
+)
 def test_manage_py_fails_fast_with_a_clear_message(var, value, needle):
     env = dict(os.environ, **{var: value})
-    r = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True,
-                       text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
     assert r.returncode != 0
     assert "jaxbench configuration error" in r.stderr and needle in r.stderr
     assert "Traceback" not in r.stderr

@@ -1,4 +1,5 @@
 """A message round-trips through a real worker process on the variant's broker."""
+
 import pytest
 
 from tests.conftest import wait_for
@@ -9,6 +10,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 def test_ping_roundtrip_through_real_worker(start_worker, purge_queues):
     from evaluator.actors import send_ping
     from evaluator.models import QueuePing, WorkerHeartbeat
+
     worker = start_worker(queues=("maintenance", "eval.cpu"))
     ping = send_ping("eval.cpu")
     try:
@@ -17,8 +19,7 @@ def test_ping_roundtrip_through_real_worker(start_worker, purge_queues):
         raise AssertionError("worker never answered; its log:\n" + worker.log())
     answered = QueuePing.objects.get(pk=ping.pk)
     # The worker also announced itself with its hardware and queues, under the name it signs with.
-    hb = wait_for(lambda: WorkerHeartbeat.objects.filter(hardware="cpu").first(), timeout=30,
-                  message="heartbeat")
+    hb = wait_for(lambda: WorkerHeartbeat.objects.filter(hardware="cpu").first(), timeout=30, message="heartbeat")
     assert "eval.cpu" in hb.queues
     assert answered.answered_by == hb.name
 
@@ -29,6 +30,7 @@ def test_worker_ignores_queues_of_other_hardware(start_worker, purge_queues):
 
     from evaluator.actors import send_ping
     from evaluator.models import QueuePing
+
     start_worker(queues=("maintenance", "eval.cpu"))
     tpu_ping = send_ping("eval.tpu-v6e")
     cpu_ping = send_ping("eval.cpu")

@@ -1,5 +1,6 @@
 """`make run` from a fresh clone: it sets up, serves the portal with a live worker, stops cleanly
 on Ctrl-C and keeps its data when run again. (`make test` itself is what CI runs on a clean clone.)"""
+
 import os
 import pathlib
 import signal
@@ -38,8 +39,9 @@ def wait_http(url, proc, log, timeout):
 
 
 def start(clone, env, log):
-    return subprocess.Popen(["make", "run"], cwd=clone, env=env, stdout=open(log, "w"),
-                            stderr=subprocess.STDOUT, start_new_session=True)
+    return subprocess.Popen(
+        ["make", "run"], cwd=clone, env=env, stdout=open(log, "w"), stderr=subprocess.STDOUT, start_new_session=True
+    )
 
 
 def ctrl_c(proc, log):
@@ -58,8 +60,11 @@ def test_make_run_from_a_fresh_clone(tmp_path):
     (clone / ".venv").symlink_to(ROOT / ".venv")
     port = free_port()
     var = tmp_path / "var"
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTEST_VERSION", "DATABASE_URL", "DRAMATIQ_BROKER_URL", "DJANGO_SETTINGS_MODULE")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTEST_VERSION", "DATABASE_URL", "DRAMATIQ_BROKER_URL", "DJANGO_SETTINGS_MODULE")
+    }
     env.update(JAXBENCH_BIND=f"127.0.0.1:{port}", JAXBENCH_VAR_DIR=str(var))
     base = f"http://127.0.0.1:{port}"
     log = tmp_path / "run1.log"

@@ -1,5 +1,6 @@
 """Fixtures of the submission channels: users in teams, tokens, hardware and a few workload rows
 (created directly: fast, no JAX import), and no broker (enqueueing is recorded instead)."""
+
 import io
 import zipfile
 
@@ -59,6 +60,7 @@ def fast_passwords(settings):
 @pytest.fixture(autouse=True)
 def fresh_throttles():
     from django.core.cache import cache
+
     cache.clear()
     yield
     cache.clear()
@@ -68,15 +70,29 @@ def fresh_throttles():
 def catalog(db):
     from catalog.models import Workload
     from catalog.registry_sync import sync_hardware
+
     sync_hardware()
     rows = []
     for wid, slug, public, title, source, category in WORKLOADS:
-        rows.append(Workload.objects.create(
-            wid=wid, number=int(wid[:-1]), slug=slug, public_name=public, title=title, source=source,
-            model="Llama" if source == "maxtext" else "KernelBench L2", category=category, atol=1e-2, rtol=1e-2,
-            input_names=["x"], profiles={"small": {"n": 8}, "full": {"n": 1024}},
-            shapes={"small": {"inputs": [{"name": "x", "shape": [8], "dtype": "bfloat16"}]}},
-            costs={"small": {"flops": 8, "bytes": 32}}, reference_source="def reference(x):\n    return x\n"))
+        rows.append(
+            Workload.objects.create(
+                wid=wid,
+                number=int(wid[:-1]),
+                slug=slug,
+                public_name=public,
+                title=title,
+                source=source,
+                model="Llama" if source == "maxtext" else "KernelBench L2",
+                category=category,
+                atol=1e-2,
+                rtol=1e-2,
+                input_names=["x"],
+                profiles={"small": {"n": 8}, "full": {"n": 1024}},
+                shapes={"small": {"inputs": [{"name": "x", "shape": [8], "dtype": "bfloat16"}]}},
+                costs={"small": {"flops": 8, "bytes": 32}},
+                reference_source="def reference(x):\n    return x\n",
+            )
+        )
     return rows
 
 
@@ -85,6 +101,7 @@ class People:
         from django.contrib.auth import get_user_model
 
         from submissions.models import ApiToken, Membership, Team
+
         User = get_user_model()
         self.alice = User.objects.create_user("alice", "alice@example.org", "pw-alice-123")
         self.bob = User.objects.create_user("bob", "bob@example.org", "pw-bob-123")
@@ -94,8 +111,9 @@ class People:
         self.team_b = Team.objects.create(name="Team B")
         Membership.objects.create(team=self.team_a, user=self.alice, role=Membership.OWNER)
         Membership.objects.create(team=self.team_b, user=self.bob, role=Membership.OWNER)
-        self.tokens = {u.username: ApiToken.issue(u, "tests")[1]
-                       for u in (self.alice, self.bob, self.staff, self.loner)}
+        self.tokens = {
+            u.username: ApiToken.issue(u, "tests")[1] for u in (self.alice, self.bob, self.staff, self.loner)
+        }
 
 
 @pytest.fixture
@@ -106,6 +124,7 @@ def people(db):
 @pytest.fixture
 def api(client):
     """A DRF-less helper: the Django test client with a Bearer token."""
+
     class Api:
         def __init__(self, token=None):
             self.headers = {"HTTP_AUTHORIZATION": f"Bearer {token}"} if token else {}
@@ -117,6 +136,7 @@ def api(client):
             if content_type:
                 return client.post(path, data, content_type=content_type, **self.headers, **kw)
             return client.post(path, data or {}, **self.headers, **kw)
+
     return Api
 
 
@@ -124,4 +144,5 @@ def counts():
     """Rows of every table the intake writes."""
     from evaluator.models import Evaluation
     from submissions.models import Candidate, Submission
+
     return (Submission.objects.count(), Candidate.objects.count(), Evaluation.objects.count())

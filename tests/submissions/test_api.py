@@ -1,5 +1,6 @@
 """The REST API with real Bearer tokens over the test client: catalogue, uploads of every kind,
 idempotency, visibility and permissions, filters, throttling, clear 4xx bodies, OpenAPI."""
+
 import json
 import re
 
@@ -32,6 +33,7 @@ def kernels_body(**extra):
 
 # -- catalogue --------------------------------------------------------------------------------
 
+
 def test_workloads_list_and_detail_by_any_name(api, catalog):
     anon = api()
     data = anon.get("/api/v1/workloads/").json()
@@ -54,8 +56,9 @@ def test_hardware_baselines_and_experts_filters(api, catalog):
     w12, w8 = Workload.objects.get(wid="12p"), Workload.objects.get(wid="8p")
     for w in (w12, w8):
         for h in (cpu, tpu):
-            Baseline.objects.create(workload=w, hardware=h, profile=h.profile, jax_version="0.10.2",
-                                    harness_version="1.0.0", median_s=0.001)
+            Baseline.objects.create(
+                workload=w, hardware=h, profile=h.profile, jax_version="0.10.2", harness_version="1.0.0", median_s=0.001
+            )
     ExpertReference.objects.create(workload=w12, hardware=tpu, implementation="tokamax", speedup=2.0)
     ExpertReference.objects.create(workload=w8, hardware=cpu, implementation="tokamax", speedup=1.1)
     got = anon.get("/api/v1/baselines/", {"hardware": "tpu-v6e", "workload": "12p_RMSNorm"}).json()["results"]
@@ -69,9 +72,13 @@ def test_hardware_baselines_and_experts_filters(api, catalog):
 
 # -- creating ---------------------------------------------------------------------------------
 
+
 def test_create_with_json_kernels(alice, catalog, people):
-    r = alice.post("/api/v1/submissions/", kernels_body(upload_key="k-1", kernels={"12p": kernel(), "8p_GEMM": kernel()}),
-                   content_type=JSON)
+    r = alice.post(
+        "/api/v1/submissions/",
+        kernels_body(upload_key="k-1", kernels={"12p": kernel(), "8p_GEMM": kernel()}),
+        content_type=JSON,
+    )
     assert r.status_code == 201, r.json()
     d = r.json()
     assert d["created"] is True and d["candidates"] == 2 and d["team"] == "team-a" and d["is_public"] is False
@@ -83,10 +90,19 @@ def test_create_with_json_kernels(alice, catalog, people):
 
 
 def test_create_with_multipart_files_and_zip(alice, catalog):
-    r = alice.post("/api/v1/submissions/", {
-        "hardware": "tpu-v6e", "method": "Autocomp", "model": "Gemini 3 Flash",
-        "files": [SimpleUploadedFile("12p_RMSNorm.py", kernel().encode()), SimpleUploadedFile("8p.py", kernel().encode())],
-        "zip": SimpleUploadedFile("more.zip", make_zip({"13p_Cross_Entropy/kernel.py": kernel()}))})
+    r = alice.post(
+        "/api/v1/submissions/",
+        {
+            "hardware": "tpu-v6e",
+            "method": "Autocomp",
+            "model": "Gemini 3 Flash",
+            "files": [
+                SimpleUploadedFile("12p_RMSNorm.py", kernel().encode()),
+                SimpleUploadedFile("8p.py", kernel().encode()),
+            ],
+            "zip": SimpleUploadedFile("more.zip", make_zip({"13p_Cross_Entropy/kernel.py": kernel()})),
+        },
+    )
     assert r.status_code == 201, r.json()
     sub = Submission.objects.get(pk=r.json()["id"])
     assert sorted(sub.candidates.values_list("workload__wid", flat=True)) == ["12p", "13p", "8p"]
@@ -94,14 +110,21 @@ def test_create_with_multipart_files_and_zip(alice, catalog):
 
 
 def test_create_errors_are_structured_per_file(alice, catalog):
-    r = alice.post("/api/v1/submissions/", {
-        "hardware": "cpu", "method": "M",
-        "files": [SimpleUploadedFile("12p.py", b"def workload(:"), SimpleUploadedFile("77p.py", kernel().encode())]})
+    r = alice.post(
+        "/api/v1/submissions/",
+        {
+            "hardware": "cpu",
+            "method": "M",
+            "files": [SimpleUploadedFile("12p.py", b"def workload(:"), SimpleUploadedFile("77p.py", kernel().encode())],
+        },
+    )
     assert r.status_code == 400
     body = r.json()
     assert "nothing was stored" in body["detail"]
-    assert {(e["file"], e["field"], e["input"]) for e in body["errors"]} == {("12p.py", "syntax", "files"),
-                                                                              ("77p.py", "name", "files")}
+    assert {(e["file"], e["field"], e["input"]) for e in body["errors"]} == {
+        ("12p.py", "syntax", "files"),
+        ("77p.py", "name", "files"),
+    }
     assert counts() == (0, 0, 0)
 
 
@@ -120,16 +143,37 @@ def test_trace_upload_multipart_and_raw_body(alice, catalog):
     assert counts() == (2, 6, 6)
 
 
-@pytest.mark.parametrize("data, line, field", [
-    (b"", None, "trace"),
-    (b'{"format": "jaxbench-trace/2"}\n', 1, "format"),
-    (json.dumps({"format": FORMAT, "method": "m", "model": "x", "hardware": "gpu-b9000", "sampling": "sequential"}).encode()
-     + b'\n{"workload": "12p", "index": 0, "code": ""}\n', 1, "hardware"),
-    (json.dumps({"format": FORMAT, "method": "m", "model": "x", "hardware": "cpu", "sampling": "sequential"}).encode()
-     + b'\n{"workload": "12p", "index": 0, "code": ""}\n{"workload": "12p", "code": ""}\n', 3, "index"),
-    (json.dumps({"format": FORMAT, "method": "m", "model": "x", "hardware": "cpu", "sampling": "sequential"}).encode()
-     + b'\n{"workload": "12p", "index": 0, "code": "\xff"}\n', 2, None),
-])
+@pytest.mark.parametrize(
+    "data, line, field",
+    [
+        (b"", None, "trace"),
+        (b'{"format": "jaxbench-trace/2"}\n', 1, "format"),
+        (
+            json.dumps(
+                {"format": FORMAT, "method": "m", "model": "x", "hardware": "gpu-b9000", "sampling": "sequential"}
+            ).encode()
+            + b'\n{"workload": "12p", "index": 0, "code": ""}\n',
+            1,
+            "hardware",
+        ),
+        (
+            json.dumps(
+                {"format": FORMAT, "method": "m", "model": "x", "hardware": "cpu", "sampling": "sequential"}
+            ).encode()
+            + b'\n{"workload": "12p", "index": 0, "code": ""}\n{"workload": "12p", "code": ""}\n',
+            3,
+            "index",
+        ),
+        (
+            json.dumps(
+                {"format": FORMAT, "method": "m", "model": "x", "hardware": "cpu", "sampling": "sequential"}
+            ).encode()
+            + b'\n{"workload": "12p", "index": 0, "code": "\xff"}\n',
+            2,
+            None,
+        ),
+    ],
+)
 def test_trace_errors_name_line_and_field(alice, catalog, data, line, field):
     r = alice.post("/api/v1/submissions/trace/", data, content_type=NDJSON)
     assert r.status_code == 400
@@ -140,6 +184,7 @@ def test_trace_errors_name_line_and_field(alice, catalog, data, line, field):
 
 def test_team_choice(api, catalog, people):
     from submissions.models import Membership
+
     loner = api(people.tokens["loner"])
     r = loner.post("/api/v1/submissions/", kernels_body(), content_type=JSON)
     assert r.status_code == 400 and "in no team" in r.json()["errors"][0]["message"]
@@ -164,22 +209,28 @@ def test_authentication_is_required_to_submit(api, catalog, people):
 
 # -- bad input never 5xx ----------------------------------------------------------------------
 
-@pytest.mark.parametrize("body, content_type", [
-    ("{not json", JSON),
-    (b"\xff\xfe\x00{", JSON),
-    (json.dumps([1, 2]), JSON),
-    (json.dumps({"hardware": 5, "method": ["x"], "kernels": "12p"}), JSON),
-    (json.dumps({"hardware": "cpu", "method": "m", "kernels": {"12p": 5}}), JSON),
-    (json.dumps({"hardware": "cpu", "method": "m", "kernels": {"12p": "\ud800"}}), JSON),
-    (json.dumps({"hardware": "cpu", "method": "m", "kernels": {"12p": kernel()}, "upload_key": {"a": 1}}), JSON),
-    (json.dumps({"hardware": "cpu", "method": "m", "kernels": {"12p": "x" * (300 * 1024)}}), JSON),
-    (json.dumps({"hardware": "cpu", "method": "m"}), JSON),
-    (b"--xyz\r\nContent-Disposition: form-data; name=\"files\"; filename=\"12p.py\"\r\n\r\nunterminated",
-     "multipart/form-data; boundary=xyz"),
-    (b"garbage", "multipart/form-data"),
-    (b"garbage", "multipart/form-data; boundary="),
-    (b"a=1", "text/plain"),
-])
+
+@pytest.mark.parametrize(
+    "body, content_type",
+    [
+        ("{not json", JSON),
+        (b"\xff\xfe\x00{", JSON),
+        (json.dumps([1, 2]), JSON),
+        (json.dumps({"hardware": 5, "method": ["x"], "kernels": "12p"}), JSON),
+        (json.dumps({"hardware": "cpu", "method": "m", "kernels": {"12p": 5}}), JSON),
+        (json.dumps({"hardware": "cpu", "method": "m", "kernels": {"12p": "\ud800"}}), JSON),
+        (json.dumps({"hardware": "cpu", "method": "m", "kernels": {"12p": kernel()}, "upload_key": {"a": 1}}), JSON),
+        (json.dumps({"hardware": "cpu", "method": "m", "kernels": {"12p": "x" * (300 * 1024)}}), JSON),
+        (json.dumps({"hardware": "cpu", "method": "m"}), JSON),
+        (
+            b"--xyz\r\nContent-Disposition: form-data; name=\"files\"; filename=\"12p.py\"\r\n\r\nunterminated",
+            "multipart/form-data; boundary=xyz",
+        ),
+        (b"garbage", "multipart/form-data"),
+        (b"garbage", "multipart/form-data; boundary="),
+        (b"a=1", "text/plain"),
+    ],
+)
 def test_bad_kernel_requests_get_clear_4xx(alice, catalog, body, content_type):
     r = alice.post("/api/v1/submissions/", body, content_type=content_type)
     assert 400 <= r.status_code < 500, (r.status_code, r.content[:300])
@@ -199,7 +250,7 @@ def test_huge_bodies_and_too_many_files(alice, catalog, settings):
     huge = SimpleUploadedFile("12p.py", b"#" * (2 * 1024 * 1024))
     r = alice.post("/api/v1/submissions/", {"hardware": "cpu", "method": "m", "files": [huge]})
     assert r.status_code == 400 and r.json()["errors"][0]["field"] == "size"
-    r = alice.post("/api/v1/submissions/trace/", b"x", content_type=NDJSON, CONTENT_LENGTH=str(10 ** 10))
+    r = alice.post("/api/v1/submissions/trace/", b"x", content_type=NDJSON, CONTENT_LENGTH=str(10**10))
     assert r.status_code == 413
     assert counts() == (0, 0, 0)
 
@@ -213,13 +264,20 @@ def test_trace_must_be_a_file_field(alice, catalog):
 
 # -- reading, visibility, permissions ---------------------------------------------------------
 
+
 @pytest.fixture
 def subs(catalog, people):
     """A private and a published submission of team A, and a private one of team B."""
-    private = intake.create_kernel_submission(people.team_a, people.alice, "cpu", {"method": "P"},
-                                              [("12p.py", kernel()), ("8p.py", kernel()), ("13p.py", kernel())])
-    public = intake.create_kernel_submission(people.team_a, people.alice, "cpu", {"method": "Q", "upload_key": "q"},
-                                             [("12p.py", kernel())])
+    private = intake.create_kernel_submission(
+        people.team_a,
+        people.alice,
+        "cpu",
+        {"method": "P"},
+        [("12p.py", kernel()), ("8p.py", kernel()), ("13p.py", kernel())],
+    )
+    public = intake.create_kernel_submission(
+        people.team_a, people.alice, "cpu", {"method": "Q", "upload_key": "q"}, [("12p.py", kernel())]
+    )
     public.publish()
     other = intake.create_kernel_submission(people.team_b, people.bob, "cpu", {"method": "B"}, [("12p.py", kernel())])
     return {"private": private, "public": public, "other": other}
@@ -240,7 +298,9 @@ READS = ["/api/v1/submissions/{pk}/", "/api/v1/submissions/{pk}/status/", "/api/
 
 
 @pytest.mark.parametrize("path", READS)
-@pytest.mark.parametrize("who, private_code", [(None, 404), ("bob", 404), ("loner", 404), ("alice", 200), ("staff", 200)])
+@pytest.mark.parametrize(
+    "who, private_code", [(None, 404), ("bob", 404), ("loner", 404), ("alice", 200), ("staff", 200)]
+)
 def test_read_permission_matrix(api, people, subs, path, who, private_code):
     client = api(people.tokens[who] if who else None)
     assert client.get(path.format(pk=subs["private"].pk)).status_code == private_code
@@ -249,8 +309,10 @@ def test_read_permission_matrix(api, people, subs, path, who, private_code):
 
 
 @pytest.mark.parametrize("action", ["publish", "withdraw"])
-@pytest.mark.parametrize("who, private_code, public_code", [
-    (None, 401, 401), ("bob", 404, 403), ("loner", 404, 403), ("alice", 200, 200), ("staff", 403, 403)])
+@pytest.mark.parametrize(
+    "who, private_code, public_code",
+    [(None, 401, 401), ("bob", 404, 403), ("loner", 404, 403), ("alice", 200, 200), ("staff", 403, 403)],
+)
 def test_publish_withdraw_permission_matrix(api, people, subs, action, who, private_code, public_code):
     client = api(people.tokens[who] if who else None)
     for kind, code in (("private", private_code), ("public", public_code)):
@@ -267,10 +329,12 @@ def test_publish_withdraw_permission_matrix(api, people, subs, action, who, priv
 
 def test_private_results_never_leak(api, people, subs):
     bob = api(people.tokens["bob"])
-    body = json.dumps([bob.get("/api/v1/submissions/").json(), bob.get(f"/api/v1/submissions/{subs['public'].pk}/").json()])
+    body = json.dumps(
+        [bob.get("/api/v1/submissions/").json(), bob.get(f"/api/v1/submissions/{subs['public'].pk}/").json()]
+    )
     assert f'"id": {subs["private"].pk},' not in body
     public = bob.get(f"/api/v1/submissions/{subs['public'].pk}/").json()
-    assert public["upload_key"] is None and public["created_by"] is None      # the team's own bookkeeping
+    assert public["upload_key"] is None and public["created_by"] is None  # the team's own bookkeeping
     mine = api(people.tokens["alice"]).get(f"/api/v1/submissions/{subs['public'].pk}/").json()
     assert mine["upload_key"] == "q" and mine["created_by"] == "alice"
     api(people.tokens["alice"]).post(f"/api/v1/submissions/{subs['public'].pk}/withdraw/")
@@ -281,7 +345,8 @@ def test_private_results_never_leak(api, people, subs):
 def test_status_is_the_evaluator_progress(api, people, subs):
     sub = subs["private"]
     Evaluation.objects.filter(candidate__submission=sub, candidate__workload__wid="12p").update(
-        state="done", outcome="correct_faster", speedup=1.5)
+        state="done", outcome="correct_faster", speedup=1.5
+    )
     st = api(people.tokens["alice"]).get(f"/api/v1/submissions/{sub.pk}/status/").json()
     assert st["submission"] == sub.pk and st["total"] == 3 and st["done"] == 1 and not st["finished"]
     assert st["outcomes"] == {"correct_faster": 1} and st["stages"]["main"] == {"done": 1, "queued": 2}
@@ -297,7 +362,9 @@ def test_evaluations_are_paginated_and_filterable(api, people, subs):
     page = alice.get(url, {"page_size": 2}).json()
     assert page["count"] == 3 and len(page["results"]) == 2 and page["next"]
     assert [e["workload"] for e in page["results"]] == ["8p", "12p"]
-    assert [e["workload"] for e in alice.get(page["next"].replace("http://testserver", "")).json()["results"]] == ["13p"]
+    assert [e["workload"] for e in alice.get(page["next"].replace("http://testserver", "")).json()["results"]] == [
+        "13p"
+    ]
     assert [e["workload"] for e in alice.get(url, {"workload": "12p_RMSNorm"}).json()["results"]] == ["12p"]
     assert [e["workload"] for e in alice.get(url, {"outcome": "compile_error"}).json()["results"]] == ["8p"]
     both = alice.get(url + "?outcome=compile_error&outcome=correct_faster").json()["results"]
@@ -310,25 +377,36 @@ def test_evaluations_are_paginated_and_filterable(api, people, subs):
 
 
 def test_uploads_are_throttled_per_token(api, catalog, people, settings):
-    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK,
-                               "DEFAULT_THROTTLE_RATES": {**settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"],
-                                                          "upload": "2/min"}}
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {**settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "upload": "2/min"},
+    }
     alice, bob = api(people.tokens["alice"]), api(people.tokens["bob"])
-    codes = [alice.post("/api/v1/submissions/", kernels_body(upload_key=f"t{i}"), content_type=JSON).status_code
-             for i in range(3)]
+    codes = [
+        alice.post("/api/v1/submissions/", kernels_body(upload_key=f"t{i}"), content_type=JSON).status_code
+        for i in range(3)
+    ]
     assert codes == [201, 201, 429]
     assert bob.post("/api/v1/submissions/", kernels_body(), content_type=JSON).status_code == 201
-    assert alice.get("/api/v1/submissions/").status_code == 200          # reads have their own budget
+    assert alice.get("/api/v1/submissions/").status_code == 200  # reads have their own budget
 
 
 # -- OpenAPI, docs, mounting ------------------------------------------------------------------
+
 
 def test_openapi_schema_generates_without_warnings(tmp_path):
     out = tmp_path / "schema.yaml"
     call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(out))
     text = out.read_text()
-    for path in ("/api/v1/submissions/trace/", "/api/v1/submissions/{id}/evaluations/", "/api/v1/workloads/{id}/",
-                 "/api/v1/baselines/", "/api/v1/experts/", "/api/v1/hardware/", "/api/v1/submissions/{id}/publish/"):
+    for path in (
+        "/api/v1/submissions/trace/",
+        "/api/v1/submissions/{id}/evaluations/",
+        "/api/v1/workloads/{id}/",
+        "/api/v1/baselines/",
+        "/api/v1/experts/",
+        "/api/v1/hardware/",
+        "/api/v1/submissions/{id}/publish/",
+    ):
         assert f"  {path}:" in text
     assert "bearerAuth" in text and "application/x-ndjson" in text
 
@@ -351,16 +429,18 @@ def test_leaderboard_api_is_mounted():
     from django.urls.exceptions import Resolver404
 
     import portal.api_urls
+
     assert any(getattr(p, "pattern", None) and str(p.pattern) == "v1/leaderboard/" for p in portal.api_urls.urlpatterns)
     try:
         resolve("/api/v1/leaderboard/")
     except Resolver404:
-        pass   # mounted, the leaderboard module has not filled it yet
+        pass  # mounted, the leaderboard module has not filled it yet
 
 
 def test_raw_trace_is_streamed_not_loaded(alice, catalog, monkeypatch):
     """The raw body reaches the intake as a stream, never as request.body."""
     from django.http import HttpRequest
+
     monkeypatch.setattr(HttpRequest, "body", property(lambda self: (_ for _ in ()).throw(AssertionError("body read"))))
     r = alice.post("/api/v1/submissions/trace/", dumps_lines(example_trace()).encode(), content_type=NDJSON)
     assert r.status_code == 201
@@ -369,15 +449,24 @@ def test_raw_trace_is_streamed_not_loaded(alice, catalog, monkeypatch):
 def test_browsable_api_pages_render(client, people, subs):
     client.force_login(people.alice)
     pk = subs["private"].pk
-    for path in ("/api/v1/submissions/", f"/api/v1/submissions/{pk}/", f"/api/v1/submissions/{pk}/status/",
-                 f"/api/v1/submissions/{pk}/evaluations/", "/api/v1/workloads/", "/api/v1/workloads/12p/",
-                 "/api/v1/baselines/", "/api/v1/experts/", "/api/v1/hardware/"):
+    for path in (
+        "/api/v1/submissions/",
+        f"/api/v1/submissions/{pk}/",
+        f"/api/v1/submissions/{pk}/status/",
+        f"/api/v1/submissions/{pk}/evaluations/",
+        "/api/v1/workloads/",
+        "/api/v1/workloads/12p/",
+        "/api/v1/baselines/",
+        "/api/v1/experts/",
+        "/api/v1/hardware/",
+    ):
         r = client.get(path, HTTP_ACCEPT="text/html")
         assert r.status_code == 200 and b"<html" in r.content, path
 
 
 def test_session_uploads_need_the_csrf_token(people, catalog):
     from django.test import Client
+
     c = Client(enforce_csrf_checks=True)
     c.force_login(people.alice)
     r = c.post("/api/v1/submissions/", kernels_body(), content_type=JSON)

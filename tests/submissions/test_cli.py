@@ -1,4 +1,5 @@
 """The command-line client as a subprocess against a live test server."""
+
 import json
 import os
 import pathlib
@@ -23,8 +24,9 @@ def cli(*args, url=None, token=None, timeout=120):
         cmd += ["--url", url]
     if token:
         cmd += ["--token", token]
-    out = subprocess.run(cmd + [str(a) for a in args], cwd=ROOT, env=env, capture_output=True, text=True,
-                         timeout=timeout)
+    out = subprocess.run(
+        cmd + [str(a) for a in args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout
+    )
     return out.returncode, out.stdout, out.stderr
 
 
@@ -36,6 +38,7 @@ def portal(transactional_db, live_server, catalog, people):
 
         def run(self, *args, token=None, **kw):
             return cli(*args, url=self.url, token=token or self.token, **kw)
+
     return P()
 
 
@@ -53,27 +56,40 @@ def kernel_dir(tmp_path):
 
 
 def test_submit_kernels_directory_and_retry(portal, kernel_dir):
-    rc, out, err = portal.run("submit-kernels", kernel_dir, "--hardware", "cpu", "--method", "Autocomp",
-                              "--model", "Gemini 3 Flash")
+    rc, out, err = portal.run(
+        "submit-kernels", kernel_dir, "--hardware", "cpu", "--method", "Autocomp", "--model", "Gemini 3 Flash"
+    )
     assert rc == 0, err
     sub = Submission.objects.get()
     assert f"Created submission #{sub.pk}" in out and "2 candidates" in out and "private to team-a" in out
     assert sorted(sub.candidates.values_list("workload__wid", flat=True)) == ["12p", "8p"]
     assert sub.method == "Autocomp" and sub.model_name == "Gemini 3 Flash" and sub.upload_key.startswith("sha256:")
-    for f in kernel_dir.rglob("*.py"):          # a retry later: timestamps do not change the default key
+    for f in kernel_dir.rglob("*.py"):  # a retry later: timestamps do not change the default key
         os.utime(f, (1_700_000_000, 1_700_000_000))
-    rc, out, err = portal.run("submit-kernels", kernel_dir, "--hardware", "cpu", "--method", "Autocomp",
-                              "--model", "Gemini 3 Flash")
+    rc, out, err = portal.run(
+        "submit-kernels", kernel_dir, "--hardware", "cpu", "--method", "Autocomp", "--model", "Gemini 3 Flash"
+    )
     assert rc == 0 and f"Already uploaded (same upload key) as submission #{sub.pk}" in out
     assert counts() == (1, 2, 2)
 
 
 def test_submit_kernels_single_files_and_a_zip(portal, tmp_path, kernel_dir):
     import zipfile
+
     f = tmp_path / "13p_Cross_Entropy.py"
     f.write_text(kernel())
-    rc, out, err = portal.run("--json", "submit-kernels", f, kernel_dir / "8p.py", "--hardware", "tpu-v6e",
-                              "--method", "M", "--upload-key", "")
+    rc, out, err = portal.run(
+        "--json",
+        "submit-kernels",
+        f,
+        kernel_dir / "8p.py",
+        "--hardware",
+        "tpu-v6e",
+        "--method",
+        "M",
+        "--upload-key",
+        "",
+    )
     assert rc == 0, err
     sub = Submission.objects.get(pk=json.loads(out)["id"])
     assert sorted(sub.candidates.values_list("workload__wid", flat=True)) == ["13p", "8p"] and sub.upload_key is None
@@ -128,7 +144,7 @@ def test_submit_trace_invalid_is_not_uploaded(portal, tmp_path):
     f.write_text(dumps_lines(lines))
     rc, out, err = portal.run("submit-trace", f)
     assert rc == 1 and "line 3, field 'index'" in err and "missing 1" in err
-    rc, out, err = portal.run("submit-trace", f, "--no-validate")       # the server says the same
+    rc, out, err = portal.run("submit-trace", f, "--no-validate")  # the server says the same
     assert rc == 1 and "line 3, field 'index'" in err and "nothing was stored" in err
     assert counts() == (0, 0, 0)
 
@@ -138,9 +154,9 @@ def test_validate_trace_offline_and_against_the_portal(portal, tmp_path):
     objs = example_trace()
     objs[3]["workload"] = "8p_NotGEMM"
     f.write_text(dumps_lines(objs))
-    rc, out, err = cli("validate-trace", f)                                # offline: only the ID is checked
+    rc, out, err = cli("validate-trace", f)  # offline: only the ID is checked
     assert rc == 0 and "valid jaxbench-trace/1" in out and "offline" in out
-    rc, out, err = cli("validate-trace", f, url=portal.url)                # the portal's names
+    rc, out, err = cli("validate-trace", f, url=portal.url)  # the portal's names
     assert rc == 1 and "line 4, field 'workload': unknown workload '8p_NotGEMM'" in err
     f.write_text(json.dumps({"format": "jaxbench-trace/7"}) + "\n")
     rc, out, err = cli("validate-trace", f)
@@ -155,8 +171,9 @@ def test_status_wait_progress_then_summary(portal, kernel_dir):
     rc, out, err = portal.run("status", sid, "--wait", "--timeout", "1", "--interval", "0.3")
     assert rc == 6 and "timed out" in err and "0/2 evaluated" in err
     evs = Evaluation.objects.filter(candidate__submission_id=sid)
-    evs.filter(candidate__workload__wid="12p").update(state="done", outcome="correct_faster", speedup=1.75,
-                                                      speedup_lo=1.61, speedup_hi=1.83)
+    evs.filter(candidate__workload__wid="12p").update(
+        state="done", outcome="correct_faster", speedup=1.75, speedup_lo=1.61, speedup_hi=1.83
+    )
     evs.filter(candidate__workload__wid="8p").update(state="done", outcome="compile_error")
     rc, out, err = portal.run("status", sid, "--wait", "--interval", "0.3")
     assert rc == 0, err
@@ -214,8 +231,14 @@ def test_workloads_and_leaderboard(portal):
 def test_the_client_env_configuration(portal):
     env = {k: v for k, v in os.environ.items() if not k.startswith("JAXBENCH_")}
     env.update(JAXBENCH_URL=portal.url, JAXBENCH_TOKEN=portal.token)
-    out = subprocess.run([sys.executable, "-m", "jaxbench.client", "whoami"], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "jaxbench.client", "whoami"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 0 and "alice" in out.stdout
 
 
@@ -233,18 +256,30 @@ def test_summary_counts_ties_apart_and_prints_intervals(capsys):
     from jaxbench.client import commands
 
     def ev(wid, index, outcome, speedup=None, lo=None, hi=None):
-        return {"workload": wid, "index": index, "stage": "main", "state": "done", "outcome": outcome,
-                "speedup": speedup, "speedup_lo": lo, "speedup_hi": hi}
-    evaluations = [ev("12p", 0, "correct_tie", 1.04, 0.97, 1.12), ev("12p", 1, "incorrect"),
-                   ev("8p", 0, "correct_faster", 1.3, 1.21, 1.38), ev("8p", 1, "correct_tie", 1.5, 0.9, 2.1),
-                   ev("3p", 0, "correct_faster", 1.2)]                    # timed before intervals
+        return {
+            "workload": wid,
+            "index": index,
+            "stage": "main",
+            "state": "done",
+            "outcome": outcome,
+            "speedup": speedup,
+            "speedup_lo": lo,
+            "speedup_hi": hi,
+        }
+
+    evaluations = [
+        ev("12p", 0, "correct_tie", 1.04, 0.97, 1.12),
+        ev("12p", 1, "incorrect"),
+        ev("8p", 0, "correct_faster", 1.3, 1.21, 1.38),
+        ev("8p", 1, "correct_tie", 1.5, 0.9, 2.1),
+        ev("3p", 0, "correct_faster", 1.2),
+    ]  # timed before intervals
     rows = {r["workload"]: r for r in commands.per_workload(evaluations)}
     assert (rows["12p"]["correct"], rows["12p"]["faster"], rows["12p"]["ties"]) == (1, 0, 1)
     assert (rows["8p"]["faster"], rows["8p"]["ties"], rows["8p"]["best"]) == (1, 1, 1.5)
     portal = types.SimpleNamespace(get_all=lambda path, page_size=None: evaluations)
     args = types.SimpleNamespace(json=False)
-    st = {"done": 5, "total": 5, "finished": True, "outcomes": {"correct_tie": 2, "correct_faster": 2,
-                                                                 "incorrect": 1}}
+    st = {"done": 5, "total": 5, "finished": True, "outcomes": {"correct_tie": 2, "correct_faster": 2, "incorrect": 1}}
     assert commands.print_summary(args, portal, 7, st) == commands.EXIT_OK
     out = capsys.readouterr().out
     assert "1.04x [0.97, 1.12]" in out and "1.50x [0.90, 2.10]" in out

@@ -1,4 +1,5 @@
 """The upload limits are defined once (jaxbench.limits) and every reader agrees with them."""
+
 from jaxbench import limits
 from jaxbench import traces as tf
 from submissions import intake

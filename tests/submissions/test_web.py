@@ -1,5 +1,6 @@
 """The web channel: /submit/ (kernel rows, zip, trace), /submissions/, publish/withdraw, and the
 trace format's docs page and JSON Schema — through Django's test client with real uploads."""
+
 import io
 import json
 import re
@@ -21,8 +22,15 @@ def py(name, text):
 
 
 def form(**extra):
-    data = {"team": "team-a", "hardware": "cpu", "method": "Hand-written", "model": "Human", "description": "",
-            "link": "", "upload_key": ""}
+    data = {
+        "team": "team-a",
+        "hardware": "cpu",
+        "method": "Hand-written",
+        "model": "Human",
+        "description": "",
+        "link": "",
+        "upload_key": "",
+    }
     data.update(extra)
     return data
 
@@ -76,8 +84,14 @@ def test_kernel_rows_submit_and_redirect_to_the_detail_page(client, catalog, peo
 
 def test_a_zip_of_public_harness_folders(client, catalog, people):
     client.force_login(people.alice)
-    z = make_zip({"12p_RMSNorm/optimized.py": kernel(), "12p_RMSNorm/baseline.py": "x",
-                  "13p_Cross_Entropy/kernel.py": kernel(), "13p_Cross_Entropy/log.txt": "..."})
+    z = make_zip(
+        {
+            "12p_RMSNorm/optimized.py": kernel(),
+            "12p_RMSNorm/baseline.py": "x",
+            "13p_Cross_Entropy/kernel.py": kernel(),
+            "13p_Cross_Entropy/log.txt": "...",
+        }
+    )
     r = client.post("/submit/", form(zip=SimpleUploadedFile("outputs.zip", z, "application/zip")))
     assert r.status_code == 302
     assert sorted(Submission.objects.get().candidates.values_list("workload__wid", flat=True)) == ["12p", "13p"]
@@ -98,12 +112,16 @@ def row_errors(html, wid):
 
 def test_errors_are_shown_per_file_next_to_its_row_and_nothing_is_stored(client, catalog, people):
     client.force_login(people.alice)
-    r = client.post("/submit/", form(
-        file_12p=py("rms.py", "def workload(x:\n"),
-        file_8p=py("gemm.py", b"\xff\xfe bad"),
-        file_1p=py("fa.py", "def helper(): pass\n"),
-        file_13p=py("13p.py", kernel()),
-        file_18k=py("big.py", "#" * (300 * 1024))))
+    r = client.post(
+        "/submit/",
+        form(
+            file_12p=py("rms.py", "def workload(x:\n"),
+            file_8p=py("gemm.py", b"\xff\xfe bad"),
+            file_1p=py("fa.py", "def helper(): pass\n"),
+            file_13p=py("13p.py", kernel()),
+            file_18k=py("big.py", "#" * (300 * 1024)),
+        ),
+    )
     assert r.status_code == 200
     html = r.content.decode()
     assert any("not valid Python" in e for e in row_errors(html, "12p"))
@@ -120,7 +138,10 @@ def test_zip_errors_are_shown_next_to_the_zip_field(client, catalog, people):
     r = client.post("/submit/", form(zip=SimpleUploadedFile("o.zip", z)))
     html = r.content.decode()
     zip_errors = re.search(r'id="zip-errors">(.*?)</ul>', html, re.S).group(1)
-    assert "o.zip: ../../evil.py: unsafe path" in zip_errors and "o.zip: 12p_RMSNorm/kernel.py: not valid Python" in zip_errors
+    assert (
+        "o.zip: ../../evil.py: unsafe path" in zip_errors
+        and "o.zip: 12p_RMSNorm/kernel.py: not valid Python" in zip_errors
+    )
     assert counts() == (0, 0, 0)
 
 
@@ -129,7 +150,7 @@ def test_form_level_errors(client, catalog, people):
     r = client.post("/submit/", form())
     assert "Choose at least one kernel file" in r.content.decode()
     r = client.post("/submit/", form(team="team-b", file_12p=py("a.py", kernel())))
-    assert "Select a valid choice" in r.content.decode()            # not her team
+    assert "Select a valid choice" in r.content.decode()  # not her team
     r = client.post("/submit/", form(method="", link="not a url", file_12p=py("a.py", kernel())))
     html = r.content.decode()
     assert "This field is required" in html and "Enter a valid URL" in html
@@ -139,20 +160,26 @@ def test_form_level_errors(client, catalog, people):
 def test_trace_upload_through_the_form(client, catalog, people):
     client.force_login(people.alice)
     data = dumps_lines(example_trace()).encode()
-    r = client.post("/submit/trace/", {"team": "team-a", "upload_key": "t-1",
-                                       "trace": SimpleUploadedFile("run.jsonl", data)})
+    r = client.post(
+        "/submit/trace/", {"team": "team-a", "upload_key": "t-1", "trace": SimpleUploadedFile("run.jsonl", data)}
+    )
     sub = Submission.objects.get()
     assert r.status_code == 302 and r["Location"] == detail_path(sub.pk)
     assert sub.kind == "trace" and sub.candidates.count() == 3 and sub.upload_key == "t-1"
-    r = client.post("/submit/trace/", {"team": "team-a", "upload_key": "t-1",
-                                       "trace": SimpleUploadedFile("run.jsonl", data)})
+    r = client.post(
+        "/submit/trace/", {"team": "team-a", "upload_key": "t-1", "trace": SimpleUploadedFile("run.jsonl", data)}
+    )
     assert r["Location"] == detail_path(sub.pk) and counts()[0] == 1
 
 
 def test_trace_errors_name_their_lines_next_to_the_file_field(client, catalog, people):
     client.force_login(people.alice)
-    bad = (json.dumps({"format": FORMAT, "method": "m", "model": "x", "hardware": "cpu", "sampling": "sequential"})
-           + "\n" + json.dumps({"workload": "12p", "index": 1, "code": ""}) + "\n").encode()
+    bad = (
+        json.dumps({"format": FORMAT, "method": "m", "model": "x", "hardware": "cpu", "sampling": "sequential"})
+        + "\n"
+        + json.dumps({"workload": "12p", "index": 1, "code": ""})
+        + "\n"
+    ).encode()
     r = client.post("/submit/trace/", {"team": "team-a", "trace": SimpleUploadedFile("run.jsonl", bad)})
     html = r.content.decode()
     assert r.status_code == 200 and "line 2, field &#x27;index&#x27;" in html and "missing 0" in html
@@ -161,14 +188,19 @@ def test_trace_errors_name_their_lines_next_to_the_file_field(client, catalog, p
 
 def test_my_submissions_lists_only_my_teams_with_progress_and_actions(client, catalog, people):
     from submissions import intake
-    mine = intake.create_kernel_submission(people.team_a, people.alice, "cpu", {"method": "Mine"},
-                                           [("12p.py", kernel()), ("8p.py", kernel())])
-    theirs = intake.create_kernel_submission(people.team_b, people.bob, "cpu", {"method": "Theirs"},
-                                             [("12p.py", kernel())])
+
+    mine = intake.create_kernel_submission(
+        people.team_a, people.alice, "cpu", {"method": "Mine"}, [("12p.py", kernel()), ("8p.py", kernel())]
+    )
+    theirs = intake.create_kernel_submission(
+        people.team_b, people.bob, "cpu", {"method": "Theirs"}, [("12p.py", kernel())]
+    )
     theirs.publish()
     from evaluator.models import Evaluation
+
     Evaluation.objects.filter(candidate__submission=mine, candidate__workload__wid="12p").update(
-        state="done", outcome="correct_faster", speedup=1.4)
+        state="done", outcome="correct_faster", speedup=1.4
+    )
     client.force_login(people.alice)
     html = client.get("/submissions/").content.decode()
     assert f'id="submission-{mine.pk}"' in html and f'id="submission-{theirs.pk}"' not in html
@@ -177,7 +209,8 @@ def test_my_submissions_lists_only_my_teams_with_progress_and_actions(client, ca
     assert f'action="/submissions/{mine.pk}/publish/"' in row
     # a tie (the interval holds 1) is done and correct, counted apart, never as faster
     Evaluation.objects.filter(candidate__submission=mine, candidate__workload__wid="8p").update(
-        state="done", outcome="correct_tie", speedup=1.02, speedup_lo=0.97, speedup_hi=1.08)
+        state="done", outcome="correct_tie", speedup=1.02, speedup_lo=0.97, speedup_hi=1.08
+    )
     html = client.get("/submissions/").content.decode()
     row = re.search(rf'id="submission-{mine.pk}">(.*?)</tr>', html, re.S).group(1)
     assert "2/2" in row and "1 faster" in row and "1 tie<" in row
@@ -185,6 +218,7 @@ def test_my_submissions_lists_only_my_teams_with_progress_and_actions(client, ca
 
 def test_publish_and_withdraw_from_the_list(client, catalog, people):
     from submissions import intake
+
     sub = intake.create_kernel_submission(people.team_a, people.alice, "cpu", {"method": "M"}, [("12p.py", kernel())])
     client.force_login(people.alice)
     r = client.post(f"/submissions/{sub.pk}/publish/", {"next": "/submissions/?team=team-a"})
@@ -202,10 +236,12 @@ def test_publish_and_withdraw_from_the_list(client, catalog, people):
 
 @pytest.mark.parametrize("public", [False, True])
 @pytest.mark.parametrize("action", ["publish", "withdraw"])
-@pytest.mark.parametrize("who, private_code, public_code", [
-    (None, 302, 302), ("bob", 404, 403), ("alice", 302, 302), ("staff", 403, 403)])
+@pytest.mark.parametrize(
+    "who, private_code, public_code", [(None, 302, 302), ("bob", 404, 403), ("alice", 302, 302), ("staff", 403, 403)]
+)
 def test_web_publish_withdraw_permissions(client, catalog, people, who, private_code, public_code, action, public):
     from submissions import intake
+
     sub = intake.create_kernel_submission(people.team_a, people.alice, "cpu", {"method": "M"}, [("12p.py", kernel())])
     if public:
         sub.publish()
@@ -254,11 +290,16 @@ def test_an_unparseable_post_is_400(client, catalog, people):
     assert counts() == (0, 0, 0)
 
 
-@pytest.mark.parametrize("body, ctype", [
-    (b"--xyz\r\nContent-Disposition: form-data; name=\"file_12p\"; filename=\"a.py\"\r\n\r\nunterminated",
-     "multipart/form-data; boundary=xyz"),
-    (b"\xff\xfe=\xff", "application/x-www-form-urlencoded"),
-])
+@pytest.mark.parametrize(
+    "body, ctype",
+    [
+        (
+            b"--xyz\r\nContent-Disposition: form-data; name=\"file_12p\"; filename=\"a.py\"\r\n\r\nunterminated",
+            "multipart/form-data; boundary=xyz",
+        ),
+        (b"\xff\xfe=\xff", "application/x-www-form-urlencoded"),
+    ],
+)
 def test_malformed_posts_get_the_form_back_with_its_errors(client, catalog, people, body, ctype):
     """Bodies Django parses leniently (an unterminated file part is dropped, undecodable bytes
     are replaced) arrive as a form with nothing in it: like any invalid form, the page comes
@@ -274,6 +315,7 @@ def test_malformed_posts_get_the_form_back_with_its_errors(client, catalog, peop
 
 # --- Oversized uploads are refused before their body is read --------------------------------
 
+
 class LazyMultipart(io.RawIOBase):
     """A multipart/form-data body produced on demand: the form ``fields``, then one file part
     ``name`` of ``size`` bytes of '#'. Counts the bytes anything reads from it, so a test can
@@ -284,10 +326,13 @@ class LazyMultipart(io.RawIOBase):
     def __init__(self, fields: dict, name: str, filename: str, size: int, content: bytes = b""):
         super().__init__()
         b = self.BOUNDARY
-        head = b"".join(f'--{b}\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n'.encode()
-                        for k, v in fields.items())
-        head += (f'--{b}\r\nContent-Disposition: form-data; name="{name}"; filename="{filename}"\r\n'
-                 f"Content-Type: application/octet-stream\r\n\r\n").encode()
+        head = b"".join(
+            f'--{b}\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n'.encode() for k, v in fields.items()
+        )
+        head += (
+            f'--{b}\r\nContent-Disposition: form-data; name="{name}"; filename="{filename}"\r\n'
+            f"Content-Type: application/octet-stream\r\n\r\n"
+        ).encode()
         self.content = content or b""
         self.parts = [head, None, f"\r\n--{b}--\r\n".encode()]
         self.fill = size - len(self.content)
@@ -305,31 +350,37 @@ class LazyMultipart(io.RawIOBase):
         body = len(self.content) + self.fill
         while len(out) < n and pos < self.length:
             if pos < len(head):
-                chunk = head[pos:pos + n - len(out)]
+                chunk = head[pos : pos + n - len(out)]
             elif pos < len(head) + body:
                 off = pos - len(head)
                 if off < len(self.content):
-                    chunk = self.content[off:off + n - len(out)]
+                    chunk = self.content[off : off + n - len(out)]
                 else:
                     chunk = b"#" * min(n - len(out), body - off)
             else:
                 off = pos - len(head) - body
-                chunk = tail[off:off + n - len(out)]
+                chunk = tail[off : off + n - len(out)]
             out += chunk
             pos += len(chunk)
         return bytes(out)
 
     def readinto(self, buf):
         data = self._byte_at(self.pos, len(buf))
-        buf[:len(data)] = data
+        buf[: len(data)] = data
         self.pos += len(data)
         self.read_bytes += len(data)
         return len(data)
 
     def post(self, client, path):
         stream = io.BufferedReader(self)
-        return client.post(path, **{"wsgi.input": stream, "CONTENT_LENGTH": str(self.length),
-                                    "CONTENT_TYPE": f"multipart/form-data; boundary={self.BOUNDARY}"})
+        return client.post(
+            path,
+            **{
+                "wsgi.input": stream,
+                "CONTENT_LENGTH": str(self.length),
+                "CONTENT_TYPE": f"multipart/form-data; boundary={self.BOUNDARY}",
+            },
+        )
 
 
 def _csrf_client(user):
@@ -347,6 +398,7 @@ def test_a_50_mb_kernel_form_upload_is_refused_before_it_is_read(client, catalog
     upload gets the form back (413) with the limit explained above it, nothing is stored, and
     not one byte of the body is read (not by the CSRF middleware either)."""
     from submissions.views.submissions import max_kernel_form_bytes
+
     if enforce_csrf:
         client, token = _csrf_client(people.alice)
     else:
@@ -361,7 +413,7 @@ def test_a_50_mb_kernel_form_upload_is_refused_before_it_is_read(client, catalog
     html = r.content.decode()
     msg = re.search(r'id="kernel-too-large"><li>(.*?)</li>', html, re.S).group(1)
     assert "50.0 MB" in msg and "at most" in msg and "32 MB" in msg and "nothing was stored" in msg
-    assert 'id="kernel-form"' in html                        # the form is there to try again
+    assert 'id="kernel-form"' in html  # the form is there to try again
     assert counts() == (0, 0, 0)
 
 
@@ -373,8 +425,7 @@ def test_an_upload_under_the_limit_is_read_and_accepted(client, catalog, people,
     check."""
     if enforce_csrf:
         client, token = _csrf_client(people.alice)
-        bad = LazyMultipart({**form(), "csrfmiddlewaretoken": "x" * 64}, "file_12p", "12p.py", 0,
-                            kernel().encode())
+        bad = LazyMultipart({**form(), "csrfmiddlewaretoken": "x" * 64}, "file_12p", "12p.py", 0, kernel().encode())
         assert bad.post(client, "/submit/").status_code == 403
         assert counts() == (0, 0, 0)
     else:
@@ -392,6 +443,7 @@ def test_an_oversized_trace_upload_is_refused_before_it_is_read(client, catalog,
     """The trace form: a body over the trace limit (lowered here to 1 MB, so the test does not
     depend on 128 MB) is refused unread with the limit named next to the trace form."""
     from jaxbench import limits
+
     monkeypatch.setattr(limits, "MAX_TRACE_BYTES", 1024 * 1024)
     client.force_login(people.alice)
     body = LazyMultipart({"team": "team-a", "upload_key": ""}, "trace", "t.jsonl", 3 * 1024 * 1024)

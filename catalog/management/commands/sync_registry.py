@@ -9,5 +9,6 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         n_hw = sync_hardware()
         created, updated = sync_workloads()
-        self.stdout.write(self.style.SUCCESS(
-            f"{n_hw} hardware targets; workloads: {created} created, {updated} updated"))
+        self.stdout.write(
+            self.style.SUCCESS(f"{n_hw} hardware targets; workloads: {created} created, {updated} updated")
+        )

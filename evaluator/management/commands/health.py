@@ -23,7 +23,9 @@ class Command(BaseCommand):
                 ping.refresh_from_db()
                 if ping.answered_at:
                     rtt = (ping.answered_at - ping.sent_at).total_seconds()
-                    self.stdout.write(self.style.SUCCESS(f"{opts['ping']}: answered by {ping.answered_by} in {rtt:.2f}s"))
+                    self.stdout.write(
+                        self.style.SUCCESS(f"{opts['ping']}: answered by {ping.answered_by} in {rtt:.2f}s")
+                    )
                     return
                 time.sleep(0.2)
             self.stderr.write(f"{opts['ping']}: no answer within {opts['timeout']}s")
@@ -32,10 +34,16 @@ class Command(BaseCommand):
         if opts["json"]:
             self.stdout.write(json.dumps(st, indent=2))
             return
-        self.stdout.write(f"broker: {st['broker']} — {'reachable' if st['reachable'] else 'UNREACHABLE ' + st['error']}")
+        self.stdout.write(
+            f"broker: {st['broker']} — {'reachable' if st['reachable'] else 'UNREACHABLE ' + st['error']}"
+        )
         for q in st["queues"]:
-            self.stdout.write(f"  {q['name']:<20} depth={q['depth']!s:<6} queued={q['queued']:<5} running={q['running']:<4} workers={q['workers']}")
+            self.stdout.write(
+                f"  {q['name']:<20} depth={q['depth']!s:<6} queued={q['queued']:<5} running={q['running']:<4} workers={q['workers']}"
+            )
         for w in st["workers"]:
-            self.stdout.write(f"  worker {w['name']} [{w['hardware']}] {','.join(w['queues'])} last seen {w['last_seen_at']}")
+            self.stdout.write(
+                f"  worker {w['name']} [{w['hardware']}] {','.join(w['queues'])} last seen {w['last_seen_at']}"
+            )
         if not st["workers"]:
             self.stdout.write("  no live worker")

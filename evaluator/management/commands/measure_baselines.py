@@ -20,6 +20,7 @@ class Command(BaseCommand):
         from jaxbench.hardware import (
             detect,  # deferred: JAX loads only where the harness runs, never in the web process
         )
+
         here = detect().slug
         slug = opts["hardware"] or here
         if slug != here:
@@ -32,7 +33,12 @@ class Command(BaseCommand):
             qs = qs.filter(wid__in=opts["workload"])
         for wl in tqdm(list(qs), desc=f"baselines on {slug}", unit="workload"):
             if opts["force"]:
-                Baseline.objects.filter(workload=wl, hardware=hw, profile=hw.profile, jax_version=jax.__version__,
-                                        harness_version=HARNESS_VERSION).delete()
+                Baseline.objects.filter(
+                    workload=wl,
+                    hardware=hw,
+                    profile=hw.profile,
+                    jax_version=jax.__version__,
+                    harness_version=HARNESS_VERSION,
+                ).delete()
             b = baseline_for(wl, hw)
             tqdm.write(f"{wl.wid:>4} {wl.slug:<50} {b.median_s * 1e3:9.3f} ms")

@@ -7,8 +7,10 @@ from evaluator.runner import baseline_for
 
 
 class Command(BaseCommand):
-    help = ("Sweep each expert kernel's configurations through the harness on this hardware, record every "
-            "point and keep the best as the expert reference.")
+    help = (
+        "Sweep each expert kernel's configurations through the harness on this hardware, record every "
+        "point and keep the best as the expert reference."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--hardware", help="target slug; default: detected from jax.devices()")
@@ -19,6 +21,7 @@ class Command(BaseCommand):
         from jaxbench.hardware import (
             detect,  # deferred: JAX loads only where the harness runs, never in the web process
         )
+
         here = detect().slug
         slug = opts["hardware"] or here
         if slug != here:
@@ -41,5 +44,7 @@ class Command(BaseCommand):
             ref = sweep_expert(wl, hw, baseline.record, limit=opts["limit"], progress=progress)
             bar.close()
             note = " (CPU numbers: TPU kernels in interpret mode, not TPU performance)" if hw.slug == "cpu" else ""
-            self.stdout.write(f"{wl.wid}: {ref.implementation} best {ref.config} -> {ref.outcome} "
-                              f"speedup {ref.speedup} over {ref.configs_tried} configs{note}")
+            self.stdout.write(
+                f"{wl.wid}: {ref.implementation} best {ref.config} -> {ref.outcome} "
+                f"speedup {ref.speedup} over {ref.configs_tried} configs{note}"
+            )

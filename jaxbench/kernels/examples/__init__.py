@@ -4,6 +4,7 @@ Each file is an ordinary candidate (``workload(*inputs)``), written for TPU and 
 under TPU interpret mode at the small profile; see README.md beside this file. Nothing here is
 imported by the harness: the files are read as text and evaluated like any upload.
 """
+
 from __future__ import annotations
 
 import pathlib
@@ -24,8 +25,7 @@ def path(workload_id: str) -> pathlib.Path:
     try:
         return _DIR / EXAMPLES[workload_id]
     except KeyError:
-        raise KeyError(f"no example for workload {workload_id!r}; "
-                       f"have {sorted(EXAMPLES)}") from None
+        raise KeyError(f"no example for workload {workload_id!r}; have {sorted(EXAMPLES)}") from None
 
 
 def source(workload_id: str) -> str:

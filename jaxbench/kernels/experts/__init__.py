@@ -21,6 +21,7 @@ one-line ``from ._name import ...`` that ``source`` replaces by that file's text
 name is assigned twice (an expert's own ``SWEEP`` after the shared one) the later one is in
 effect, here as in Python.
 """
+
 from __future__ import annotations
 
 import ast
@@ -62,8 +63,12 @@ def source(workload_id: str) -> str:
 def _assignment(tree: ast.Module, name: str) -> ast.Assign:
     """The module-level assignment to ``name`` in effect: the last one."""
     for node in reversed(tree.body):
-        if (isinstance(node, ast.Assign) and len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Name) and node.targets[0].id == name):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id == name
+        ):
             return node
     raise ValueError(f"no module-level {name} assignment")
 
@@ -109,14 +114,13 @@ def configured_source(workload_id: str, config: dict) -> str:
     defaults = ast.literal_eval(node.value)
     unknown = sorted(set(config) - set(defaults))
     if unknown:
-        raise ValueError(f"{workload_id}: unknown {_CONFIG_NAME} keys {unknown}; "
-                         f"known: {sorted(defaults)}")
+        raise ValueError(f"{workload_id}: unknown {_CONFIG_NAME} keys {unknown}; known: {sorted(defaults)}")
     for key, value in config.items():
         if not isinstance(value, _LITERAL_TYPES):
             raise ValueError(f"{workload_id}: {key}={value!r} is not a literal value")
     merged = {**defaults, **config}
     lines = text.splitlines(keepends=True)
-    start, end = node.lineno - 1, node.end_lineno          # the assignment's whole lines
+    start, end = node.lineno - 1, node.end_lineno  # the assignment's whole lines
     rendered = _render(merged) + "\n"
     out = "".join(lines[:start]) + rendered + "".join(lines[end:])
     assert _literal(out, _CONFIG_NAME) == merged

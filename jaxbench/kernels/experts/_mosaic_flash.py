@@ -75,7 +75,7 @@ _DEFAULT_CONFIG = dict(EXPERT_CONFIG)
 class _MosaicTpuAttention(_tk_attn.PallasMosaicTpuFlashAttention):
     def supported_on(self, device):
         if device.platform != "tpu":
-            return True   # interpret mode / cross-lowering from a CPU host: see the header
+            return True  # interpret mode / cross-lowering from a CPU host: see the header
         return super().supported_on(device)
 
 

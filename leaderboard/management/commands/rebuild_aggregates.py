@@ -1,4 +1,5 @@
 """Recompute the leaderboard aggregates from the evaluations (all submissions, or some)."""
+
 import time
 
 from django.core.management.base import BaseCommand

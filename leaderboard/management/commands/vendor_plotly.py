@@ -1,6 +1,7 @@
 """Copy plotly.js from the installed ``plotly`` Python package (its package_data) into
 static/vendor/, so the portal serves its own copy (no CDN). ``--check`` only verifies that the
 vendored file is the installed package's."""
+
 import hashlib
 import pathlib
 import shutil
@@ -13,6 +14,7 @@ VENDOR = pathlib.Path(settings.BASE_DIR) / "static" / "vendor"
 
 def bundled_plotly_js() -> pathlib.Path:
     import plotly  # deferred: plotly is large; only this command needs it
+
     return pathlib.Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 
 
@@ -28,6 +30,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, check=False, **opts):
         import plotly  # deferred: as above
+
         src = bundled_plotly_js()
         if not src.exists():
             raise CommandError(f"{src} not found: is the plotly package installed?")

@@ -10,14 +10,20 @@ from portal.demo import create_demo
 
 
 class Command(BaseCommand):
-    help = ("Populate the portal with real results measured on this machine: the example kernels, an "
-            "agent-like trace with broken variants, and the expert kernel sweeps (needs a running worker).")
+    help = (
+        "Populate the portal with real results measured on this machine: the example kernels, an "
+        "agent-like trace with broken variants, and the expert kernel sweeps (needs a running worker)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--hardware", default="cpu")
         parser.add_argument("--no-experts", action="store_true")
-        parser.add_argument("--expert-configs", type=int, default=None,
-                            help="at most this many configurations per expert (default: the whole CPU sweep)")
+        parser.add_argument(
+            "--expert-configs",
+            type=int,
+            default=None,
+            help="at most this many configurations per expert (default: the whole CPU sweep)",
+        )
         parser.add_argument("--wait", action="store_true", help="show progress until everything is evaluated")
         parser.add_argument("--timeout", type=float, default=3600)
 

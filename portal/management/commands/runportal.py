@@ -1,5 +1,6 @@
 """Run the whole portal in one command: embedded Redis (unless DRAMATIQ_BROKER_URL is set),
 one Dramatiq worker for this machine's hardware, and gunicorn with WhiteNoise. Ctrl-C stops all."""
+
 import os
 import signal
 import subprocess
@@ -21,8 +22,7 @@ class Command(BaseCommand):
         parser.add_argument("--web-workers", type=int, default=2)
         parser.add_argument("--worker-threads", type=int, default=1)
         parser.add_argument("--no-worker", action="store_true", help="serve pages only")
-        parser.add_argument("--no-demo", action="store_true",
-                            help="do not populate the demo (also JAXBENCH_DEMO=0)")
+        parser.add_argument("--no-demo", action="store_true", help="do not populate the demo (also JAXBENCH_DEMO=0)")
 
     def handle(self, *args, **opts):
         procs = []
@@ -32,18 +32,42 @@ class Command(BaseCommand):
             self.stdout.write(f"embedded Redis on {settings.EMBEDDED_REDIS_SOCKET}")
         manage = [sys.executable, str(settings.BASE_DIR / "manage.py")]
         if not opts["no_worker"]:
-            procs.append(("worker", subprocess.Popen(
-                manage + ["rundramatiq", "--processes", "1", "--threads", str(opts["worker_threads"])],
-                start_new_session=True)))
-        procs.append(("web", subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "portal.wsgi:application", "--bind", opts["bind"],
-             "--workers", str(opts["web_workers"]), "--timeout", "120", "--access-logfile", "-"],
-            cwd=settings.BASE_DIR, start_new_session=True)))
+            procs.append(
+                (
+                    "worker",
+                    subprocess.Popen(
+                        manage + ["rundramatiq", "--processes", "1", "--threads", str(opts["worker_threads"])],
+                        start_new_session=True,
+                    ),
+                )
+            )
+        procs.append(
+            (
+                "web",
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "gunicorn",
+                        "portal.wsgi:application",
+                        "--bind",
+                        opts["bind"],
+                        "--workers",
+                        str(opts["web_workers"]),
+                        "--timeout",
+                        "120",
+                        "--access-logfile",
+                        "-",
+                    ],
+                    cwd=settings.BASE_DIR,
+                    start_new_session=True,
+                ),
+            )
+        )
         if not opts["no_worker"] and not opts["no_demo"] and environment.get("JAXBENCH_DEMO"):
             # Real results measured here: the worker evaluates them while the site is up.
             procs.append(("demo", subprocess.Popen(manage + ["demo", "--wait"], start_new_session=True)))
-        self.stdout.write(self.style.SUCCESS(
-            f"JAXBench Portal at http://{opts['bind']}/  (Ctrl-C stops everything)"))
+        self.stdout.write(self.style.SUCCESS(f"JAXBench Portal at http://{opts['bind']}/  (Ctrl-C stops everything)"))
 
         stopping = False
 

@@ -2,6 +2,7 @@
 tests/jaxbench/adversarial/candidates, with its expected verdicts and its shared helpers inlined
 (an attack names a ``_name.py`` helper of its folder with one relative import, and is uploaded
 as one self-contained file, as any candidate is)."""
+
 import pathlib
 import re
 

@@ -2,6 +2,7 @@
 found at run time as ``__main__``). An attack that names an attribute the child no longer has
 fails with an import error instead of testing the defence, so a refactor of the child script
 must update the attacks too: this fast check says so long before the slow corpus run does."""
+
 import ast
 import functools
 
@@ -32,8 +33,12 @@ def _child_surface():
             for sub in ast.walk(node):
                 if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and sub in node.body:
                     job.add(sub.name)
-                elif isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and sub.value.id == "self" \
-                        and isinstance(sub.ctx, ast.Store):
+                elif (
+                    isinstance(sub, ast.Attribute)
+                    and isinstance(sub.value, ast.Name)
+                    and sub.value.id == "self"
+                    and isinstance(sub.ctx, ast.Store)
+                ):
                     job.add(sub.attr)
     return functions, names | set(functions), job
 
@@ -48,16 +53,20 @@ def _is_job(node):
     if isinstance(node, ast.Name):
         return node.id in JOB_NAMES
     # type(_JOB).timing
-    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type"
-            and len(node.args) == 1 and _is_job(node.args[0]))
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "type"
+        and len(node.args) == 1
+        and _is_job(node.args[0])
+    )
 
 
 def _is_module(node):
     if isinstance(node, ast.Name):
         return node.id in MODULE_NAMES
     # sys.modules["__main__"]
-    return (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
-            and node.slice.value == "__main__")
+    return isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value == "__main__"
 
 
 def _mismatches(text, functions, module_names, job_attrs):
@@ -65,8 +74,11 @@ def _mismatches(text, functions, module_names, job_attrs):
         tree = ast.parse(text)
     except SyntaxError:
         return []  # the syntax-error candidate names nothing
-    own_job = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and _is_job(n.value)
-               and isinstance(n.ctx, ast.Store)}
+    own_job = {
+        n.attr
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Attribute) and _is_job(n.value) and isinstance(n.ctx, ast.Store)
+    }
     wrong = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
@@ -74,12 +86,19 @@ def _mismatches(text, functions, module_names, job_attrs):
                 wrong.append(f"line {node.lineno}: the child script has no module-level '{node.attr}'")
             if _is_job(node.value) and node.attr not in job_attrs | own_job:
                 wrong.append(f"line {node.lineno}: the child's Job has no attribute '{node.attr}'")
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _is_module(node.func.value) \
-                and node.func.attr in functions and not any(isinstance(a, ast.Starred) for a in node.args):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and _is_module(node.func.value)
+            and node.func.attr in functions
+            and not any(isinstance(a, ast.Starred) for a in node.args)
+        ):
             least, most = _positional_range(functions[node.func.attr])
             if len(node.args) + len(node.keywords) < least or (most is not None and len(node.args) > most):
-                wrong.append(f"line {node.lineno}: {node.func.attr}() takes {least}..{most} positional "
-                             f"arguments in the child script, the attack passes {len(node.args)}")
+                wrong.append(
+                    f"line {node.lineno}: {node.func.attr}() takes {least}..{most} positional "
+                    f"arguments in the child script, the attack passes {len(node.args)}"
+                )
     return wrong
 
 
@@ -100,8 +119,10 @@ def test_attacks_name_what_the_child_has(path):
 
 
 def test_a_stale_attack_is_caught():
-    stale = ("import sys\n_MAIN = sys.modules['__main__']\n_JOB = object()\n"
-             "x = _JOB.in_root\ny = _MAIN.load_set(1, 2, 3)\nz = _MAIN.gone\n")
+    stale = (
+        "import sys\n_MAIN = sys.modules['__main__']\n_JOB = object()\n"
+        "x = _JOB.in_root\ny = _MAIN.load_set(1, 2, 3)\nz = _MAIN.gone\n"
+    )
     functions, names, job = _child_surface()
     wrong = _mismatches(stale, functions, names, job)
     assert any("'in_root'" in w for w in wrong)

@@ -2,6 +2,7 @@
 -> the isolated harness. Every cheat and probe (tests/jaxbench/harness/candidates and
 tests/jaxbench/adversarial/candidates) must get its expected verdict, leak nothing, leave nothing behind,
 and leave the worker healthy for the next candidate."""
+
 import io
 import json
 import secrets
@@ -32,23 +33,41 @@ def test_corpus_through_the_pipeline(start_worker, purge_queues):
     factories.hardware()
     factories.workload("12p")
     user, team = factories.member()
-    lines = [{"format": trace_format.FORMAT, "method": "adversarial corpus", "model": "red team",
-              "hardware": "cpu", "sampling": "independent"}]
+    lines = [
+        {
+            "format": trace_format.FORMAT,
+            "method": "adversarial corpus",
+            "model": "red team",
+            "hardware": "cpu",
+            "sampling": "independent",
+        }
+    ]
     for i, (path, _) in enumerate(items):
         lines.append({"workload": "12p", "index": i, "code": source(path)})
     with transaction.atomic():
         sub = intake.create_trace_submission(team, user, io.BytesIO(trace_format.dumps_lines(lines).encode()))
-    worker = start_worker(threads=2, extra_env={"JAXBENCH_CANARY_SECRET": canary, "DJANGO_SECRET_KEY": canary + "-key",
-                                                "JAXBENCH_TIMEOUTS": "compile=40,check=60,timing=120"})
+    worker = start_worker(
+        threads=2,
+        extra_env={
+            "JAXBENCH_CANARY_SECRET": canary,
+            "DJANGO_SECRET_KEY": canary + "-key",
+            "JAXBENCH_TIMEOUTS": "compile=40,check=60,timing=120",
+        },
+    )
 
     def finished():
-        return Evaluation.objects.filter(candidate__submission=sub, state__in=Evaluation.FINAL_STATES).count() == len(items)
+        return Evaluation.objects.filter(candidate__submission=sub, state__in=Evaluation.FINAL_STATES).count() == len(
+            items
+        )
+
     try:
         wait_for(finished, timeout=1500, interval=2, message="the whole corpus evaluated")
     except AssertionError:
         raise AssertionError("corpus not finished; worker log:\n" + worker.log())
 
-    rows = {e.candidate.index: e for e in Evaluation.objects.filter(candidate__submission=sub).select_related("candidate")}
+    rows = {
+        e.candidate.index: e for e in Evaluation.objects.filter(candidate__submission=sub).select_related("candidate")
+    }
     wrong = []
     for i, (path, expected) in enumerate(items):
         ev = rows[i]
@@ -61,6 +80,7 @@ def test_corpus_through_the_pipeline(start_worker, purge_queues):
     dump = json.dumps([e.record for e in rows.values()])
     assert canary not in dump
     from tests.conftest import database_url_for_subprocess
+
     assert database_url_for_subprocess() not in dump
     # The probes saw no service and no database file.
     assert "CONNECTED" not in dump
@@ -72,5 +92,6 @@ def test_corpus_through_the_pipeline(start_worker, purge_queues):
     assert worker.proc.poll() is None, worker.log()
     from evaluator.actors import send_ping
     from evaluator.models import QueuePing
+
     ping = send_ping("eval.cpu")
     wait_for(lambda: QueuePing.objects.get(pk=ping.pk).answered_at, timeout=60, message="worker still answering")

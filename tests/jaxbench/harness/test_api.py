@@ -1,4 +1,5 @@
 """The public API around evaluate(): baselines, the TPU lowering pre-check, the CLI."""
+
 import json
 import os
 import subprocess
@@ -27,18 +28,23 @@ def test_baseline_record(baseline_12p):
 
 def test_baseline_must_match(evaluate, baseline_12p):
     with pytest.raises(ValueError, match="profile"):
-        harness.evaluate("12p", source("correct_rmsnorm.py"), profile="full", hardware="cpu",
-                         baseline=baseline_12p)
+        harness.evaluate("12p", source("correct_rmsnorm.py"), profile="full", hardware="cpu", baseline=baseline_12p)
     with pytest.raises(ValueError, match="harness_version"):
-        harness.evaluate("12p", source("correct_rmsnorm.py"), profile="small", hardware="cpu",
-                         baseline=dict(baseline_12p, harness_version="0.0.0"))
+        harness.evaluate(
+            "12p",
+            source("correct_rmsnorm.py"),
+            profile="small",
+            hardware="cpu",
+            baseline=dict(baseline_12p, harness_version="0.0.0"),
+        )
 
 
 def test_lower_for_tpu_precheck():
     ok = harness.lower_for_platform("12p", source("correct_rmsnorm.py"), platform="tpu", profile="full")
     assert ok["ok"] is True and ok["has_pallas_call"] is True, ok["message"]
-    bad = harness.lower_for_platform("12p", (CANDIDATES / "lowering" / "bad_tpu_tiling.py").read_text(),
-                                     platform="tpu", profile="full")
+    bad = harness.lower_for_platform(
+        "12p", (CANDIDATES / "lowering" / "bad_tpu_tiling.py").read_text(), platform="tpu", profile="full"
+    )
     assert bad["ok"] is False and bad["outcome"] == "compile_error"
     assert "divisible by 8 and 128" in bad["message"]
     assert bad["sandbox"]["clearenv"] is True
@@ -46,16 +52,18 @@ def test_lower_for_tpu_precheck():
 
 
 def test_lower_for_tpu_precheck_times_out_where_the_candidate_is_stuck():
-    low = harness.lower_for_platform("12p", source("timeout_trace_loop.py"), platform="tpu",
-                                     profile="full", timeouts={"export": 8})
+    low = harness.lower_for_platform(
+        "12p", source("timeout_trace_loop.py"), platform="tpu", profile="full", timeouts={"export": 8}
+    )
     assert low["ok"] is False and (low["outcome"], low["error_category"]) == ("timeout", "export")
     assert low["message"].startswith("lowering exceeded 8 s") and "stuck at" in low["message"]
     json.dumps(low)
 
 
 def _cli(*args, timeout=300):
-    return subprocess.run([sys.executable, "-m", "jaxbench", *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "jaxbench", *args], cwd=REPO, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def test_cli_usage_errors():
@@ -75,14 +83,20 @@ def test_cli_list():
 
 
 def test_cli_evaluate_failed_candidate_exit_1():
-    r = _cli("evaluate", "--workload", "12p-rmsnorm", "--kernel", str(CANDIDATES / "syntax_error.py"),
-             "--json")
+    r = _cli("evaluate", "--workload", "12p-rmsnorm", "--kernel", str(CANDIDATES / "syntax_error.py"), "--json")
     assert r.returncode == 1, r.stderr
     rec = json.loads(r.stdout)
     assert rec["outcome"] == "compile_error" and rec["error_category"] == "syntax_error"
 
 
 def test_cli_lower_exit_codes():
-    r = _cli("lower", "--workload", "12p", "--kernel", str(CANDIDATES / "lowering" / "bad_tpu_tiling.py"),
-             "--platform", "tpu")
+    r = _cli(
+        "lower",
+        "--workload",
+        "12p",
+        "--kernel",
+        str(CANDIDATES / "lowering" / "bad_tpu_tiling.py"),
+        "--platform",
+        "tpu",
+    )
     assert r.returncode == 1 and "8 and 128" in r.stdout

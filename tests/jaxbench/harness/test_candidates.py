@@ -1,5 +1,6 @@
 """The red-team corpus: every candidate file under candidates/ goes through the real harness
 (sandboxed child, trusted verdict) and must get the verdict its ``# expect:`` header names."""
+
 import json
 
 import pytest
@@ -18,8 +19,9 @@ def test_candidate_verdict(name, evaluate):
     rec = evaluate(name)
     expected = expectations(CANDIDATES / name)
     got = (rec["outcome"], rec["error_category"])
-    assert any(got[0] == o and (c is None or got[1] == c) for o, c in expected), \
+    assert any(got[0] == o and (c is None or got[1] == c) for o, c in expected), (
         f"{name}: got {got}, expected {expected}; message: {rec['message']}"
+    )
     # every record is complete, JSON-serialisable and uses the documented vocabulary
     assert set(rec) == set(new_record())
     json.dumps(rec)
@@ -44,7 +46,7 @@ def test_candidate_verdict(name, evaluate):
         assert rec["outcome"] == speed_outcome(lo, hi)
         e = rec["errors"]
         assert e["n_fail"] == 0 and rec["max_abs_err"] == e["candidate"]["max_abs"]
-        assert e["xla"]["max_abs"] > 0          # the bf16 baseline is never exact
+        assert e["xla"]["max_abs"] > 0  # the bf16 baseline is never exact
     else:
         assert rec["speedup"] is None and rec["speedup_ci"] is None
     if rec["outcome"] == "compile_error":
@@ -54,7 +56,7 @@ def test_candidate_verdict(name, evaluate):
 def test_compile_error_message_is_useful(evaluate):
     rec = evaluate("compile_error_blockspec.py")
     assert "same number of dimensions" in rec["message"]
-    assert "candidate.py:" in rec["message"]          # the candidate's own line
+    assert "candidate.py:" in rec["message"]  # the candidate's own line
 
 
 def test_runtime_error_message_names_the_cause(evaluate):
@@ -68,9 +70,10 @@ def test_a_stale_cached_baseline_does_not_decide(evaluate, baseline_12p):
     a cached baseline that claims 1 s per call (stale, or measured on a loaded machine) is only
     the guard's reference; one that claims a nanosecond trips the guard, the baseline is
     measured alone again at once, and the pairing stands."""
+
     def stale(claim):
-        return dict(baseline_12p, median_s=claim,
-                    timing=dict(baseline_12p["timing"], samples=[claim] * 50))
+        return dict(baseline_12p, median_s=claim, timing=dict(baseline_12p["timing"], samples=[claim] * 50))
+
     rec = evaluate("correct_rmsnorm.py", baseline=stale(1.0))
     assert rec["outcome"] == "correct_slower", (rec["outcome"], rec["message"])
     assert rec["baseline_source"] == "interleaved" and rec["cached_baseline_median_s"] == 1.0
@@ -105,13 +108,14 @@ def test_identical_code_is_a_tie_and_real_differences_are_not(evaluate):
     # (baseline and candidate timed differently) would move the median of three, which is a bug
     points = sorted(r["speedup"] for r in same)
     assert 0.5 < points[1] < 2.0, [r["message"] for r in same]
-    twice = src.replace("    return reference(x, scale, epsilon=CONFIG['epsilon'])",
-                        "    y = reference(x, scale, epsilon=CONFIG['epsilon'])\n"
-                        "    for _ in range(3):\n"
-                        "        y = reference(x + y * jnp.zeros((), x.dtype), scale, "
-                        "epsilon=CONFIG['epsilon'])\n"
-                        "    return y")
+    twice = src.replace(
+        "    return reference(x, scale, epsilon=CONFIG['epsilon'])",
+        "    y = reference(x, scale, epsilon=CONFIG['epsilon'])\n"
+        "    for _ in range(3):\n"
+        "        y = reference(x + y * jnp.zeros((), x.dtype), scale, "
+        "epsilon=CONFIG['epsilon'])\n"
+        "    return y",
+    )
     assert twice != src
     rec = evaluate(twice, require_pallas=False)
     assert rec["outcome"] == "correct_slower" and rec["speedup_ci"][1] < 0.8, rec["message"]
-

@@ -1,5 +1,6 @@
 """Isolation probes: hostile candidates run through the real sandbox; the caller, the host
 and the next candidate must be unaffected, and nothing of the parent may reach the child."""
+
 import json
 import os
 import pathlib
@@ -19,12 +20,13 @@ from .conftest import CANDIDATES, source
 
 def _probe_lines(rec, tag):
     out = rec["child_output"]["stdout"]
-    return [line[len(tag) + 1:] for line in out.splitlines() if line.startswith(tag + " ")]
+    return [line[len(tag) + 1 :] for line in out.splitlines() if line.startswith(tag + " ")]
 
 
 def _matches_expectation(name, rec):
-    return any(rec["outcome"] == o and (c is None or rec["error_category"] == c)
-               for o, c in expectations(CANDIDATES / name))
+    return any(
+        rec["outcome"] == o and (c is None or rec["error_category"] == c) for o, c in expectations(CANDIDATES / name)
+    )
 
 
 def _uid_processes(uid):
@@ -60,10 +62,20 @@ def test_environment_is_cleared(monkeypatch):
     monkeypatch.setenv("DRAMATIQ_BROKER_URL", f"redis://:{secret}@127.0.0.1:6379/0")
     monkeypatch.setenv("DJANGO_SECRET_KEY", secret)
     # a fresh child, spawned while the secrets are in this process's environment
-    rec = harness.evaluate("12p", source("probe_env.py"), profile="small", hardware="cpu",
-                           baseline={"kind": "baseline", "workload": "12p", "profile": "small",
-                                     "hardware": "cpu", "harness_version": harness.HARNESS_VERSION,
-                                     "median_s": 1.0})
+    rec = harness.evaluate(
+        "12p",
+        source("probe_env.py"),
+        profile="small",
+        hardware="cpu",
+        baseline={
+            "kind": "baseline",
+            "workload": "12p",
+            "profile": "small",
+            "hardware": "cpu",
+            "harness_version": harness.HARNESS_VERSION,
+            "median_s": 1.0,
+        },
+    )
     assert _matches_expectation("probe_env.py", rec)
     lines = _probe_lines(rec, "PROBE-ENV")
     assert lines, rec["child_output"]
@@ -71,9 +83,19 @@ def test_environment_is_cleared(monkeypatch):
     assert secret not in json.dumps(env) and secret not in json.dumps(rec)
     for name in ("JAXBENCH_FAKE_SECRET", "DATABASE_URL", "DRAMATIQ_BROKER_URL", "DJANGO_SECRET_KEY"):
         assert name not in env
-    assert set(env) <= {"HOME", "TMPDIR", "PATH", "LANG", "JAX_PLATFORMS", "TF_CPP_MIN_LOG_LEVEL",
-                        "PYTHONDONTWRITEBYTECODE", "JAX_ENABLE_COMPILATION_CACHE", "PWD",
-                        "LD_LIBRARY_PATH", "TPU_SKIP_MDS_QUERY"}
+    assert set(env) <= {
+        "HOME",
+        "TMPDIR",
+        "PATH",
+        "LANG",
+        "JAX_PLATFORMS",
+        "TF_CPP_MIN_LOG_LEVEL",
+        "PYTHONDONTWRITEBYTECODE",
+        "JAX_ENABLE_COMPILATION_CACHE",
+        "PWD",
+        "LD_LIBRARY_PATH",
+        "TPU_SKIP_MDS_QUERY",
+    }
 
 
 def test_no_network(evaluate):
@@ -92,6 +114,7 @@ def test_no_network(evaluate):
                 hits.append(conn)
             except OSError:
                 pass
+
     t = threading.Thread(target=accept, daemon=True)
     t.start()
     try:
@@ -113,8 +136,16 @@ def test_no_network(evaluate):
 def _evaluate_with_limits(name, limits):
     """A fresh child with tighter limits (keeps the fork/memory probes quick)."""
     child = harness._new_child("cpu", limits)
-    return harness._evaluate("12p", source(name), profile="small", hardware="cpu",
-                             require_pallas=True, baseline=None, timeouts=None, child=child)
+    return harness._evaluate(
+        "12p",
+        source(name),
+        profile="small",
+        hardware="cpu",
+        require_pallas=True,
+        baseline=None,
+        timeouts=None,
+        child=child,
+    )
 
 
 def test_fork_bomb_is_contained():
@@ -143,10 +174,14 @@ def test_spinning_process_is_killed(evaluate):
 
 
 def test_cannot_write_outside_work_dir(evaluate, tmp_path):
-    host_targets = [str(tmp_path / "pwned"), str(pathlib.Path(__file__).parent / "PWNED"),
-                    "/tmp/jaxbench_pwned_" + secrets.token_hex(4)]
+    host_targets = [
+        str(tmp_path / "pwned"),
+        str(pathlib.Path(__file__).parent / "PWNED"),
+        "/tmp/jaxbench_pwned_" + secrets.token_hex(4),
+    ]
     src = source("probe_write_outside.py").replace(
-        'TARGETS = [', "TARGETS = [" + ", ".join(repr(p) for p in host_targets) + ", ")
+        'TARGETS = [', "TARGETS = [" + ", ".join(repr(p) for p in host_targets) + ", "
+    )
     rec = evaluate(src)
     assert _matches_expectation("probe_write_outside.py", rec)
     results = json.loads(_probe_lines(rec, "PROBE-WRITE")[0])
@@ -218,16 +253,23 @@ def workload(x, scale):
     seen = json.loads(_probe_lines(rec, "PROBE-FS")[0])
     if rec["sandbox"]["sandbox"] == "bubblewrap":
         assert seen["/site/jax"] and seen["/harness/sandbox_child.py"] and seen["/in/candidate.py"]
-        for p in ("/work/main", "/etc/passwd", "/site/django", "/harness/pkg", "/home", "/var",
-                  "/sys/fs/cgroup"):
+        for p in ("/work/main", "/etc/passwd", "/site/django", "/harness/pkg", "/home", "/var", "/sys/fs/cgroup"):
             assert not seen[p], p
         assert seen["uid"] == 65534
 
 
 def test_protections_report():
     prot = harness.available_protections("cpu")
-    for key in ("sandbox", "namespaces", "cgroup", "rlimits", "unprivileged_uid", "clearenv",
-                "mode", "bubblewrap_available"):
+    for key in (
+        "sandbox",
+        "namespaces",
+        "cgroup",
+        "rlimits",
+        "unprivileged_uid",
+        "clearenv",
+        "mode",
+        "bubblewrap_available",
+    ):
         assert key in prot
     if prot["bubblewrap_available"] and os.geteuid() == 0:
         assert prot["sandbox"] == "bubblewrap"

@@ -1,6 +1,7 @@
 """A candidate whose output is a 0-d array (13p's mean loss, as the public baseline returns it)
 is stored and judged as 0-d: numpy's ascontiguousarray makes it (1,), which the trusted side
 then refused as a shape mismatch."""
+
 from jaxbench import harness
 from jaxbench.record import CORRECT_OUTCOMES
 

@@ -1,5 +1,6 @@
 """Unit tests of the trusted side's pieces (no child process): trace decoding and selection,
 reading the child's files, the verdict rules."""
+
 import os
 
 import numpy as np
@@ -10,6 +11,7 @@ from jaxbench.profiling import xplane
 from jaxbench.verdict import rules as verdict
 
 # --------------------------------------------------------------------------- a tiny encoder
+
 
 def _varint(v):
     out = bytearray()
@@ -51,8 +53,13 @@ def _space(events_per_run, module="jit_prog", n_runs=3, other_module_events=2, s
             events += _field(4, ev)
             t += 6000
         for k in range(other_module_events):
-            ev = _field(1, 2) + _field(2, t * 1000) + _field(3, 1000) + _field(4, _stat(1, ref=4)) \
+            ev = (
+                _field(1, 2)
+                + _field(2, t * 1000)
+                + _field(3, 1000)
+                + _field(4, _stat(1, ref=4))
                 + _field(4, _stat(2, i=900 + run))
+            )
             events += _field(4, ev)
             t += 100
     line = _field(2, b"tf_XLACpu") + _field(3, 0) + events
@@ -84,9 +91,9 @@ def test_xplane_selects_own_program_runs():
 
 def test_xplane_caps_and_garbage():
     with pytest.raises(xplane.TraceError):
-        xplane.XSpace(b"\x0a\xff\xff\xff\x0f")          # length past the end
+        xplane.XSpace(b"\x0a\xff\xff\xff\x0f")  # length past the end
     with pytest.raises(xplane.TraceError):
-        xplane.XSpace(b"\x0f")                          # wire type 7
+        xplane.XSpace(b"\x0f")  # wire type 7
     old = xplane.MAX_EVENTS
     xplane.MAX_EVENTS = 5
     try:
@@ -102,6 +109,7 @@ def test_xplane_reads_a_real_cpu_trace(tmp_path):
 
     def prog_abc(x):
         return jnp.tanh(x) @ x
+
     f = jax.jit(prog_abc)
     x = jnp.ones((64, 64))
     f(x).block_until_ready()
@@ -141,6 +149,7 @@ def test_safedir_refuses_symlinks_fifos_and_big_files(tmp_path):
 
 def test_npy_roundtrip_and_strict_checks(tmp_path):
     import ml_dtypes
+
     a = (np.arange(12, dtype=np.float32) / 7).astype(ml_dtypes.bfloat16).reshape(3, 4)
     arrays.write_npy(str(tmp_path / "a.npy"), a)
     data = (tmp_path / "a.npy").read_bytes()
@@ -160,13 +169,13 @@ def test_npy_roundtrip_and_strict_checks(tmp_path):
 
 def test_claims_checks():
     exp = [("bfloat16", (2, 3))]
-    ok = {"treedef": "PyTreeDef(*)", "leaves": [{"type": "jaxlib._jax.ArrayImpl",
-                                                 "is_jax_array": True, "dtype": "bfloat16",
-                                                 "shape": [2, 3]}]}
+    ok = {
+        "treedef": "PyTreeDef(*)",
+        "leaves": [{"type": "jaxlib._jax.ArrayImpl", "is_jax_array": True, "dtype": "bfloat16", "shape": [2, 3]}],
+    }
     assert verdict.check_claims(ok, "PyTreeDef(*)", exp) is None
     assert verdict.check_claims({**ok, "treedef": "PyTreeDef((*,))"}, "PyTreeDef(*)", exp)[0] == "structure_mismatch"
-    bad = {"treedef": "PyTreeDef(*)", "leaves": [{**ok["leaves"][0], "is_jax_array": False,
-                                                  "type": "numpy.ndarray"}]}
+    bad = {"treedef": "PyTreeDef(*)", "leaves": [{**ok["leaves"][0], "is_jax_array": False, "type": "numpy.ndarray"}]}
     assert verdict.check_claims(bad, "PyTreeDef(*)", exp)[0] == "not_array"
     bad = {"treedef": "PyTreeDef(*)", "leaves": [{**ok["leaves"][0], "shape": [1, 3]}]}
     assert verdict.check_claims(bad, "PyTreeDef(*)", exp)[0] == "shape_mismatch"
@@ -178,7 +187,10 @@ def test_cheat_detection():
     inputs = {s: [rng.normal(size=(4, 8)).astype(np.float32)] for s in ids}
     refs = {s: [inputs[s][0] * 2] for s in ids}
     assert verdict.detect_cheat(ids, inputs, refs, {s: [inputs[s][0]] for s in ids}, 1e-2, 1e-2)[0] == "returns_input"
-    assert verdict.detect_cheat(ids, inputs, refs, {s: [np.zeros((4, 8), np.float32)] for s in ids}, 1e-2, 1e-2)[0] == "constant_output"
+    assert (
+        verdict.detect_cheat(ids, inputs, refs, {s: [np.zeros((4, 8), np.float32)] for s in ids}, 1e-2, 1e-2)[0]
+        == "constant_output"
+    )
     swapped = {"s0": refs["s1"], "s1": refs["s0"]}
     assert verdict.detect_cheat(ids, inputs, refs, swapped, 1e-2, 1e-2)[0] == "memorized_output"
     same = {s: [refs["s0"][0] + 5] for s in ids}
@@ -207,16 +219,31 @@ def test_plausibility_gates():
 
 
 def test_error_messages_keep_the_useful_lines():
-    msg = ("ValueError: Block shape for args[0] must have the same number of dimensions\n"
-           "--------------------\n"
-           "For simplicity, JAX has removed its internal frames from the traceback of the "
-           "following exception. Set JAX_TRACEBACK_FILTERING=off to include these.\n")
+    msg = (
+        "ValueError: Block shape for args[0] must have the same number of dimensions\n"
+        "--------------------\n"
+        "For simplicity, JAX has removed its internal frames from the traceback of the "
+        "following exception. Set JAX_TRACEBACK_FILTERING=off to include these.\n"
+    )
     out, cat, text = verdict.classify_child_error(
-        {"stage": "trace", "exc_type": "ValueError", "message": msg, "pallas": True,
-         "where": ["candidate.py:12 in workload: return pl.pallas_call("]}, "compile")
+        {
+            "stage": "trace",
+            "exc_type": "ValueError",
+            "message": msg,
+            "pallas": True,
+            "where": ["candidate.py:12 in workload: return pl.pallas_call("],
+        },
+        "compile",
+    )
     assert (out, cat) == ("compile_error", "pallas_error")
     assert "JAX has removed" not in text and "candidate.py:12" in text
     out, cat, _ = verdict.classify_child_error(
-        {"stage": "import", "exc_type": "ModuleNotFoundError", "missing_module": "evaluator",
-         "message": "No module named 'evaluator'"}, "compile")
+        {
+            "stage": "import",
+            "exc_type": "ModuleNotFoundError",
+            "missing_module": "evaluator",
+            "message": "No module named 'evaluator'",
+        },
+        "compile",
+    )
     assert (out, cat) == ("rejected", "reads_reference")

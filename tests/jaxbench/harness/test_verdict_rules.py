@@ -1,5 +1,6 @@
 """The exact-answer correctness rule, the paired-speedup interval and the outcome rules, on
 hand-made arrays and samples (pure functions: no sandbox, no JAX)."""
+
 import json
 
 import ml_dtypes
@@ -25,18 +26,19 @@ def bf16(a):
 
 # ------------------------------------------------------------------ the exact rule, by hand
 
+
 def test_rule_by_hand():
     exact = np.array([1.0, 10.0, -2.0, 0.0], np.float32)
-    xla = np.array([1.0, 10.3, -2.0, 0.0], np.float32)     # XLA is 0.3 off on element 1
+    xla = np.array([1.0, 10.3, -2.0, 0.0], np.float32)  # XLA is 0.3 off on element 1
     # allowance = atol + rtol*|exact| + |xla - exact| = [0.02, 0.41, 0.03, 0.01]
     ok = np.array([1.019, 9.6, -2.029, 0.0099], np.float32)
     rep = exact_rule_report(exact, xla, ok, **TOL)
     assert rep["passed"] and rep["n_fail"] == 0
     assert rep["candidate"]["max_abs"] == pytest.approx(0.4, abs=1e-5)
-    assert rep["candidate"]["n_beyond_tol"] == 1                  # element 1, beyond 0.11 alone
+    assert rep["candidate"]["n_beyond_tol"] == 1  # element 1, beyond 0.11 alone
     assert rep["xla"]["max_abs"] == pytest.approx(0.3, abs=1e-5)
     assert rep["xla"]["n_beyond_tol"] == 1
-    bad = np.array([1.0, 9.5, -2.0, 0.0], np.float32)             # 0.5 > 0.41 on element 1
+    bad = np.array([1.0, 9.5, -2.0, 0.0], np.float32)  # 0.5 > 0.41 on element 1
     rep = exact_rule_report(exact, xla, bad, **TOL)
     assert not rep["passed"] and rep["n_fail"] == 1
     assert rep["worst_excess"] == pytest.approx(0.5 / 0.41, rel=1e-4)
@@ -49,7 +51,7 @@ def test_float32_internal_kernel_passes_where_the_old_rule_failed_it():
     rng = np.random.default_rng(0)
     exact = rng.uniform(0.1, 0.5, size=4096).astype(np.float32)
     xla = bf16(exact)
-    xla[[5, 77, 901]] += np.float32(0.016)                        # XLA's own rounding drift
+    xla[[5, 77, 901]] += np.float32(0.016)  # XLA's own rounding drift
     honest = bf16(exact)
     assert not allclose_report(xla, honest, **TOL)["passed"]
     rep = exact_rule_report(exact, xla, honest, **TOL)
@@ -63,11 +65,13 @@ def test_cheats_still_fail(name):
     x = rng.standard_normal(2048).astype(np.float32)
     exact = np.tanh(x) * 3
     xla = bf16(exact)
-    cand = {"zeros": np.zeros_like(exact),
-            "garbage": rng.standard_normal(2048).astype(np.float32),
-            "bf16_garbage": bf16(rng.standard_normal(2048) * 3),
-            "pass_through": x,
-            "scaled": exact * 1.05}[name]
+    cand = {
+        "zeros": np.zeros_like(exact),
+        "garbage": rng.standard_normal(2048).astype(np.float32),
+        "bf16_garbage": bf16(rng.standard_normal(2048) * 3),
+        "pass_through": x,
+        "scaled": exact * 1.05,
+    }[name]
     assert not exact_rule_report(exact, xla, cand, **TOL)["passed"]
 
 
@@ -78,7 +82,7 @@ def test_nan_and_inf_never_pass_and_earn_no_allowance():
         cand[2] = bad
         rep = exact_rule_report(exact, exact, cand, **TOL)
         assert not rep["passed"] and rep["n_nonfinite"] == 1 and rep["n_fail"] == 1
-        json.dumps(rep, allow_nan=False)          # the record stays valid JSON
+        json.dumps(rep, allow_nan=False)  # the record stays valid JSON
     # XLA overflowing to inf gives the candidate no unbounded allowance there
     xla = exact.copy()
     xla[1] = np.inf
@@ -106,6 +110,7 @@ def test_compare_set_reports_both_errors():
 
 # ------------------------------------------------------------------ timed outputs
 
+
 def test_timed_output_verdicts():
     exact = [np.linspace(1, 2, 64, dtype=np.float32)]
     xla = [bf16(exact[0])]
@@ -128,6 +133,7 @@ def test_timed_output_verdicts():
 
 # ------------------------------------------------------------------ the speedup interval
 
+
 def test_paired_speedup_by_hand():
     b = [2.0, 2.0, 2.0, 2.0]
     c = [1.0, 1.0, 1.0, 1.0]
@@ -138,7 +144,7 @@ def test_paired_speedup_by_hand():
 
 def test_identical_programs_are_a_tie_and_load_cancels():
     rng = np.random.default_rng(7)
-    load = np.exp(rng.normal(0, 0.4, 50))            # the same drift hits both in a pair
+    load = np.exp(rng.normal(0, 0.4, 50))  # the same drift hits both in a pair
     b = 1e-3 * load * np.exp(rng.normal(0, 0.02, 50))
     c = 1e-3 * load * np.exp(rng.normal(0, 0.02, 50))
     est = paired_speedup(b, c)
@@ -165,8 +171,7 @@ def test_interval_is_seeded_and_validated():
     rng = np.random.default_rng(11)
     b, c = rng.uniform(1, 2, 50), rng.uniform(1, 2, 50)
     assert paired_speedup(b, c) == paired_speedup(b, c)
-    for bad in (([1.0], [1.0]), ([1.0, 2.0], [1.0]), ([1.0, -2.0], [1.0, 1.0]),
-                ([1.0, np.nan], [1.0, 1.0])):
+    for bad in (([1.0], [1.0]), ([1.0, 2.0], [1.0]), ([1.0, -2.0], [1.0, 1.0]), ([1.0, np.nan], [1.0, 1.0])):
         with pytest.raises(ValueError):
             paired_speedup(*bad)
 
@@ -175,9 +180,9 @@ def test_outcome_and_faster_rules():
     assert record.speed_outcome(1.01, 1.2) == "correct_faster"
     assert record.speed_outcome(0.8, 0.99) == "correct_slower"
     assert record.speed_outcome(0.99, 1.01) == "correct_tie"
-    assert record.speed_outcome(1.0, 1.3) == "correct_tie"       # the lower end must exceed 1
+    assert record.speed_outcome(1.0, 1.3) == "correct_tie"  # the lower end must exceed 1
     assert record.faster_than(1.0, 1.4, lo=1.01) and not record.faster_than(1.0, 1.4, lo=0.99)
-    assert record.faster_than(1.0, 1.4) and not record.faster_than(1.0, 0.9)   # old rows
+    assert record.faster_than(1.0, 1.4) and not record.faster_than(1.0, 0.9)  # old rows
     assert record.faster_than(1.5, 2.0, lo=1.6) and not record.faster_than(1.5, 2.0, lo=1.4)
     assert record.format_speedup(1.4221, 1.371, 1.48) == "1.42x [1.37, 1.48]"
     assert record.format_speedup(1.4221) == "1.42x" and record.format_speedup(None) == "-"
@@ -187,7 +192,7 @@ def test_outcome_and_faster_rules():
 
 def test_baseline_guard():
     assert baseline_guard(1.2e-3, 1.0e-3, 1.5)["trusted"]
-    assert baseline_guard(0.5e-3, 1.0e-3, 1.5)["trusted"]          # faster beside: only hurts
+    assert baseline_guard(0.5e-3, 1.0e-3, 1.5)["trusted"]  # faster beside: only hurts
     g = baseline_guard(2.0e-3, 1.0e-3, 1.5)
     assert not g["trusted"] and g["ratio"] == pytest.approx(2.0) and "held for review" in g["message"]
     with pytest.raises(ValueError):
@@ -203,15 +208,17 @@ def test_block_bootstrap_keeps_its_promise_when_blocks_share_disturbances():
     labelled = {1: 0, 5: 0}
     runs = 200
     for _ in range(runs):
+
         def series():
             block_effect = np.repeat(np.exp(rng.normal(0, 0.25, 10)), 5)
             return 1e-3 * block_effect * np.exp(rng.normal(0, 0.05, 50))
+
         b, c = series(), series()
         for blk in labelled:
             est = paired_speedup(b, c, block=blk, resamples=2000, seed=1)
             labelled[blk] += record.speed_outcome(est["lo"], est["hi"]) != "correct_tie"
-    assert labelled[1] > 0.15 * runs          # the naive interval undercovers badly
-    assert labelled[5] <= 0.10 * runs         # the block interval holds
+    assert labelled[1] > 0.15 * runs  # the naive interval undercovers badly
+    assert labelled[5] <= 0.10 * runs  # the block interval holds
 
 
 def test_block_must_divide_the_pairs():
@@ -227,17 +234,17 @@ def test_systematic_widening_and_hull():
     assert est["speedup"] == 2.0 and est["lo"] == pytest.approx(2.0 / 1.03)
     assert est["hi"] == pytest.approx(2.06)
     near = paired_speedup([1.02] * 10, [1.0] * 10, systematic=0.03)
-    assert record.speed_outcome(near["lo"], near["hi"]) == "correct_tie"   # 2% is within it
+    assert record.speed_outcome(near["lo"], near["hi"]) == "correct_tie"  # 2% is within it
     from jaxbench.verdict.numerics import hull
+
     forged = {"speedup": 2.0, "lo": 1.9, "hi": 2.1, "n": 50, "confidence": 0.95, "method": "a"}
     clean = {"speedup": 1.0, "lo": 0.9, "hi": 1.1, "n": 50, "confidence": 0.95, "method": "b"}
     h = hull(forged, clean)
     assert h["speedup"] == 1.0 and (h["lo"], h["hi"]) == (0.9, 2.1)
-    assert record.speed_outcome(h["lo"], h["hi"]) == "correct_tie"   # an inflated baseline gains nothing
+    assert record.speed_outcome(h["lo"], h["hi"]) == "correct_tie"  # an inflated baseline gains nothing
 
 
 def test_records_are_json_safe():
-    rec = record.json_safe({"a": float("inf"), "b": [1.0, float("nan")], "c": {"d": -float("inf")},
-                            "e": "x", "f": 2})
+    rec = record.json_safe({"a": float("inf"), "b": [1.0, float("nan")], "c": {"d": -float("inf")}, "e": "x", "f": 2})
     assert rec == {"a": None, "b": [1.0, None], "c": {"d": None}, "e": "x", "f": 2}
     json.dumps(rec, allow_nan=False)

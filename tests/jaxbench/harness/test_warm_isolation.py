@@ -5,6 +5,7 @@ monkeypatch on ``jax.numpy``, a thread that keeps rewriting its /tmp file); the 
 every one of them and is correct only if it finds none (it returns twice the answer otherwise).
 The first candidate runs the same detector right after planting, so the detector is shown to
 see every canary where one exists."""
+
 import json
 import secrets
 
@@ -57,7 +58,9 @@ def seen():
     return out
 '''
 
-WRITER = KERNEL + '''
+WRITER = (
+    KERNEL
+    + '''
 import threading
 import time
 import types
@@ -89,8 +92,11 @@ print("PROBE-SEEN " + json.dumps(seen()), flush=True)
 def workload(x, scale):
     return rmsnorm(x, scale, 1)
 '''
+)
 
-READER = KERNEL + '''
+READER = (
+    KERNEL
+    + '''
 SEEN = seen()
 print("PROBE-SEEN " + json.dumps(SEEN), flush=True)
 
@@ -98,21 +104,26 @@ print("PROBE-SEEN " + json.dumps(SEEN), flush=True)
 def workload(x, scale):
     return rmsnorm(x, scale, 2 if SEEN else 1)     # wrong as soon as any canary is visible
 '''
+)
 
-CANARIES = 4 + 1 + 1 + 1 + 1 + 1          # files, env, module, jnp attribute, patch, thread
+CANARIES = 4 + 1 + 1 + 1 + 1 + 1  # files, env, module, jnp attribute, patch, thread
 
 
 def _seen(rec):
-    lines = [line[len("PROBE-SEEN "):] for line in rec["child_output"]["stdout"].splitlines()
-             if line.startswith("PROBE-SEEN ")]
+    lines = [
+        line[len("PROBE-SEEN ") :]
+        for line in rec["child_output"]["stdout"].splitlines()
+        if line.startswith("PROBE-SEEN ")
+    ]
     assert len(lines) == 1, rec["child_output"]
     return json.loads(lines[0])
 
 
 def test_the_next_candidate_sees_nothing_the_previous_one_left(baseline_12p):
     token = secrets.token_hex(8)
-    kw = dict(profile="small", hardware="cpu", baseline=baseline_12p,
-              timeouts={"compile": 60, "check": 60, "timing": 120})
+    kw = dict(
+        profile="small", hardware="cpu", baseline=baseline_12p, timeouts={"compile": 60, "check": 60, "timing": 120}
+    )
     with harness.WarmPool("cpu", size=1, refill="after") as pool:
         first = pool.evaluate("12p", WRITER.replace("{token}", token), **kw)
         second = pool.evaluate("12p", READER.replace("{token}", token), **kw)
@@ -123,16 +134,26 @@ def test_the_next_candidate_sees_nothing_the_previous_one_left(baseline_12p):
     assert _seen(second) == [], _seen(second)
     assert second["outcome"].startswith("correct_"), (second["outcome"], second["message"])
     assert second["errors"]["n_fail"] == 0
-    assert first["sandbox"].get("host_uid") != second["sandbox"].get("host_uid") or \
-        first["sandbox"].get("host_uid") is None
+    assert (
+        first["sandbox"].get("host_uid") != second["sandbox"].get("host_uid")
+        or first["sandbox"].get("host_uid") is None
+    )
 
 
 def test_the_reader_fails_when_a_canary_is_visible(baseline_12p):
     """The reader's verdict depends on the canaries: planted in its own process (the writer's
     code before it), it returns the wrong answer and is judged incorrect."""
     token = secrets.token_hex(8)
-    both = WRITER.replace("{token}", token).split("\n\ndef workload")[0] + \
-        READER.replace("{token}", token)[len(KERNEL.replace("{token}", token)):]
-    rec = harness.evaluate("12p", both, profile="small", hardware="cpu", baseline=baseline_12p,
-                           timeouts={"compile": 60, "check": 60, "timing": 120})
+    both = (
+        WRITER.replace("{token}", token).split("\n\ndef workload")[0]
+        + READER.replace("{token}", token)[len(KERNEL.replace("{token}", token)) :]
+    )
+    rec = harness.evaluate(
+        "12p",
+        both,
+        profile="small",
+        hardware="cpu",
+        baseline=baseline_12p,
+        timeouts={"compile": 60, "check": 60, "timing": 120},
+    )
     assert rec["outcome"] in ("incorrect", "rejected"), (rec["outcome"], rec["message"])

@@ -1,6 +1,7 @@
 """Helpers shared by the kernel tests: load a candidate file the way the harness's sandboxed
 child does, check it against the workload's XLA baseline under TPU interpret mode, and lower
 it for TPU at full shapes on this CPU host."""
+
 from __future__ import annotations
 
 import ast
@@ -17,8 +18,16 @@ _counter = itertools.count()
 # question has no answer unless an abstract TPU device is in context.
 TARGET_DEVICE_KIND = "TPU v6 lite"
 
-ALLOWED_IMPORTS = ("jax", "jax.numpy", "jax.experimental.pallas", "jax.experimental.pallas.tpu",
-                   "jax.experimental.pallas.gpu", "numpy", "functools", "math")
+ALLOWED_IMPORTS = (
+    "jax",
+    "jax.numpy",
+    "jax.experimental.pallas",
+    "jax.experimental.pallas.tpu",
+    "jax.experimental.pallas.gpu",
+    "numpy",
+    "functools",
+    "math",
+)
 EXPERT_IMPORT_PREFIXES = ("tokamax", "jax.experimental.pallas.ops.tpu")
 
 
@@ -43,8 +52,10 @@ def imported_modules(source: str) -> set[str]:
 def passes_interpret(source: str) -> bool:
     """Whether any call in the source passes an ``interpret=`` keyword (kernels are written for
     TPU; the harness chooses interpret mode on CPU)."""
-    return any(isinstance(node, ast.Call) and any(k.arg == "interpret" for k in node.keywords)
-               for node in ast.walk(ast.parse(source)))
+    return any(
+        isinstance(node, ast.Call) and any(k.arg == "interpret" for k in node.keywords)
+        for node in ast.walk(ast.parse(source))
+    )
 
 
 def import_allowed(name: str, expert: bool) -> bool:
@@ -81,8 +92,9 @@ def tpu_target(device_kind: str | None = TARGET_DEVICE_KIND):
     import jax
     from jax.sharding import AbstractDevice, AbstractMesh
 
-    mesh = AbstractMesh((1,), ("_target",), abstract_device=AbstractDevice(
-        device_kind=device_kind, num_cores=1, platform="tpu"))
+    mesh = AbstractMesh(
+        (1,), ("_target",), abstract_device=AbstractDevice(device_kind=device_kind, num_cores=1, platform="tpu")
+    )
     with jax.sharding.use_abstract_mesh(mesh):
         yield
 
@@ -107,12 +119,12 @@ def _compare(exact, xla, out, workload, what: str) -> None:
     for e, x, o in zip(e_leaves, x_leaves, o_leaves):
         assert o.shape == x.shape, (what, o.shape, x.shape)
         assert np.all(np.isfinite(np.asarray(o, np.float32))), f"{what}: non-finite output"
-        rep = exact_rule_report(np.asarray(e), np.asarray(x), np.asarray(o), workload.atol,
-                                workload.rtol)
+        rep = exact_rule_report(np.asarray(e), np.asarray(x), np.asarray(o), workload.atol, workload.rtol)
         assert rep["passed"], (
             f"{what}: {rep['n_fail']}/{np.asarray(o).size} elements outside the allowance "
             f"(candidate max abs err {rep['candidate']['max_abs']:.4g}, XLA's "
-            f"{rep['xla']['max_abs']:.4g})")
+            f"{rep['xla']['max_abs']:.4g})"
+        )
 
 
 def check_matches_baseline(mod, workload, profile: str, seeds, device_kind=None) -> None:
@@ -128,8 +140,7 @@ def check_matches_baseline(mod, workload, profile: str, seeds, device_kind=None)
         out = run_interpret(mod, inputs, device_kind)
         for r, o in zip(jax.tree.leaves(ref), jax.tree.leaves(out)):
             assert o.dtype == r.dtype, (seed, o.dtype, r.dtype)
-        _compare(exact_reference(workload, profile, inputs), ref, out, workload,
-                 f"seed {seed} vs baseline")
+        _compare(exact_reference(workload, profile, inputs), ref, out, workload, f"seed {seed} vs baseline")
 
 
 def exact_reference(workload, profile: str, inputs):
@@ -158,8 +169,7 @@ def lower_for_tpu(mod, workload, profile: str = "full", device_kind=None):
 
     set_profile(mod, workload, profile)
     with tpu_target(device_kind):
-        exported = jax.export.export(jax.jit(mod.workload), platforms=["tpu"])(
-            *workload.input_specs(profile))
+        exported = jax.export.export(jax.jit(mod.workload), platforms=["tpu"])(*workload.input_specs(profile))
     text = exported.mlir_module()
     assert "tpu_custom_call" in text, "no Pallas TPU kernel in the lowered program"
     return exported

@@ -1,5 +1,6 @@
 """The example Pallas TPU candidates: each matches its workload's XLA baseline under TPU
 interpret mode at the small profile (three input keys) and lowers for TPU at full shapes."""
+
 import pytest
 
 from jaxbench import workloads

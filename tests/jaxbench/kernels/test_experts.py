@@ -18,6 +18,7 @@ Known limits are asserted, never hidden (each with its reason):
   TPU device in context on a CPU host; these run under `tpu_target()` (a v6e), and a test
   documents the failure without it.
 """
+
 import ast
 import pathlib
 
@@ -43,18 +44,20 @@ IDS = list(experts.EXPERTS)
 SEEDS = (0, 1)
 
 # Stages that need an abstract TPU device in context on a CPU host, and why:
-_EMIT_PIPELINE = ("Tokamax's GMM pipelines its blocks with pltpu.emit_pipeline, whose DMA "
-                  "slicing asks the TPU generation for the memory tiling")
+_EMIT_PIPELINE = (
+    "Tokamax's GMM pipelines its blocks with pltpu.emit_pipeline, whose DMA "
+    "slicing asks the TPU generation for the memory tiling"
+)
 NEEDS_TARGET_INTERPRET = {"11p": _EMIT_PIPELINE}
 NEEDS_TARGET_LOWER = {
     "11p": _EMIT_PIPELINE,
     "7p": "JAX's RPA kernel uses `//` on traced ints, which lowers to a sign op whose Mosaic "
-          "rule asks the TPU generation",
+    "rule asks the TPU generation",
 }
 INTERPRET_UNSUPPORTED = {
     "7p": "jax 0.10.2's TPU interpreter cannot execute ref.reshape / ref.bitcast transforms "
-          "('ReshapeTransform' object has no attribute 'indices'), which JAX's "
-          "ragged_paged_attention kernel uses on its KV buffers",
+    "('ReshapeTransform' object has no attribute 'indices'), which JAX's "
+    "ragged_paged_attention kernel uses on its KV buffers",
 }
 # The slowest under interpret mode on 2 cores: 11p's GMM visits ~130 (group, tile) steps.
 SLOW_INTERPRET = {"11p"}
@@ -66,12 +69,12 @@ def _target(wid, table):
 
 def _load(wid, profile, source=None):
     wl = workloads.get(wid)
-    mod = load_candidate(source if source is not None else experts.source(wid), wl, profile,
-                         str(experts.path(wid)))
+    mod = load_candidate(source if source is not None else experts.source(wid), wl, profile, str(experts.path(wid)))
     return wl, mod
 
 
 # ----------------------------------------------------------------------------- declarations
+
 
 def test_registry_covers_the_expert_workloads():
     expert_ids = {w.id for w in workloads.all_workloads() if w.expert}
@@ -105,12 +108,12 @@ def test_declarations(wid):
 
 def test_sweep_sizes():
     sizes = {wid: len(experts.sweep(wid)) for wid in IDS}
-    assert sizes == {"1p": 23, "2p": 23, "3p": 24, "4p": 23, "6p": 14, "7p": 21, "8p": 27,
-                     "11p": 49}
+    assert sizes == {"1p": 23, "2p": 23, "3p": 24, "4p": 23, "6p": 14, "7p": 21, "8p": 27, "11p": 49}
     assert sum(sizes.values()) == 204
 
 
 # ------------------------------------------------------------------------ configured_source
+
 
 def _config_of(source):
     for node in ast.parse(source).body:
@@ -149,6 +152,7 @@ def test_a_configured_sweep_point_runs_as_a_candidate():
 
 
 # ---------------------------------------------------------------- numerics, interpret mode
+
 
 def _expert_params():
     out = []
@@ -206,20 +210,17 @@ def test_7p_kernel_reference_matches_baseline():
     inputs = wl.create_inputs("small", jax.random.key(0))
     queries, kv_pages, *index_inputs = inputs
     index_inputs = [np.asarray(a) for a in index_inputs]
-    reference = jax.jit(lambda q, kv: ref_ragged_paged_attention(
-        q, kv, *index_inputs, sm_scale=q.shape[-1] ** -0.5))
+    reference = jax.jit(lambda q, kv: ref_ragged_paged_attention(q, kv, *index_inputs, sm_scale=q.shape[-1] ** -0.5))
     out = np.asarray(reference(queries, kv_pages), np.float32)
     ref = np.asarray(jax.jit(wl.baseline("small"))(*inputs), np.float32)
     assert np.allclose(ref, out, atol=wl.atol, rtol=wl.rtol)
 
 
 def _without_target(reason):
-    return pytest.mark.xfail(raises=ValueError, strict=True,
-                             reason=f"'Unsupported TPU device kind: cpu': {reason}")
+    return pytest.mark.xfail(raises=ValueError, strict=True, reason=f"'Unsupported TPU device kind: cpu': {reason}")
 
 
-@pytest.mark.parametrize("wid", [pytest.param(w, marks=_without_target(r))
-                                 for w, r in NEEDS_TARGET_INTERPRET.items()])
+@pytest.mark.parametrize("wid", [pytest.param(w, marks=_without_target(r)) for w, r in NEEDS_TARGET_INTERPRET.items()])
 def test_interpret_without_a_tpu_target(wid):
     """What these experts do in a plain CPU context, without a TPU target (the harness puts one
     in context in interpret mode, as the tests above do)."""
@@ -231,14 +232,14 @@ def test_interpret_without_a_tpu_target(wid):
 
 # -------------------------------------------------------------------------- TPU lowering
 
+
 @pytest.mark.parametrize("wid", IDS)
 def test_default_config_lowers_for_tpu_full(wid):
     wl, mod = _load(wid, "full")
     lower_for_tpu(mod, wl, "full", device_kind=_target(wid, NEEDS_TARGET_LOWER))
 
 
-@pytest.mark.parametrize("wid", [pytest.param(w, marks=_without_target(r))
-                                 for w, r in NEEDS_TARGET_LOWER.items()])
+@pytest.mark.parametrize("wid", [pytest.param(w, marks=_without_target(r)) for w, r in NEEDS_TARGET_LOWER.items()])
 def test_lowering_without_a_tpu_target(wid):
     """What the harness's plain CPU pre-check (jax.export on this host) does today."""
     wl, mod = _load(wid, "full")
@@ -272,17 +273,18 @@ def test_every_small_sweep_point_matches_float32(wid):
 
 JAX_CANDIDATES = pathlib.Path(__file__).parent / "jax_candidates"
 JAX_KERNEL_FILES = {
-    "1p": "1p_flash_attention.py",    # jax.experimental.pallas.ops.tpu.flash_attention
-    "2p": "2p_gqa_attention.py",      # ...splash_attention (native GQA)
-    "3p": "3p_mla_attention.py",      # ...flash_attention, head dims padded to 256
-    "4p": "4p_sparse_attention.py",   # ...splash_attention
-    "11p": "11p_megablox_gmm.py",     # ...megablox.gmm
+    "1p": "1p_flash_attention.py",  # jax.experimental.pallas.ops.tpu.flash_attention
+    "2p": "2p_gqa_attention.py",  # ...splash_attention (native GQA)
+    "3p": "3p_mla_attention.py",  # ...flash_attention, head dims padded to 256
+    "4p": "4p_sparse_attention.py",  # ...splash_attention
+    "11p": "11p_megablox_gmm.py",  # ...megablox.gmm
 }
 SLOW_JAX = {"2p", "4p", "11p"}
 
 
-@pytest.mark.parametrize("wid", [pytest.param(w, marks=[pytest.mark.slow] if w in SLOW_JAX
-                                              else []) for w in JAX_KERNEL_FILES])
+@pytest.mark.parametrize(
+    "wid", [pytest.param(w, marks=[pytest.mark.slow] if w in SLOW_JAX else []) for w in JAX_KERNEL_FILES]
+)
 def test_jax_kernel_candidate_matches_small_interpret(wid):
     src = (JAX_CANDIDATES / JAX_KERNEL_FILES[wid]).read_text()
     bad = sorted(m for m in imported_modules(src) if not import_allowed(m, expert=True))

@@ -1,6 +1,7 @@
 """Tests for jaxbench.metrics: hand-computed cases (arithmetic in the comments), folding in
 any order (seeded random permutations), and a brute-force reference that applies DESIGN.md's
 definitions directly to raw samples (independent mode: every N-subset enumerated)."""
+
 from __future__ import annotations
 
 import itertools
@@ -27,8 +28,14 @@ approx = lambda x: pytest.approx(x, rel=REL, abs=1e-15)
 # ---------------------------------------------------------------------------------------------
 
 # W1: index: 0 compile_error, 1 slower 0.8, 2 faster 1.5, 3 incorrect, 4 faster 1.2, 5 faster 2.0
-W1 = [("compile_error", None), ("correct_slower", 0.8), ("correct_faster", 1.5),
-      ("incorrect", None), ("correct_faster", 1.2), ("correct_faster", 2.0)]
+W1 = [
+    ("compile_error", None),
+    ("correct_slower", 0.8),
+    ("correct_faster", 1.5),
+    ("incorrect", None),
+    ("correct_faster", 1.2),
+    ("correct_faster", 2.0),
+]
 # W2: every sample failed.
 W2 = [("runtime_error", None), ("timeout", None), ("rejected", None)]
 # W3: index 0 faster 4.0, index 1 slower 0.5.
@@ -47,9 +54,16 @@ def test_aggregate_fields_hand_case():
     assert a.best_speedup == 2.0
     assert a.first_correct_index == 1 and a.first_faster_index == 2 and a.max_index == 5
     assert a.correct_speedups == (0.8, 1.2, 1.5, 2.0)
-    assert a.outcome_counts == {"compile_error": 1, "runtime_error": 0, "timeout": 0,
-                                "incorrect": 1, "correct_slower": 1, "correct_tie": 0, "correct_faster": 3,
-                                "rejected": 0}
+    assert a.outcome_counts == {
+        "compile_error": 1,
+        "runtime_error": 0,
+        "timeout": 0,
+        "incorrect": 1,
+        "correct_slower": 1,
+        "correct_tie": 0,
+        "correct_faster": 3,
+        "rejected": 0,
+    }
     a.validate()
     b = m.from_sequence(W2)
     assert b.progression == () and b.best_speedup is None and b.first_correct_index is None
@@ -101,13 +115,11 @@ def test_set_metrics_sequential_hand_case():
     # curves run to max index + 1 = 6
     assert m.curve_length(aggs) == 6
     assert [n for n, _ in m.fast_p_curve(aggs)] == [1, 2, 3, 4, 5, 6]
-    assert [v for _, v in m.fast_p_curve(aggs)] == [approx(x) for x in
-                                                    (1 / 3, 1 / 3, 2 / 3, 2 / 3, 2 / 3, 2 / 3)]
+    assert [v for _, v in m.fast_p_curve(aggs)] == [approx(x) for x in (1 / 3, 1 / 3, 2 / 3, 2 / 3, 2 / 3, 2 / 3)]
     assert m.solved_curve(aggs) == [(1, 1), (2, 2), (3, 2), (4, 2), (5, 2), (6, 2)]
     # geomean curve: N=1,2: 4^(1/3); N=3..5: 6^(1/3); N=6: 2
     g = [v for _, v in m.geomean_curve(aggs)]
-    assert g == [approx(x) for x in (4 ** (1 / 3), 4 ** (1 / 3), 6 ** (1 / 3), 6 ** (1 / 3),
-                                     6 ** (1 / 3), 2.0)]
+    assert g == [approx(x) for x in (4 ** (1 / 3), 4 ** (1 / 3), 6 ** (1 / 3), 6 ** (1 / 3), 6 ** (1 / 3), 2.0)]
     assert m.fast_p_curve(aggs, n_max=2) == [(1, approx(1 / 3)), (2, approx(1 / 3))]
     assert m.fast_p_curve(aggs, n_max=0) == []
 
@@ -119,7 +131,7 @@ def test_workload_without_samples_counts_one():
     assert m.solved(aggs) == 1
     assert m.fast_p(aggs) == approx(0.25)
     by_id = {"1p": m.from_sequence(W3), "99x": m.from_sequence(W1)}
-    sel = m.select(by_id, ["1p", "2p", "3p", "4p"])     # 99x is outside the set: ignored
+    sel = m.select(by_id, ["1p", "2p", "3p", "4p"])  # 99x is outside the set: ignored
     assert sel[0] == by_id["1p"] and sel[1:] == [WorkloadAggregate()] * 3
     assert m.floored_geomean(sel) == approx(math.sqrt(2))
     with pytest.raises(ValueError):
@@ -135,8 +147,16 @@ def test_outcome_shares_hand_case():
     # 11 samples: compile 1, runtime 1, timeout 1, incorrect 1, rejected 1,
     # slower 2 (0.8, 0.5), faster 4 (1.5, 1.2, 2.0, 4.0)
     counts = m.outcome_counts(aggs)
-    assert counts == {"compile_error": 1, "runtime_error": 1, "timeout": 1, "incorrect": 1,
-                      "correct_slower": 2, "correct_tie": 0, "correct_faster": 4, "rejected": 1}
+    assert counts == {
+        "compile_error": 1,
+        "runtime_error": 1,
+        "timeout": 1,
+        "incorrect": 1,
+        "correct_slower": 2,
+        "correct_tie": 0,
+        "correct_faster": 4,
+        "rejected": 1,
+    }
     shares = m.outcome_shares(aggs)
     assert shares["correct_faster"] == approx(4 / 11)
     assert shares["correct_slower"] == approx(2 / 11)
@@ -155,8 +175,7 @@ def test_outcome_shares_hand_case():
 # ---------------------------------------------------------------------------------------------
 
 # B: n = 4 samples: slower 0.5, compile error, faster 2.0, faster 3.0 -> c_correct = 3, c_fast = 2
-B = [("correct_slower", 0.5), ("compile_error", None), ("correct_faster", 2.0),
-     ("correct_faster", 3.0)]
+B = [("correct_slower", 0.5), ("compile_error", None), ("correct_faster", 2.0), ("correct_faster", 3.0)]
 
 
 def test_pass_at_k_hand():
@@ -164,7 +183,7 @@ def test_pass_at_k_hand():
     assert m.pass_at_k(4, 2, 1) == 0.5
     assert m.pass_at_k(4, 2, 2) == approx(5 / 6)
     assert m.pass_at_k(4, 2, 3) == 1.0
-    assert m.pass_at_k(4, 2, 9) == 1.0 and m.pass_at_k(4, 0, 9) == 0.0   # N > n: full sample
+    assert m.pass_at_k(4, 2, 9) == 1.0 and m.pass_at_k(4, 0, 9) == 0.0  # N > n: full sample
     assert m.pass_at_k(4, 2, 0) == 0.0 and m.pass_at_k(0, 0, 0) == 0.0
     # 144 samples, 1 correct, N = 1: 1 - 143/144 = 1/144
     assert m.pass_at_k(144, 1, 1) == approx(1 / 144)
@@ -175,10 +194,10 @@ def test_pass_at_k_hand():
 def test_independent_fast_and_solved_hand_case():
     b = m.from_sequence(B)
     ind = INDEPENDENT
-    assert m.fast_p([b], 1, mode=ind) == 0.5                 # 1 - 2/4
-    assert m.fast_p([b], 2, mode=ind) == approx(5 / 6)       # 1 - 1/6
-    assert m.fast_p([b], 3, mode=ind) == 1.0                 # 1 - 0/4
-    assert m.fast_p([b], 5, mode=ind) == 1.0                 # N > n: full sample
+    assert m.fast_p([b], 1, mode=ind) == 0.5  # 1 - 2/4
+    assert m.fast_p([b], 2, mode=ind) == approx(5 / 6)  # 1 - 1/6
+    assert m.fast_p([b], 3, mode=ind) == 1.0  # 1 - 0/4
+    assert m.fast_p([b], 5, mode=ind) == 1.0  # N > n: full sample
     assert m.fast_p([b], None, mode=ind) == 1.0
     # p = 2.5: c = 1 (3.0): N=1: 1 - C(3,1)/C(4,1) = 1/4 ; N=2: 1 - C(3,2)/C(4,2) = 1 - 3/6
     assert m.fast_p([b], 1, p=2.5, mode=ind) == approx(1 / 4)
@@ -223,6 +242,7 @@ def test_independent_expected_geomean_hand_case():
 # Folding out of order
 # ---------------------------------------------------------------------------------------------
 
+
 def test_progression_out_of_order_hand_case():
     a = m.update(None, 5, "correct_faster", 2.0)
     assert a.progression == ((5, 2.0),)
@@ -248,14 +268,14 @@ def test_progression_out_of_order_hand_case():
     # a later 3.0 at index 6 is a new last record
     assert m.update(a, 6, "correct_faster", 3.0).progression[-1] == (6, 3.0)
     b = m.update(None, 9, "correct_faster", 1.5)
-    b = m.update(b, 3, "correct_faster", 2.5)           # drops (9, 1.5)
+    b = m.update(b, 3, "correct_faster", 2.5)  # drops (9, 1.5)
     assert b.progression == ((3, 2.5),)
     assert b.first_faster_index == 3 and b.best_speedup == 2.5
     # ties: an equal speedup earlier in order becomes the record, the later one is dropped
     t = m.update(None, 3, "correct_faster", 2.0)
     t = m.update(t, 1, "correct_faster", 2.0)
     assert t.progression == ((1, 2.0),)
-    t = m.update(t, 2, "correct_faster", 2.0)            # equal to the running best: no record
+    t = m.update(t, 2, "correct_faster", 2.0)  # equal to the running best: no record
     assert t.progression == ((1, 2.0),)
     assert t.n_faster == 3 and t.correct_speedups == (2.0, 2.0, 2.0)
 
@@ -271,12 +291,12 @@ def test_update_is_pure():
 def test_update_rejects_bad_input():
     a = m.from_sequence(W1)
     with pytest.raises(ValueError):
-        m.update(a, 7, "correct_faster", 0.9)        # faster must be > 1
+        m.update(a, 7, "correct_faster", 0.9)  # faster must be > 1
     with pytest.raises(ValueError):
-        m.update(a, 7, "correct_faster", 1.0)        # exactly 1 is not faster
+        m.update(a, 7, "correct_faster", 1.0)  # exactly 1 is not faster
     with pytest.raises(ValueError):
         m.update(a, 7, "correct_slower", 1.01)
-    assert m.update(a, 7, "correct_slower", 1.0).n_faster == 3   # exactly 1.0 is slower
+    assert m.update(a, 7, "correct_slower", 1.0).n_faster == 3  # exactly 1.0 is slower
     for bad in (None, float("nan"), float("inf"), 0.0, -1.0, True, "2"):
         with pytest.raises(ValueError):
             m.update(a, 7, "correct_faster", bad)
@@ -286,7 +306,7 @@ def test_update_rejects_bad_input():
         with pytest.raises(ValueError):
             m.update(a, bad_index, "incorrect")
     with pytest.raises(ValueError):
-        m.update(a, 5, "incorrect")                  # index 5 is in the progression
+        m.update(a, 5, "incorrect")  # index 5 is in the progression
     with pytest.raises(ValueError):
         m.from_samples([(0, "incorrect", None), (0, "timeout", None)])
     # a speedup on a non-correct sample is ignored
@@ -300,6 +320,7 @@ def test_update_rejects_bad_input():
 # ---------------------------------------------------------------------------------------------
 # Brute-force reference straight from the definitions
 # ---------------------------------------------------------------------------------------------
+
 
 def _correct(outcome):
     return outcome in ("correct_slower", "correct_tie", "correct_faster")
@@ -371,7 +392,7 @@ def random_samples(rng, n, gaps=False):
             s = rng.choice([0.9, 1.0, 1.1, 1.2, 0.8 + rng.random() * 0.6])
             low = min(s, rng.choice([0.7, 0.95, 1.0]))
         else:
-            s = rng.choice([None, 2.0])          # ignored for non-correct outcomes
+            s = rng.choice([None, 2.0])  # ignored for non-correct outcomes
             low = None
         out.append((i, o, s, low))
     return out
@@ -391,7 +412,7 @@ def test_fold_any_order_equals_ordered_build():
             agg = WorkloadAggregate()
             for i, o, s, lo in perm:
                 agg = m.update(agg, i, o, s, lo)
-                agg.validate()                     # every intermediate state is consistent
+                agg.validate()  # every intermediate state is consistent
             assert agg == ordered
         assert WorkloadAggregate.from_dict(ordered.to_dict()) == ordered
         # the progression is exactly the records of the ordered sample list
@@ -417,13 +438,13 @@ def test_metrics_match_reference_per_workload():
                 assert m.fast_probability(agg, n, p) == float(ref_fast(samples, n, p)), (n, p)
         for k in range(0, len(samples) + 3):
             assert m.solve_probability(agg, k, INDEPENDENT) == approx(
-                float(ref_independent(samples, k, lambda x: _correct(x[1]))))
+                float(ref_independent(samples, k, lambda x: _correct(x[1])))
+            )
             for p in PS:
                 got = m.fast_probability(agg, k, p, INDEPENDENT)
                 want = ref_independent(samples, k, lambda x: _correct(x[1]) and _low(x) > p)
                 assert got == approx(float(want)), (k, p)
-            assert m.expected_log_speedup(agg, k, INDEPENDENT) == approx(
-                ref_independent_log(samples, k))
+            assert m.expected_log_speedup(agg, k, INDEPENDENT) == approx(ref_independent_log(samples, k))
 
 
 def test_metrics_match_reference_per_set():
@@ -437,8 +458,7 @@ def test_metrics_match_reference_per_set():
             assert m.floored_geomean(aggs, n) == approx(want_g)
             assert m.solved(aggs, n) == sum(ref_solved(s, n) for s in per_w)
             for p in PS:
-                assert m.fast_p(aggs, n, p) == approx(
-                    sum(ref_fast(s, n, p) for s in per_w) / len(per_w))
+                assert m.fast_p(aggs, n, p) == approx(sum(ref_fast(s, n, p) for s in per_w) / len(per_w))
         assert m.curve_length(aggs) == nmax
         assert m.fast_p_curve(aggs) == [(n, approx(m.fast_p(aggs, n))) for n in range(1, nmax + 1)]
         for k in range(1, nmax + 2):
@@ -451,8 +471,11 @@ def test_sequential_curves_are_monotone():
     for _ in range(50):
         aggs = [m.from_samples(random_samples(rng, rng.randint(0, 10))) for _ in range(4)]
         for mode in (SEQUENTIAL, INDEPENDENT):
-            for curve in (m.fast_p_curve(aggs, mode=mode), m.solved_curve(aggs, mode=mode),
-                          m.geomean_curve(aggs, mode=mode)):
+            for curve in (
+                m.fast_p_curve(aggs, mode=mode),
+                m.solved_curve(aggs, mode=mode),
+                m.geomean_curve(aggs, mode=mode),
+            ):
                 vals = [v for _, v in curve]
                 assert all(a <= b + 1e-12 for a, b in zip(vals, vals[1:]))
 
@@ -461,11 +484,14 @@ def test_sequential_curves_are_monotone():
 # Gap to expert
 # ---------------------------------------------------------------------------------------------
 
+
 def test_expert_gap_hand_case():
     # S: sparse attention 2.81 (agent), ragged paged attention failed, a third at 1.5
-    aggs = [m.from_sequence([("correct_faster", 2.81)]),
-            m.from_sequence([("compile_error", None)]),
-            m.from_sequence([("correct_faster", 1.5)])]
+    aggs = [
+        m.from_sequence([("correct_faster", 2.81)]),
+        m.from_sequence([("compile_error", None)]),
+        m.from_sequence([("correct_faster", 1.5)]),
+    ]
     experts = [0.86, 6.91, 3.0]
     # per workload: 2.81 / max(1, 0.86) = 2.81 ; 1 / 6.91 ; 1.5 / 3 = 0.5
     gaps = m.expert_gaps(aggs, experts)
@@ -490,8 +516,7 @@ def test_published_expert_ratio_is_77_percent():
     # the published per-workload points through expert_gaps: sparse 2.81 / max(1, 0.86) = 2.81,
     # ragged paged attention (agent failed) 1 / 6.91
     pts = {(r["workload"], r["method"]): r["speedup"] for r in study.PUBLISHED_WORKLOAD_RESULTS}
-    aggs = [m.from_sequence([("correct_faster", pts[("4p", "autocomp")])]),
-            m.from_sequence([("incorrect", None)])]
+    aggs = [m.from_sequence([("correct_faster", pts[("4p", "autocomp")])]), m.from_sequence([("incorrect", None)])]
     gaps = m.expert_gaps(aggs, [pts[("4p", "tokamax")], pts[("7p", "tokamax")]])
     assert gaps == [approx(2.81), approx(1 / 6.91)]
 
@@ -499,6 +524,7 @@ def test_published_expert_ratio_is_77_percent():
 # ---------------------------------------------------------------------------------------------
 # Timing noise
 # ---------------------------------------------------------------------------------------------
+
 
 def test_spread_and_speedup_interval_hand_case():
     # [1..5]: median 3, Q1 2, Q3 4 -> (4 - 2) / (2 * 3) = 1/3 ; min/max: (5 - 1) / 6 = 2/3
@@ -530,7 +556,7 @@ def test_geomean_interval_and_ties_hand_case():
     # floored lows [1, 2, 1] -> 2^(1/3); highs [1.5, 8, 1] -> 12^(1/3)
     lo, hi = m.geomean_interval([(0.5, 1.5), (2.0, 8.0), None])
     assert lo == approx(2 ** (1 / 3)) and hi == approx(12 ** (1 / 3))
-    assert m.geomean_interval([(0.2, 0.9)]) == (1.0, 1.0)       # slower either way -> 1
+    assert m.geomean_interval([(0.2, 0.9)]) == (1.0, 1.0)  # slower either way -> 1
     assert m.geomean_interval([(1.0, math.inf)])[1] == math.inf
     with pytest.raises(ValueError):
         m.geomean_interval([(2.0, 1.0)])
@@ -551,11 +577,12 @@ def test_geomean_interval_and_ties_hand_case():
 # Cost per solved workload
 # ---------------------------------------------------------------------------------------------
 
+
 def test_per_solved():
-    assert m.per_solved([100, 200, 300], 2) == 300.0          # 600 / 2
+    assert m.per_solved([100, 200, 300], 2) == 300.0  # 600 / 2
     assert m.per_solved(1500, 3) == 500.0
-    assert m.per_solved(1.5, 0.75) == 2.0                     # expected solved (independent)
-    assert m.per_solved([100, None, 300], 2) is None          # partly unreported
+    assert m.per_solved(1.5, 0.75) == 2.0  # expected solved (independent)
+    assert m.per_solved([100, None, 300], 2) is None  # partly unreported
     assert m.per_solved([], 2) is None
     assert m.per_solved(None, 2) is None
     assert m.per_solved(600, 0) is None
@@ -567,9 +594,13 @@ def test_per_solved():
 # Published results (reported, not evaluated)
 # ---------------------------------------------------------------------------------------------
 
+
 def _row(method, model, workload_set):
-    rows = [r for r in study.PUBLISHED_RESULTS
-            if (r["method"], r["model"], r["workload_set"]) == (method, model, workload_set)]
+    rows = [
+        r
+        for r in study.PUBLISHED_RESULTS
+        if (r["method"], r["model"], r["workload_set"]) == (method, model, workload_set)
+    ]
     assert len(rows) == 1, (method, model, workload_set)
     return rows[0]
 
@@ -610,17 +641,23 @@ def test_published_results_exact():
         assert r["source"]
     assert _dec(_row("autocomp", F, "expert")["fraction_of_expert"]) == Decimal("0.77")
     assert _row("best-of-n", F, "all")["sampling_mode"] == INDEPENDENT
-    assert all(r["max_samples_per_workload"] == 144
-               for r in study.PUBLISHED_RESULTS if r["workload_set"] == "all")
+    assert all(r["max_samples_per_workload"] == 144 for r in study.PUBLISHED_RESULTS if r["workload_set"] == "all")
     keys = set(study.PUBLISHED_RESULTS[0])
     assert all(set(r) == keys for r in study.PUBLISHED_RESULTS)
     pts = {(r["workload"], r["method"]): _dec(r["speedup"]) for r in study.PUBLISHED_WORKLOAD_RESULTS}
-    assert pts == {("7p", "tokamax"): Decimal("6.91"), ("7p", "autocomp"): None,
-                   ("4p", "tokamax"): Decimal("0.86"), ("4p", "autocomp"): Decimal("2.81")}
+    assert pts == {
+        ("7p", "tokamax"): Decimal("6.91"),
+        ("7p", "autocomp"): None,
+        ("4p", "tokamax"): Decimal("0.86"),
+        ("4p", "autocomp"): Decimal("2.81"),
+    }
     assert all(r["status"] == "reported-not-evaluated" for r in study.PUBLISHED_WORKLOAD_RESULTS)
     t = study.PUBLISHED_EXPERT_TUNING
-    assert (t["block_size_configurations"], _dec(t["max_gain_over_default_block_sizes"]),
-            t["expert_workloads"]) == (203, Decimal("2.79"), 8)
+    assert (t["block_size_configurations"], _dec(t["max_gain_over_default_block_sizes"]), t["expert_workloads"]) == (
+        203,
+        Decimal("2.79"),
+        8,
+    )
 
 
 def test_published_results_match_design_md():
@@ -633,18 +670,16 @@ def test_published_results_match_design_md():
     lo, hi = re.search(r"rose from (\d+\.\d+)% to (\d+\.\d+)%", facts).groups()
     assert (Decimal(lo) / 100, Decimal(hi) / 100) == (Decimal("0.058"), Decimal("0.373"))
     # "API/runtime failures: 99.7% of best-of-N samples, 59.8% ..., 55.8% Autocomp"
-    fails = [Decimal(x) / 100 for x in
-             re.findall(r"(\d+\.\d+)%", facts.split("API/runtime failures:")[1][:120])]
+    fails = [Decimal(x) / 100 for x in re.findall(r"(\d+\.\d+)%", facts.split("API/runtime failures:")[1][:120])]
     assert fails == [Decimal("0.997"), Decimal("0.598"), Decimal("0.558")]
     # "Tokamax geomean 2.08x vs XLA; Autocomp 1.60x (77% of expert)"
-    tok, auto, pct = re.search(r"Tokamax geomean (\d+\.\d+)x.*?Autocomp (\d+\.\d+)x \((\d+)% of",
-                               facts).groups()
-    assert (Decimal(tok), Decimal(auto), Decimal(pct) / 100) == (
-        Decimal("2.08"), Decimal("1.60"), Decimal("0.77"))
+    tok, auto, pct = re.search(r"Tokamax geomean (\d+\.\d+)x.*?Autocomp (\d+\.\d+)x \((\d+)% of", facts).groups()
+    assert (Decimal(tok), Decimal(auto), Decimal(pct) / 100) == (Decimal("2.08"), Decimal("1.60"), Decimal("0.77"))
     # "iterative 1.07x -> 2.43x, iterative+context 1.59x -> 3.82x, Autocomp 2.35x -> 3.79x"
     pro = re.findall(r"(\d+\.\d+)x -> (\d+\.\d+)x", facts)
     assert [(Decimal(a), Decimal(b)) for a, b in pro] == [
-        (Decimal(EXPECTED[i][5]), Decimal(EXPECTED[i + 1][5])) for i in (6, 8, 10)]
+        (Decimal(EXPECTED[i][5]), Decimal(EXPECTED[i + 1][5])) for i in (6, 8, 10)
+    ]
     # "Ragged paged attention: expert 6.91x ... Sparse attention: agent 2.81x vs Tokamax 0.86x."
     assert re.search(r"Ragged paged attention: expert 6\.91x, agent failed", facts)
     assert re.search(r"Sparse attention: agent 2\.81x vs Tokamax 0\.86x", facts)
@@ -655,11 +690,14 @@ def test_published_results_match_design_md():
 # Purity
 # ---------------------------------------------------------------------------------------------
 
+
 def test_module_imports_without_django():
     root = Path(__file__).resolve().parents[3]
-    code = ("import sys, jaxbench.metrics; "
-            "bad = [k for k in sys.modules if k.split('.')[0] in ('django', 'numpy')]; "
-            "assert not bad, bad")
+    code = (
+        "import sys, jaxbench.metrics; "
+        "bad = [k for k in sys.modules if k.split('.')[0] in ('django', 'numpy')]; "
+        "assert not bad, bad"
+    )
     subprocess.run([sys.executable, "-c", code], cwd=root, check=True)
 
 
@@ -667,11 +705,18 @@ def test_module_imports_without_django():
 # Ties and intervals, hand-computed
 # ---------------------------------------------------------------------------------------------
 
+
 def test_ties_are_correct_but_never_faster():
     # index 0: a tie whose point is above 1 (1.05 [0.97, 1.12]); 1: faster 1.3 [1.2, 1.4];
     # 2: a legacy faster row (no interval) 1.1; 3: slower 0.8 [0.7, 0.9]
-    agg = m.from_samples([(0, "correct_tie", 1.05, 0.97), (1, "correct_faster", 1.3, 1.2),
-                          (2, "correct_faster", 1.1), (3, "correct_slower", 0.8, 0.7)])
+    agg = m.from_samples(
+        [
+            (0, "correct_tie", 1.05, 0.97),
+            (1, "correct_faster", 1.3, 1.2),
+            (2, "correct_faster", 1.1),
+            (3, "correct_slower", 0.8, 0.7),
+        ]
+    )
     agg.validate()
     assert agg.n_correct == 4 and agg.n_faster == 2 and agg.count("correct_tie") == 1
     assert agg.first_correct_index == 0 and agg.first_faster_index == 1
@@ -692,15 +737,15 @@ def test_ties_are_correct_but_never_faster():
 
 def test_outcome_must_agree_with_its_interval():
     with pytest.raises(ValueError):
-        m.update(None, 0, "correct_faster", 1.3, 0.99)       # the interval reaches below 1
+        m.update(None, 0, "correct_faster", 1.3, 0.99)  # the interval reaches below 1
     with pytest.raises(ValueError):
-        m.update(None, 0, "correct_tie", 1.3, 1.01)          # the interval lies above 1
+        m.update(None, 0, "correct_tie", 1.3, 1.01)  # the interval lies above 1
     with pytest.raises(ValueError):
-        m.update(None, 0, "correct_tie", 1.3)                # a tie needs its interval
+        m.update(None, 0, "correct_tie", 1.3)  # a tie needs its interval
     with pytest.raises(ValueError):
-        m.update(None, 0, "correct_slower", 1.3, 0.9)        # slower with a point above 1
+        m.update(None, 0, "correct_slower", 1.3, 0.9)  # slower with a point above 1
     with pytest.raises(ValueError):
-        m.update(None, 0, "correct_faster", 1.3, 1.4)        # low above the point
+        m.update(None, 0, "correct_faster", 1.3, 1.4)  # low above the point
 
 
 def test_aggregates_stored_before_intervals_load_with_point_lows():
@@ -714,13 +759,12 @@ def test_aggregates_stored_before_intervals_load_with_point_lows():
 
 def test_ties_over_a_workload_set_by_hand():
     # W_a: 0 tie 1.4 [0.9, ...], 1 incorrect, 2 faster 1.2 [1.05, ...]; W_b: 0 tie 0.95 [0.8, ...]
-    a = m.from_samples([(0, "correct_tie", 1.4, 0.9), (1, "incorrect", None),
-                        (2, "correct_faster", 1.2, 1.05)])
+    a = m.from_samples([(0, "correct_tie", 1.4, 0.9), (1, "incorrect", None), (2, "correct_faster", 1.2, 1.05)])
     b = m.from_samples([(0, "correct_tie", 0.95, 0.8)])
     ws = [a, b]
     # sequential: both ties count as solved at once, neither as faster
     assert m.solved(ws, 1) == 2 and m.fast_p(ws, 1) == 0.0
-    assert m.fast_p(ws, 3) == approx(0.5)                    # W_a's sample 2: low 1.05 > 1
+    assert m.fast_p(ws, 3) == approx(0.5)  # W_a's sample 2: low 1.05 > 1
     # fast_1.1: W_a's lows are 0.9 and 1.05; neither is above 1.1 (the points 1.4 and 1.2 are)
     assert m.fast_p(ws, None, 1.1) == 0.0
     # the geomean takes points: W_a's tie 1.4 is its best, W_b's 0.95 floors to 1
@@ -733,6 +777,5 @@ def test_ties_over_a_workload_set_by_hand():
     assert m.solved(ws, 1, INDEPENDENT) == approx(2 / 3 + 1)
     # E[ln s_a(1)] = (ln 1 + ln 1.2 + ln 1.4) / 3; 2-subsets: {inc, 1.2}, {inc, 1.4}, {1.2, 1.4}
     assert m.floored_geomean(ws, 1, INDEPENDENT) == approx(math.exp((math.log(1.2) + math.log(1.4)) / 3 / 2))
-    assert m.floored_geomean(ws, 2, INDEPENDENT) == approx(
-        math.exp((math.log(1.2) + 2 * math.log(1.4)) / 3 / 2))
+    assert m.floored_geomean(ws, 2, INDEPENDENT) == approx(math.exp((math.log(1.2) + 2 * math.log(1.4)) / 3 / 2))
     assert m.outcome_counts(ws)["correct_tie"] == 2 and m.per_sample_correctness(ws) == approx(3 / 4)

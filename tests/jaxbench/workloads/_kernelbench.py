@@ -7,6 +7,7 @@ ones every workload gets (a file subclasses it as ``Test...`` with its IDS, TORC
 EXPECTED). Tolerances are
 the workload's own (``wl.atol``, ``wl.rtol``: 1e-2 everywhere but the softmax workloads).
 """
+
 import functools
 
 import jax
@@ -150,6 +151,7 @@ def check_public_baseline(wid):
 
 class PerWorkloadChecks:
     """The per-workload tests both files share, parametrized over the subclass's ``IDS``."""
+
     IDS: list[str] = []
     TORCH: dict = {}
     SENSITIVE: dict[str, float] = {}

@@ -4,6 +4,7 @@ The public files are never committed here. Point ``JAXBENCH_PUBLIC_SUITE`` at a 
 public suite's ``JAXBench/`` folder (the one holding ``benchmark/``) to run the agreement tests;
 without it they are skipped with that reason.
 """
+
 import importlib.util
 import pathlib
 import sys

@@ -8,6 +8,7 @@ full-profile output shapes (abstract evaluation only); the documented (in)sensit
 input; and agreement with the public suite's baseline (skipped unless JAXBENCH_PUBLIC_SUITE
 points at the public JAXBench/ folder).
 """
+
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -55,38 +56,50 @@ SENSITIVE = {"19k": 0.01, "22k": 0.01, "28k": 0.005, "31k": 0.02, "34k": 0.10}
 
 # Profile keys that are sizes; every other key (kernel size, groups, stride, eps, constants)
 # must be the same in both profiles.
-SIZE_KEYS = {"batch_size", "in_features", "out_features", "input_size", "hidden_size",
-             "output_size", "in_channels", "out_channels", "depth", "height", "width"}
+SIZE_KEYS = {
+    "batch_size",
+    "in_features",
+    "out_features",
+    "input_size",
+    "hidden_size",
+    "output_size",
+    "in_channels",
+    "out_channels",
+    "depth",
+    "height",
+    "width",
+}
 
 
 # ---- PyTorch versions of the original problems, written from their operator lists --------
 # Linear weights stored (in, out) by the public suite (19k, 20k, 27k, 29k, 30k) are
 # transposed back to nn.Linear's (out, in).
 
-def _t18(x, w, cb, b, cfg):                       # Conv2d -> ReLU -> + bias
+
+def _t18(x, w, cb, b, cfg):  # Conv2d -> ReLU -> + bias
     return torch.relu(F.conv2d(x, w, cb)) + b
 
 
-def _t19(x, w, b, cfg):                           # Linear -> - c -> * c -> ReLU
+def _t19(x, w, b, cfg):  # Linear -> - c -> * c -> ReLU
     y = F.linear(x, w.T, b)
     return torch.relu((y - cfg["subtract_value"]) * cfg["multiply_value"])
 
 
-def _t20(x, w, b, cfg):                           # Linear -> * c -> LeakyReLU
+def _t20(x, w, b, cfg):  # Linear -> * c -> LeakyReLU
     return F.leaky_relu(F.linear(x, w.T, b) * cfg["multiplier"], cfg["negative_slope"])
 
 
-def _t21(x, w, cfg):                              # matmul W^T -> / 2 -> sum -> * c
+def _t21(x, w, cfg):  # matmul W^T -> / 2 -> sum -> * c
     y = torch.matmul(x, w.T) / cfg["divisor"]
     return torch.sum(y, dim=1, keepdim=True) * cfg["scaling_factor"]
 
 
-def _t22(x, w, cb, iw, ib, cfg):                  # Conv2d -> InstanceNorm2d -> / c
+def _t22(x, w, cb, iw, ib, cfg):  # Conv2d -> InstanceNorm2d -> / c
     y = F.instance_norm(F.conv2d(x, w, cb), weight=iw, bias=ib, eps=cfg["eps"])
     return y / cfg["divide_by"]
 
 
-def _t23(x, w, b, cfg):                           # Linear -> sum -> max -> mean -> lse -> lse
+def _t23(x, w, b, cfg):  # Linear -> sum -> max -> mean -> lse -> lse
     y = torch.sum(F.linear(x, w, b), dim=1, keepdim=True)
     y = torch.max(y, dim=1, keepdim=True)[0]
     y = torch.mean(y, dim=1, keepdim=True)
@@ -94,19 +107,19 @@ def _t23(x, w, b, cfg):                           # Linear -> sum -> max -> mean
     return torch.logsumexp(y, dim=1, keepdim=True)
 
 
-def _t24(x, w, b, cfg):                           # Linear -> * c -> + self -> clamp -> lse -> *mish
+def _t24(x, w, b, cfg):  # Linear -> * c -> + self -> clamp -> lse -> *mish
     y = F.linear(x, w, b) * cfg["scale_factor"]
     y = torch.clamp(y + y, cfg["clamp_min"], cfg["clamp_max"])
     y = torch.logsumexp(y, dim=1, keepdim=True)
     return y * F.mish(y)
 
 
-def _t25(x, w, cb, g, b, cfg):                    # Conv3d -> GroupNorm -> mean
+def _t25(x, w, cb, g, b, cfg):  # Conv3d -> GroupNorm -> mean
     y = F.group_norm(F.conv3d(x, w, cb), cfg["num_groups"], g, b, cfg["eps"])
     return y.mean(dim=[1, 2, 3, 4])
 
 
-def _t26(x, y, w, b, iw, ib, cfg):                # Linear -> InstanceNorm -> + y -> * y
+def _t26(x, y, w, b, iw, ib, cfg):  # Linear -> InstanceNorm -> + y -> * y
     # The public suite's layout (N, C, 1, 1), written out: F.instance_norm refuses a single
     # spatial element. See test_26k_original_layout for the original's (N, 1, 1, C).
     h = F.linear(x, w, b)[:, :, None, None]
@@ -116,41 +129,41 @@ def _t26(x, y, w, b, iw, ib, cfg):                # Linear -> InstanceNorm -> + 
     return (h[:, :, 0, 0] + y) * y
 
 
-def _t27(x, w, b, cfg):                           # Linear -> Mish -> Mish
+def _t27(x, w, b, cfg):  # Linear -> Mish -> Mish
     return F.mish(F.mish(F.linear(x, w.T, b)))
 
 
-def _t28(x, w, cb, lw, lb, cfg):                  # ConvTranspose3d -> LayerNorm(C) -> GELU -> * c
+def _t28(x, w, cb, lw, lb, cfg):  # ConvTranspose3d -> LayerNorm(C) -> GELU -> * c
     y = F.conv_transpose3d(x, w, cb, stride=cfg["stride"], padding=cfg["padding"])
     y = F.layer_norm(y, (cfg["out_channels"],), lw, lb, cfg["eps"])
-    return F.gelu(y) * cfg["scaling_factor"]      # exact (erf) GELU, as the original
+    return F.gelu(y) * cfg["scaling_factor"]  # exact (erf) GELU, as the original
 
 
-def _t29(x, w, b, gw, gb, cfg):                   # matmul -> Swish -> + bias -> GroupNorm
+def _t29(x, w, b, gw, gb, cfg):  # matmul -> Swish -> + bias -> GroupNorm
     y = F.linear(x, w.T)
     y = torch.sigmoid(y) * y + b
     return F.group_norm(y, cfg["num_groups"], gw, gb, cfg["eps"])
 
 
-def _t30(x, w, b, cfg):                           # Linear -> * c -> + original
+def _t30(x, w, b, cfg):  # Linear -> * c -> + original
     y = F.linear(x, w.T, b)
     return y * cfg["scaling_factor"] + y.clone().detach()
 
 
-def _t31(x, w, b, bw, bb, cfg):                   # Linear -> BatchNorm1d (training) -> GELU -> ReLU
+def _t31(x, w, b, bw, bb, cfg):  # Linear -> BatchNorm1d (training) -> GELU -> ReLU
     y = F.batch_norm(F.linear(x, w, b), None, None, bw, bb, training=True, eps=cfg["eps"])
     return torch.relu(F.gelu(y))
 
 
-def _t32(x, w1, b1, w2, b2, cfg):                 # Linear -> sigmoid -> Linear -> logsumexp
+def _t32(x, w1, b1, w2, b2, cfg):  # Linear -> sigmoid -> Linear -> logsumexp
     return torch.logsumexp(F.linear(torch.sigmoid(F.linear(x, w1, b1)), w2, b2), dim=1)
 
 
-def _t33(x, w, b, cfg):                           # Conv3d -> Mish -> tanh
+def _t33(x, w, b, cfg):  # Conv3d -> Mish -> tanh
     return torch.tanh(F.mish(F.conv3d(x, w, b)))
 
 
-def _t34(x, w, cb, bw, bb, cfg):                  # Conv2d -> Mish -> BatchNorm2d (training)
+def _t34(x, w, cb, bw, bb, cfg):  # Conv2d -> Mish -> BatchNorm2d (training)
     y = F.conv2d(x, w, cb)
     y = torch.multiply(torch.tanh(F.softplus(y)), y)
     return F.batch_norm(y, None, None, bw, bb, training=True, eps=cfg["eps"])
@@ -160,6 +173,7 @@ TORCH = {f"{n}k": globals()[f"_t{n}"] for n in range(18, 35)}
 
 
 # ---- tests (the checks are shared with 35k-50k: tests/jaxbench/workloads/_kernelbench.py) ----------
+
 
 @pytest.mark.parametrize("wid", IDS)
 def test_metadata(wid):
@@ -180,6 +194,7 @@ def test_inputs_bf16_deterministic(wid):
 class TestPerWorkload(kb.PerWorkloadChecks):
     """PyTorch parity, bf16 vs exact, cost, full output shape, input sensitivity, public file
     (29k's public file hard-codes 4096 features and 64 groups; the small profile keeps both)."""
+
     IDS, TORCH, SENSITIVE, EXPECTED = IDS, TORCH, SENSITIVE, EXPECTED
 
 

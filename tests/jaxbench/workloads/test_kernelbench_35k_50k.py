@@ -8,6 +8,7 @@ analysis; the full-profile output shapes (abstract evaluation only); the documen
 (in)sensitivity to each input; and agreement with the public suite's baseline (skipped unless
 JAXBENCH_PUBLIC_SUITE points at the public JAXBench/ folder).
 """
+
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -32,8 +33,7 @@ EXPECTED = {
     "43k": (84, "43k_Gemm_BatchNorm_Scaling_Softmax", "fused-gemm", (4096, 8192)),
     "44k": (86, "44k_Matmul_Divide_GELU", "fused-gemm", (4096, 8192)),
     "45k": (88, "45k_Gemm_GroupNorm_Swish_Multiply_Swish", "fused-gemm", (4096, 8192)),
-    "46k": (92, "46k_Conv2d_GroupNorm_Tanh_HardSwish_ResidualAdd_LogSumExp", "conv",
-            (128, 1, 126, 126)),
+    "46k": (92, "46k_Conv2d_GroupNorm_Tanh_HardSwish_ResidualAdd_LogSumExp", "conv", (128, 1, 126, 126)),
     "47k": (95, "47k_Matmul_Add_Swish_Tanh_GELU_Hardtanh", "fused-gemm", (4096, 8192)),
     "48k": (97, "48k_Matmul_BatchNorm_BiasAdd_Divide_Swish", "fused-gemm", (4096, 8192)),
     "49k": (98, "49k_Matmul_AvgPool_GELU_Scale_Max", "fused-gemm", (4096,)),
@@ -54,8 +54,17 @@ SENSITIVE = {"37k": 1e-3, "42k": 2e-4, "45k": 6e-3, "48k": 6e-3}
 
 # Profile keys that are sizes; every other key (kernel size, groups, eps, constants) must be
 # the same in both profiles. Group counts follow the feature count (the group SIZE is kept).
-SIZE_KEYS = {"batch_size", "in_features", "out_features", "input_size", "hidden_size",
-             "output_size", "height", "width", "num_groups"}
+SIZE_KEYS = {
+    "batch_size",
+    "in_features",
+    "out_features",
+    "input_size",
+    "hidden_size",
+    "output_size",
+    "height",
+    "width",
+    "num_groups",
+}
 
 
 # ---- PyTorch versions of the problems, written from their operator lists -----------------
@@ -63,88 +72,89 @@ SIZE_KEYS = {"batch_size", "in_features", "out_features", "input_size", "hidden_
 # (out, in); 38k, 40k and 45k store nn.Linear's layout already. GELU is the tanh form, as the
 # JAX translations use it (the originals call the exact erf form).
 
+
 def _gelu(y):
     return F.gelu(y, approximate="tanh")
 
 
-def _t35(x, w, b, cfg):                           # Linear -> * c -> Hardtanh -> GELU
+def _t35(x, w, b, cfg):  # Linear -> * c -> Hardtanh -> GELU
     y = F.linear(x, w.T, b) * cfg["scaling_factor"]
     return _gelu(F.hardtanh(y, cfg["hardtanh_min"], cfg["hardtanh_max"]))
 
 
-def _t36(x, w, b, cfg):                           # Linear -> sigmoid -> sum(dim 1, keepdim)
+def _t36(x, w, b, cfg):  # Linear -> sigmoid -> sum(dim 1, keepdim)
     return torch.sum(torch.sigmoid(F.linear(x, w.T, b)), dim=1, keepdim=True)
 
 
-def _t37(x, w, b, cfg):                           # Linear -> Swish -> * c
+def _t37(x, w, b, cfg):  # Linear -> Swish -> * c
     y = F.linear(x, w.T, b)
     return y * torch.sigmoid(y) * cfg["scaling_factor"]
 
 
-def _t38(x, w, b, cfg):                           # Linear -> Dropout (eval) -> softmax
+def _t38(x, w, b, cfg):  # Linear -> Dropout (eval) -> softmax
     y = F.dropout(F.linear(x, w, b), p=cfg["dropout_p"], training=False)
     return torch.softmax(y, dim=1)
 
 
-def _t39(x, w, b, cfg):                           # Conv2d -> GELU -> adaptive avg pool -> squeeze
+def _t39(x, w, b, cfg):  # Conv2d -> GELU -> adaptive avg pool -> squeeze
     y = F.adaptive_avg_pool2d(_gelu(F.conv2d(x, w, b)), 1)
     return y.squeeze(-1).squeeze(-1)
 
 
-def _t40(x, w, lb, gw, gb, b, cfg):               # Linear -> GroupNorm -> min -> + bias
+def _t40(x, w, lb, gw, gb, b, cfg):  # Linear -> GroupNorm -> min -> + bias
     y = F.group_norm(F.linear(x, w, lb), cfg["num_groups"], gw, gb, cfg["eps"])
-    return torch.min(y, dim=1, keepdim=True)[0] + b       # (B, 1) + (1, C, 1, 1)
+    return torch.min(y, dim=1, keepdim=True)[0] + b  # (B, 1) + (1, C, 1, 1)
 
 
-def _t41(x, w, b, cfg):                           # Linear (no bias) -> + bias -> ReLU
+def _t41(x, w, b, cfg):  # Linear (no bias) -> + bias -> ReLU
     return torch.relu(F.linear(x, w.T) + b)
 
 
-def _t42(x, w, b, cfg):                           # Linear -> - row max -> GELU (public suite)
+def _t42(x, w, b, cfg):  # Linear -> - row max -> GELU (public suite)
     y = F.linear(x, w.T, b)
     return _gelu(y - torch.max(y, dim=cfg["max_dim"], keepdim=True).values)
 
 
-def _t43(x, w, b, g, bb, m, v, s, cfg):           # Linear -> BatchNorm1d (eval) -> * s -> softmax
+def _t43(x, w, b, g, bb, m, v, s, cfg):  # Linear -> BatchNorm1d (eval) -> * s -> softmax
     y = F.batch_norm(F.linear(x, w.T, b), m, v, g, bb, training=False, eps=cfg["bn_eps"])
     return torch.softmax(s * y, dim=1)
 
 
-def _t44(x, w, b, cfg):                           # Linear -> / c -> GELU
+def _t44(x, w, b, cfg):  # Linear -> / c -> GELU
     return _gelu(F.linear(x, w.T, b) / cfg["divisor"])
 
 
-def _t45(x, w, b, gw, gb, mw, cfg):               # Linear -> GroupNorm -> Swish -> * w -> Swish
+def _t45(x, w, b, gw, gb, mw, cfg):  # Linear -> GroupNorm -> Swish -> * w -> Swish
     y = F.group_norm(F.linear(x, w, b), cfg["num_groups"], gw, gb, cfg["eps"])
     y = y * torch.sigmoid(y) * mw
     return y * torch.sigmoid(y)
 
 
-def _t46(x, w, cb, gw, gb, cfg):                  # Conv2d -> GN -> tanh -> HardSwish -> + c -> lse
+def _t46(x, w, cb, gw, gb, cfg):  # Conv2d -> GN -> tanh -> HardSwish -> + c -> lse
     c = F.conv2d(x, w, cb)
     h = F.hardswish(torch.tanh(F.group_norm(c, cfg["groups"], gw, gb, cfg["eps"])))
     return torch.logsumexp(c + h, dim=1, keepdim=True)
 
 
-def _t47(x, w, b, a, cfg):                        # Linear -> + a -> Swish -> tanh -> GELU -> clip
+def _t47(x, w, b, a, cfg):  # Linear -> + a -> Swish -> tanh -> GELU -> clip
     y = F.linear(x, w.T, b) + a
     y = _gelu(torch.tanh(torch.sigmoid(y) * y))
     return F.hardtanh(y, cfg["hardtanh_min"], cfg["hardtanh_max"])
 
 
-def _t48(x, w, lb, g, bb, m, v, b, cfg):          # Linear -> BN (eval) -> + b -> / c -> Swish
+def _t48(x, w, lb, g, bb, m, v, b, cfg):  # Linear -> BN (eval) -> + b -> / c -> Swish
     y = F.batch_norm(F.linear(x, w.T, lb), m, v, g, bb, training=False, eps=cfg["bn_eps"])
     y = (y + b) / cfg["divide_value"]
     return y * torch.sigmoid(y)
 
 
-def _t49(x, w, b, cfg):                           # Linear -> AvgPool1d -> GELU -> * c -> max
+def _t49(x, w, b, cfg):  # Linear -> AvgPool1d -> GELU -> * c -> max
     k = cfg["pool_kernel_size"]
     y = F.avg_pool1d(F.linear(x, w.T, b).unsqueeze(1), kernel_size=k).squeeze(1)
     return torch.max(_gelu(y) * cfg["scale_factor"], dim=1).values
 
 
-def _t50(x, w, b, cfg):                           # Linear -> GELU -> softmax
+def _t50(x, w, b, cfg):  # Linear -> GELU -> softmax
     return torch.softmax(_gelu(F.linear(x, w.T, b)), dim=1)
 
 
@@ -152,6 +162,7 @@ TORCH = {f"{n}k": globals()[f"_t{n}"] for n in range(35, 51)}
 
 
 # ---- tests (the checks are shared with 18k-34k: tests/jaxbench/workloads/_kernelbench.py) ----------
+
 
 @pytest.mark.parametrize("wid", IDS)
 def test_metadata(wid):
@@ -173,20 +184,19 @@ def test_small_profile_keeps_structure(wid):
         assert small["width"] % 128 == 0 and small["height"] % 8 == 0
         assert small["kernel_size"] == full["kernel_size"]
     else:
-        lanes = [k for k in ("in_features", "out_features", "input_size", "hidden_size",
-                             "output_size") if k in small]
+        lanes = [k for k in ("in_features", "out_features", "input_size", "hidden_size", "output_size") if k in small]
         assert len(lanes) == 2
         assert all(small[k] % 128 == 0 for k in lanes)
         assert small["batch_size"] % 8 == 0
     if "num_groups" in full:
-        assert (full["out_features"] // full["num_groups"]
-                == small["out_features"] // small["num_groups"])
+        assert full["out_features"] // full["num_groups"] == small["out_features"] // small["num_groups"]
     for spec in wl.input_specs("small"):
         assert spec.dtype == jnp.bfloat16
 
 
 class TestPerWorkload(kb.PerWorkloadChecks):
     """PyTorch parity, bf16 vs exact, cost, full output shape, input sensitivity, public file."""
+
     IDS, TORCH, SENSITIVE, EXPECTED = IDS, TORCH, SENSITIVE, EXPECTED
 
 
@@ -225,8 +235,7 @@ def test_40k_bias_broadcast():
 
 # Public files that hard-code the feature count (40k: 512 groups; 45k: 8192 features and 256
 # groups): the small profile keeps it (a shorter contraction instead).
-PUBLIC_WIDTH = {"40k": {"out_features": 8192, "num_groups": 512},
-                "45k": {"out_features": 8192, "num_groups": 256}}
+PUBLIC_WIDTH = {"40k": {"out_features": 8192, "num_groups": 512}, "45k": {"out_features": 8192, "num_groups": 256}}
 
 
 def test_small_profile_keeps_hard_coded_public_widths():

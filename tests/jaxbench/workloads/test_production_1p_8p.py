@@ -8,6 +8,7 @@
 4. The public suite's baseline.py, fed our small inputs, agrees with ours (skipped unless
    JAXBENCH_PUBLIC_SUITE points at the public JAXBench/ folder).
 """
+
 import functools
 import math
 
@@ -29,8 +30,7 @@ HEAVY = {"7p": 2, "3p": 1}
 
 def params(min_weight=1):
     """IDS, with the heavy workloads marked slow."""
-    return [pytest.param(w, marks=pytest.mark.slow) if HEAVY.get(w, 0) >= min_weight else w
-            for w in IDS]
+    return [pytest.param(w, marks=pytest.mark.slow) if HEAVY.get(w, 0) >= min_weight else w for w in IDS]
 
 
 @functools.cache
@@ -53,8 +53,7 @@ def small_inputs(wid):
 
 
 def as_f32(inputs):
-    return tuple(x.astype(jnp.float32) if jnp.issubdtype(x.dtype, jnp.floating) else x
-                 for x in inputs)
+    return tuple(x.astype(jnp.float32) if jnp.issubdtype(x.dtype, jnp.floating) else x for x in inputs)
 
 
 def run_baseline(wid, inputs):
@@ -62,12 +61,12 @@ def run_baseline(wid, inputs):
 
 
 def to_np(inputs):
-    return [np.asarray(x, dtype=np.float32) if jnp.issubdtype(x.dtype, jnp.floating)
-            else np.asarray(x) for x in inputs]
+    return [np.asarray(x, dtype=np.float32) if jnp.issubdtype(x.dtype, jnp.floating) else np.asarray(x) for x in inputs]
 
 
 # ---------------------------------------------------------------------------------------------
 # Naive float32 implementations (numpy, one head / one sequence at a time).
+
 
 def naive_softmax_attention(q, k, v, allowed, scale, bias=None):
     """q (nq, d), k (nk, d), v (nk, dv); allowed (nq, nk) boolean mask matrix."""
@@ -89,8 +88,9 @@ def naive_1p(query, key, value):
     out = np.zeros_like(query)
     for bi in range(b):
         for hi in range(h):
-            out[bi, hi] = naive_softmax_attention(query[bi, hi], key[bi, hi], value[bi, hi],
-                                                  causal_matrix(s), 1 / math.sqrt(d))
+            out[bi, hi] = naive_softmax_attention(
+                query[bi, hi], key[bi, hi], value[bi, hi], causal_matrix(s), 1 / math.sqrt(d)
+            )
     return out
 
 
@@ -101,9 +101,9 @@ def naive_2p(query, key, value):
     for bi in range(b):
         for hi in range(hq):
             kv = hi // g
-            out[bi, :, hi] = naive_softmax_attention(query[bi, :, hi], key[bi, :, kv],
-                                                     value[bi, :, kv], causal_matrix(s),
-                                                     1 / math.sqrt(d))
+            out[bi, :, hi] = naive_softmax_attention(
+                query[bi, :, hi], key[bi, :, kv], value[bi, :, kv], causal_matrix(s), 1 / math.sqrt(d)
+            )
     return out
 
 
@@ -124,8 +124,7 @@ def naive_rope(x, theta):
 
 def naive_3p(x, q_down, q_up, kv_down, k_up, v_up, o_proj, cfg):
     b, s, _ = x.shape
-    h, nope, rope, vd = (cfg["num_heads"], cfg["qk_nope_head_dim"], cfg["qk_rope_head_dim"],
-                         cfg["v_head_dim"])
+    h, nope, rope, vd = (cfg["num_heads"], cfg["qk_nope_head_dim"], cfg["qk_rope_head_dim"], cfg["v_head_dim"])
     kvl = cfg["kv_lora_rank"]
     out = np.zeros((b, s, h * vd), np.float32)
     for bi in range(b):
@@ -135,12 +134,13 @@ def naive_3p(x, q_down, q_up, kv_down, k_up, v_up, o_proj, cfg):
         k_nope = (latent @ k_up).reshape(s, h, nope)
         v = (latent @ v_up).reshape(s, h, vd)
         q_rope = naive_rope(q[:, :, nope:], cfg["rope_theta"])
-        k_rope = naive_rope(k_rope, cfg["rope_theta"])          # one key shared by all heads
+        k_rope = naive_rope(k_rope, cfg["rope_theta"])  # one key shared by all heads
         for hi in range(h):
             qf = np.concatenate([q[:, hi, :nope], q_rope[:, hi]], axis=1)
             kf = np.concatenate([k_nope[:, hi], k_rope], axis=1)
-            out[bi, :, hi * vd:(hi + 1) * vd] = naive_softmax_attention(
-                qf, kf, v[:, hi], causal_matrix(s), 1 / math.sqrt(nope + rope))
+            out[bi, :, hi * vd : (hi + 1) * vd] = naive_softmax_attention(
+                qf, kf, v[:, hi], causal_matrix(s), 1 / math.sqrt(nope + rope)
+            )
     return out @ o_proj
 
 
@@ -150,8 +150,7 @@ def naive_4p(q, k, v):
     out = np.zeros_like(q)
     for bi in range(b):
         for hi in range(hq):
-            out[bi, hi] = naive_softmax_attention(q[bi, hi], k[bi, hi // g], v[bi, hi // g],
-                                                  causal_matrix(s), 1.0)
+            out[bi, hi] = naive_softmax_attention(q[bi, hi], k[bi, hi // g], v[bi, hi // g], causal_matrix(s), 1.0)
     return out
 
 
@@ -160,8 +159,9 @@ def naive_5p(q, k, v, bias):
     out = np.zeros_like(q)
     for bi in range(b):
         for hi in range(h):
-            out[bi, hi] = naive_softmax_attention(q[bi, hi], k[bi, hi], v[bi, hi],
-                                                  causal_matrix(s), 1 / math.sqrt(d), bias[hi])
+            out[bi, hi] = naive_softmax_attention(
+                q[bi, hi], k[bi, hi], v[bi, hi], causal_matrix(s), 1 / math.sqrt(d), bias[hi]
+            )
     return out
 
 
@@ -178,9 +178,9 @@ def naive_6p(queries, k_pages, v_pages, kv_lens, page_indices, cu_q_lens):
         v = np.stack([v_pages[page_indices[i, t // page], t % page] for t in range(length)])
         q = queries[int(cu_q_lens[i])]
         for hi in range(hq):
-            out[i, hi] = naive_softmax_attention(q[hi][None], k[:, hi // g], v[:, hi // g],
-                                                 np.ones((1, length), bool),
-                                                 1 / math.sqrt(d))[0]
+            out[i, hi] = naive_softmax_attention(
+                q[hi][None], k[:, hi // g], v[:, hi // g], np.ones((1, length), bool), 1 / math.sqrt(d)
+            )[0]
     return out
 
 
@@ -194,15 +194,14 @@ def naive_7p(queries, kv_pages, kv_lens, page_indices, cu_q_lens, num_seqs):
         start, end = int(cu_q_lens[i]), int(cu_q_lens[i + 1])
         q_len, kv_len = end - start, int(kv_lens[i])
         tok = [kv_pages[page_indices[i, t // page], t % page] for t in range(kv_len)]
-        k = np.stack([x[0::2] for x in tok])      # (kv_len, hkv, d): even combined heads
-        v = np.stack([x[1::2] for x in tok])      # odd combined heads
+        k = np.stack([x[0::2] for x in tok])  # (kv_len, hkv, d): even combined heads
+        v = np.stack([x[1::2] for x in tok])  # odd combined heads
         # Query row r sits at absolute position kv_len - q_len + r.
-        allowed = (np.arange(kv_len)[None, :]
-                   <= (kv_len - q_len + np.arange(q_len))[:, None])
+        allowed = np.arange(kv_len)[None, :] <= (kv_len - q_len + np.arange(q_len))[:, None]
         for hi in range(hq):
-            out[start:end, hi] = naive_softmax_attention(queries[start:end, hi], k[:, hi // g],
-                                                         v[:, hi // g], allowed,
-                                                         1 / math.sqrt(d))
+            out[start:end, hi] = naive_softmax_attention(
+                queries[start:end, hi], k[:, hi // g], v[:, hi // g], allowed, 1 / math.sqrt(d)
+            )
     return out
 
 
@@ -211,8 +210,13 @@ def naive_8p(a, b):
 
 
 NAIVE = {
-    "1p": naive_1p, "2p": naive_2p, "4p": naive_4p, "5p": naive_5p, "6p": naive_6p,
-    "7p": naive_7p, "8p": naive_8p,
+    "1p": naive_1p,
+    "2p": naive_2p,
+    "4p": naive_4p,
+    "5p": naive_5p,
+    "6p": naive_6p,
+    "7p": naive_7p,
+    "8p": naive_8p,
     "3p": lambda *xs: naive_3p(*xs, get("3p").config("small")),
 }
 
@@ -229,6 +233,7 @@ def test_baseline_matches_naive_float32(wid):
 # ---------------------------------------------------------------------------------------------
 # Metadata.
 
+
 @pytest.mark.parametrize("wid", IDS)
 def test_metadata(wid):
     wl = get(wid)
@@ -244,6 +249,7 @@ def test_metadata(wid):
 
 # ---------------------------------------------------------------------------------------------
 # Cost model vs XLA.
+
 
 def _causal_pairs(s):
     return s * (s + 1) // 2
@@ -262,11 +268,10 @@ def xla_counting_factor(wid, cfg):
         return s * s / _causal_pairs(s)
     if wid == "6p":
         max_len = cfg["pages_per_seq"] * cfg["page_size"]
-        return max_len / ((max_len + 1) / 2)            # cost() uses the expected length
+        return max_len / ((max_len + 1) / 2)  # cost() uses the expected length
     if wid == "7p":
         kv_max = cfg["pages_per_seq"] * cfg["page_size"]
-        needed = sum(q * (kv - q) + q * (q + 1) // 2
-                     for q, kv in zip(cfg["active_q_lens"], cfg["active_kv_lens"]))
+        needed = sum(q * (kv - q) + q * (q + 1) // 2 for q, kv in zip(cfg["active_q_lens"], cfg["active_kv_lens"]))
         return sum(cfg["active_q_lens"]) * kv_max / needed
     return 1.0
 
@@ -293,14 +298,14 @@ def test_cost_matches_xla(wid):
         # the whole KV cache (measured: one decode slot costs 10.9 M with 16 slots of 16 pages
         # and 23.4 M with 64, the difference exactly the 12.6 M added cache elements); that
         # is not work, so it is taken out of XLA's count.
-        cache = (cfg["max_num_seqs"] * cfg["pages_per_seq"] * cfg["page_size"]
-                 * 2 * cfg["num_kv_heads"] * cfg["head_dim"])
+        cache = (
+            cfg["max_num_seqs"] * cfg["pages_per_seq"] * cfg["page_size"] * 2 * cfg["num_kv_heads"] * cfg["head_dim"]
+        )
         xla -= len(cfg["active_q_lens"]) * cache
     if wid == "3p":
         # Only the attention part of MLA is causal; the projections are dense in both counts.
         b, s, h = cfg["batch"], cfg["seq_len"], cfg["num_heads"]
-        per_pair = (2 * (cfg["qk_nope_head_dim"] + cfg["qk_rope_head_dim"])
-                    + 2 * cfg["v_head_dim"] + 5)
+        per_pair = 2 * (cfg["qk_nope_head_dim"] + cfg["qk_rope_head_dim"]) + 2 * cfg["v_head_dim"] + 5
         causal = b * h * _causal_pairs(s) * per_pair
         ours = flops + causal * (xla_counting_factor(wid, cfg) - 1)
     assert 0.5 <= ours / xla <= 2.0, (wid, flops, ours, xla)
@@ -322,14 +327,22 @@ def test_causal_cost_counts_only_needed_pairs():
 FULL_SHAPES = {
     "1p": ([(4, 64, 4096, 128)] * 3, (4, 64, 4096, 128)),
     "2p": ([(4, 4096, 128, 128), (4, 4096, 8, 128), (4, 4096, 8, 128)], (4, 4096, 128, 128)),
-    "3p": ([(4, 2048, 7168), (7168, 1536), (1536, 128 * 192), (7168, 576), (512, 128 * 128),
-            (512, 128 * 128), (16384, 7168)], (4, 2048, 7168)),
+    "3p": (
+        [
+            (4, 2048, 7168),
+            (7168, 1536),
+            (1536, 128 * 192),
+            (7168, 576),
+            (512, 128 * 128),
+            (512, 128 * 128),
+            (16384, 7168),
+        ],
+        (4, 2048, 7168),
+    ),
     "4p": ([(4, 64, 4096, 128), (4, 8, 4096, 128), (4, 8, 4096, 128)], (4, 64, 4096, 128)),
     "5p": ([(4, 64, 4096, 128)] * 3 + [(64, 4096, 4096)], (4, 64, 4096, 128)),
-    "6p": ([(64, 64, 128), (16384, 16, 8, 128), (16384, 16, 8, 128), (64,), (64, 256), (65,)],
-           (64, 64, 128)),
-    "7p": ([(4096, 64, 128), (16384, 16, 16, 128), (64,), (64, 256), (65,), (1,)],
-           (4096, 64, 128)),
+    "6p": ([(64, 64, 128), (16384, 16, 8, 128), (16384, 16, 8, 128), (64,), (64, 256), (65,)], (64, 64, 128)),
+    "7p": ([(4096, 64, 128), (16384, 16, 16, 128), (64,), (64, 256), (65,), (1,)], (4096, 64, 128)),
     "8p": ([(8192, 8192), (8192, 28672)], (8192, 28672)),
 }
 INT_INPUTS = {"6p": {3, 4, 5}, "7p": {2, 3, 4, 5}}
@@ -353,8 +366,7 @@ def test_small_profile_keeps_structure(wid):
     wl = get(wid)
     full, small = wl.config("full"), wl.config("small")
     assert set(full) == set(small)
-    for key in ("head_dim", "page_size", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
-                "rope_theta"):
+    for key in ("head_dim", "page_size", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "rope_theta"):
         if key in full:
             assert small[key] == full[key], key
     for hq, hkv in (("num_query_heads", "num_kv_heads"), ("num_q_heads", "num_kv_heads")):
@@ -368,13 +380,14 @@ def test_small_profile_keeps_structure(wid):
 # ---------------------------------------------------------------------------------------------
 # Inputs exercise the computation (WORKLOADS.md's degenerate-input policy).
 
+
 @pytest.mark.parametrize("wid", params(2))
 def test_outputs_well_above_tolerance(wid):
     out = small_case(wid)[1]
     assert np.isfinite(out).all()
     mag = np.abs(out)
-    if wid == "7p":   # rows of the packed buffer beyond the active tokens are legitimately 0
-        mag = mag[:sum(get(wid).config("small")["active_q_lens"])]
+    if wid == "7p":  # rows of the packed buffer beyond the active tokens are legitimately 0
+        mag = mag[: sum(get(wid).config("small")["active_q_lens"])]
     assert np.median(mag) > 3 * ATOL, (wid, np.median(mag))
     zeros_pass = np.all(mag <= ATOL)
     assert not zeros_pass
@@ -387,7 +400,7 @@ def test_6p_inputs_not_degenerate():
     max_len = cfg["pages_per_seq"] * cfg["page_size"]
     assert kv_lens.min() >= 1 and kv_lens.max() <= max_len
     assert (kv_lens < max_len).any() and len(set(kv_lens.tolist())) > 1
-    assert (kv_lens % cfg["page_size"] != 0).any()       # some sequences end inside a page
+    assert (kv_lens % cfg["page_size"] != 0).any()  # some sequences end inside a page
     flat = page_indices.ravel()
     assert sorted(flat.tolist()) == list(range(flat.size))
     assert (flat != np.arange(flat.size)).any()
@@ -411,8 +424,7 @@ def test_7p_scenario():
         assert sum(q_lens) == cfg["max_num_batched_tokens"]
         assert len(q_lens) == len(kv_lens) < cfg["max_num_seqs"]
         assert (cfg["max_num_seqs"] - len(q_lens)) * 8 == cfg["max_num_seqs"]
-        assert all(q <= kv <= cfg["pages_per_seq"] * cfg["page_size"]
-                   for q, kv in zip(q_lens, kv_lens))
+        assert all(q <= kv <= cfg["pages_per_seq"] * cfg["page_size"] for q, kv in zip(q_lens, kv_lens))
         decodes = [kv for q, kv in zip(q_lens, kv_lens) if q == 1]
         assert len(decodes) * 4 == cfg["max_num_seqs"] * 3
         assert all(kv % cfg["page_size"] == 1 for kv in decodes)
@@ -423,8 +435,7 @@ def test_7p_scenario():
     active = len(cfg["active_q_lens"])
     assert num_seqs.tolist() == [active]
     assert kv_lens[active:].tolist() == [0] * (cfg["max_num_seqs"] - active)
-    assert np.diff(cu_q_lens).tolist() == list(cfg["active_q_lens"]) + [0] * (
-        cfg["max_num_seqs"] - active)
+    assert np.diff(cu_q_lens).tolist() == list(cfg["active_q_lens"]) + [0] * (cfg["max_num_seqs"] - active)
     flat = page_indices.ravel()
     assert sorted(flat.tolist()) == list(range(flat.size))
     assert (flat != np.arange(flat.size)).any()
@@ -456,6 +467,7 @@ def test_inputs_deterministic_and_seed_dependent():
 
 # ---------------------------------------------------------------------------------------------
 # Agreement with the public suite's baseline.py on our inputs.
+
 
 def _public_module(wid):
     wl = get(wid)

@@ -2,6 +2,7 @@
 implementation at the small profile, analytic cost against XLA's count, full-size shapes by
 abstract evaluation only, input-generation properties, and agreement with the public suite's
 baselines (set JAXBENCH_PUBLIC_SUITE to run those)."""
+
 import functools
 
 import jax
@@ -46,6 +47,7 @@ def silu(z):
 # Naive implementations (numpy, float64 internally, no bf16 rounding): explicit loops over
 # tokens and groups, sequential recurrences where the workload uses the quadratic form.
 
+
 def naive_9p(cfg, x, gate, up, down):
     x = f64(x).reshape(-1, cfg["emb_dim"])
     h = silu(x @ f64(gate)) * (x @ f64(up))
@@ -54,6 +56,7 @@ def naive_9p(cfg, x, gate, up, down):
 
 def naive_10p(cfg, x, router, gate, up, down):
     import ml_dtypes
+
     k = cfg["num_experts_per_tok"]
     xs = f64(x).reshape(-1, cfg["emb_dim"])
     router, gate, up, down = f64(router), f64(gate), f64(up), f64(down)
@@ -75,7 +78,7 @@ def naive_11p(cfg, lhs, rhs, group_sizes):
     out = np.zeros((lhs.shape[0], rhs.shape[2]))
     start = 0
     for g, size in enumerate(np.asarray(group_sizes)):
-        out[start:start + size] = lhs[start:start + size] @ rhs[g]
+        out[start : start + size] = lhs[start : start + size] @ rhs[g]
         start += size
     assert start == lhs.shape[0]
     return out
@@ -110,7 +113,7 @@ def naive_15p(cfg, q, k, v):
     for i in range(s):
         state = gamma[None, :, None, None] * state + k[:, :, i, :, None] * v[:, :, i, None, :]
         num = np.einsum("bhd,bhde->bhe", q[:, :, i], state)
-        dots = np.einsum("bhd,bhjd->bhj", q[:, :, i], k[:, :, :i + 1])
+        dots = np.einsum("bhd,bhjd->bhj", q[:, :, i], k[:, :, : i + 1])
         powers = gamma[:, None] ** (i - np.arange(i + 1))[None, :]
         den = np.maximum(np.sum(np.abs(dots) * powers[None], axis=-1), 1.0)
         out[:, :, i] = num / den[..., None]
@@ -145,15 +148,23 @@ def naive_17p(cfg, pair, mask, lp, rp, lg, rg, cscale, op, og):
     right = (act @ rp) * sigmoid(act @ rg)
     n = pair.shape[0]
     tri = np.zeros_like(pair)
-    for i in range(n):                      # edge (i, j) = sum_k left[i, k] * right[j, k]
+    for i in range(n):  # edge (i, j) = sum_k left[i, k] * right[j, k]
         tri[i] = np.einsum("kc,jkc->jc", left[i], right)
     tri = tri / np.sqrt(np.mean(tri * tri, axis=-1, keepdims=True) + 1e-6) * cscale
     return (tri @ op) * sigmoid(pair @ og)
 
 
-NAIVE = {"9p": naive_9p, "10p": naive_10p, "11p": naive_11p, "12p": naive_12p,
-         "13p": naive_13p, "14p": naive_14p, "15p": naive_15p, "16p": naive_16p,
-         "17p": naive_17p}
+NAIVE = {
+    "9p": naive_9p,
+    "10p": naive_10p,
+    "11p": naive_11p,
+    "12p": naive_12p,
+    "13p": naive_13p,
+    "14p": naive_14p,
+    "15p": naive_15p,
+    "16p": naive_16p,
+    "17p": naive_17p,
+}
 
 
 @pytest.mark.parametrize("wid", IDS)
@@ -169,6 +180,7 @@ def test_baseline_matches_naive_float32(wid):
 # ---------------------------------------------------------------------------------------------
 # Analytic cost against XLA's own count at the small profile.
 
+
 def xla_flops(fn, *args):
     ca = jax.jit(fn).lower(*args).compile().cost_analysis()
     if isinstance(ca, (list, tuple)):
@@ -178,11 +190,11 @@ def xla_flops(fn, *args):
 
 def expected_ratio(wid, cfg):
     """cost() counts the work a kernel must do; where the XLA baseline does more, by design."""
-    if wid == "10p":        # dense evaluation of every expert; only top-k are needed
+    if wid == "10p":  # dense evaluation of every expert; only top-k are needed
         return cfg["num_experts_per_tok"] / cfg["num_experts"]
-    if wid == "14p":        # 3/4 of the rows are tokens, the rest zero padding
+    if wid == "14p":  # 3/4 of the rows are tokens, the rest zero padding
         return 0.75
-    if wid in ("15p", "16p"):   # causal half of the dense score matrix
+    if wid in ("15p", "16p"):  # causal half of the dense score matrix
         return 0.5
     return 1.0
 
@@ -208,8 +220,7 @@ def test_cost_11p_against_xla_per_group():
     mes, k, n, g = cfg["max_expert_size"], lhs.shape[1], rhs.shape[2], rhs.shape[0]
     window = jax.ShapeDtypeStruct((mes, k), lhs.dtype)
     one = jax.ShapeDtypeStruct((k, n), rhs.dtype)
-    per_group = xla_flops(lambda a, b: jax.lax.dot(a, b, preferred_element_type=jnp.float32),
-                          window, one)
+    per_group = xla_flops(lambda a, b: jax.lax.dot(a, b, preferred_element_type=jnp.float32), window, one)
     m = cfg["seq_len"] * cfg["num_experts_per_tok"]
     ratio = w.cost("small")[0] / (per_group * g * m / (g * mes))
     assert 0.5 <= ratio <= 2.0
@@ -219,28 +230,41 @@ def test_cost_11p_against_xla_per_group():
 # Full-size interface, by abstract evaluation only (never executed here).
 
 FULL = {
-    "9p": ([((2, 4096, 8192), "bfloat16"), ((8192, 28672), "bfloat16"),
-            ((8192, 28672), "bfloat16"), ((28672, 8192), "bfloat16")],
-           ((2, 4096, 8192), "bfloat16")),
-    "10p": ([((2, 4096, 4096), "bfloat16"), ((4096, 8), "bfloat16"),
-             ((8, 4096, 14336), "bfloat16"), ((8, 4096, 14336), "bfloat16"),
-             ((8, 14336, 4096), "bfloat16")],
-            ((2, 4096, 4096), "float32")),
-    "11p": ([((32768, 4096), "bfloat16"), ((128, 4096, 1536), "bfloat16"), ((128,), "int32")],
-            ((32768, 1536), "bfloat16")),
-    "12p": ([((8, 4096, 8192), "bfloat16"), ((8192,), "bfloat16")],
-            ((8, 4096, 8192), "bfloat16")),
-    "13p": ([((8192, 4096), "bfloat16"), ((4096, 128256), "bfloat16"), ((8192,), "int32")],
-            ((), "float32")),
-    "14p": ([((8, 1024, 4096), "bfloat16"), ((8, 4096, 14336), "bfloat16")],
-            ((8, 1024, 14336), "bfloat16")),
+    "9p": (
+        [
+            ((2, 4096, 8192), "bfloat16"),
+            ((8192, 28672), "bfloat16"),
+            ((8192, 28672), "bfloat16"),
+            ((28672, 8192), "bfloat16"),
+        ],
+        ((2, 4096, 8192), "bfloat16"),
+    ),
+    "10p": (
+        [
+            ((2, 4096, 4096), "bfloat16"),
+            ((4096, 8), "bfloat16"),
+            ((8, 4096, 14336), "bfloat16"),
+            ((8, 4096, 14336), "bfloat16"),
+            ((8, 14336, 4096), "bfloat16"),
+        ],
+        ((2, 4096, 4096), "float32"),
+    ),
+    "11p": (
+        [((32768, 4096), "bfloat16"), ((128, 4096, 1536), "bfloat16"), ((128,), "int32")],
+        ((32768, 1536), "bfloat16"),
+    ),
+    "12p": ([((8, 4096, 8192), "bfloat16"), ((8192,), "bfloat16")], ((8, 4096, 8192), "bfloat16")),
+    "13p": ([((8192, 4096), "bfloat16"), ((4096, 128256), "bfloat16"), ((8192,), "int32")], ((), "float32")),
+    "14p": ([((8, 1024, 4096), "bfloat16"), ((8, 4096, 14336), "bfloat16")], ((8, 1024, 14336), "bfloat16")),
     "15p": ([((4, 16, 4096, 256), "bfloat16")] * 3, ((4, 16, 4096, 256), "bfloat16")),
-    "16p": ([((4, 64, 4096, 64), "bfloat16")] * 3 + [((4, 64, 4096), "float32")],
-            ((4, 64, 4096, 64), "bfloat16")),
-    "17p": ([((1536, 1536, 128), "bfloat16"), ((1536, 1536, 1), "bfloat16")]
-            + [((128, 128), "bfloat16")] * 4 + [((128,), "bfloat16")]
-            + [((128, 128), "bfloat16")] * 2,
-            ((1536, 1536, 128), "bfloat16")),
+    "16p": ([((4, 64, 4096, 64), "bfloat16")] * 3 + [((4, 64, 4096), "float32")], ((4, 64, 4096, 64), "bfloat16")),
+    "17p": (
+        [((1536, 1536, 128), "bfloat16"), ((1536, 1536, 1), "bfloat16")]
+        + [((128, 128), "bfloat16")] * 4
+        + [((128,), "bfloat16")]
+        + [((128, 128), "bfloat16")] * 2,
+        ((1536, 1536, 128), "bfloat16"),
+    ),
 }
 
 
@@ -270,8 +294,10 @@ def test_metadata(wid):
 # ---------------------------------------------------------------------------------------------
 # Input generation: the degenerate public inputs replaced by ones that exercise the computation.
 
+
 def test_11p_group_sizes_ragged_and_consistent():
     from jaxbench.workloads.w11p_megablox_gmm import ragged_group_sizes
+
     w = wl("11p")
     for profile in ("small", "full"):
         cfg = w.config(profile)
@@ -286,7 +312,7 @@ def test_11p_group_sizes_ragged_and_consistent():
             assert sizes.sum() == m
             assert sizes.max() == mes and sizes[-1] == mes
             assert sizes.min() >= 2 * mean - mes
-            assert len(set(sizes.tolist())) > g // 8            # ragged, not equal
+            assert len(set(sizes.tolist())) > g // 8  # ragged, not equal
             # Every group's static window stays inside the rows (no clamped slice).
             starts = np.cumsum(sizes) - sizes
             assert np.all(starts + mes <= m)
@@ -304,10 +330,10 @@ def test_14p_groups_ragged_with_zero_padding():
     cap = cfg["M"] // cfg["num_groups"]
     x, _ = w.create_inputs("small", 3)
     x = np.asarray(x, np.float32)
-    nonzero_rows = np.any(x != 0, axis=-1)                   # (G, cap)
+    nonzero_rows = np.any(x != 0, axis=-1)  # (G, cap)
     counts = nonzero_rows.sum(axis=1)
-    for g in range(cfg["num_groups"]):                       # tokens first, then padding
-        assert nonzero_rows[g, :counts[g]].all() and not nonzero_rows[g, counts[g]:].any()
+    for g in range(cfg["num_groups"]):  # tokens first, then padding
+        assert nonzero_rows[g, : counts[g]].all() and not nonzero_rows[g, counts[g] :].any()
     assert counts.sum() == 3 * cfg["M"] // 4
     assert counts.min() >= cap // 2 and counts.max() <= cap
     assert len(set(counts.tolist())) > 1
@@ -350,8 +376,9 @@ def test_16p_a_log_is_float32_and_near_public_distribution():
 # ---------------------------------------------------------------------------------------------
 # Agreement with the public suite's baseline.py on our small inputs.
 
+
 def public_call(wid, mod, cfg, inputs):
-    if wid == "11p":        # the public baseline's fourth argument is the static max size
+    if wid == "11p":  # the public baseline's fourth argument is the static max size
         return jax.jit(mod.workload, static_argnums=3)(*inputs, cfg["max_expert_size"])
     return jax.jit(mod.workload)(*inputs)
 

@@ -6,6 +6,7 @@ says what to change; the changed file must then be correct.
 
 The run needs a copy of the public suite (``JAXBENCH_PUBLIC_SUITE``, see public_suite.py) and
 is skipped without it; the registry checks below run everywhere."""
+
 import pytest
 
 from jaxbench import workloads
@@ -14,10 +15,15 @@ from tests.jaxbench.workloads.public_suite import ENV, public_root
 # Public files broken in their own harness: the outcome they get here unchanged, and the
 # change their workload's public_file_note describes, as (old, new) text replacements.
 BROKEN = {
-    "11p": ("compile_error", [(
-        "def workload(lhs, rhs, group_sizes, max_expert_size):\n",
-        "def workload(lhs, rhs, group_sizes):\n    max_expert_size = CONFIG['max_expert_size']\n",
-    )]),
+    "11p": (
+        "compile_error",
+        [
+            (
+                "def workload(lhs, rhs, group_sizes, max_expert_size):\n",
+                "def workload(lhs, rhs, group_sizes):\n    max_expert_size = CONFIG['max_expert_size']\n",
+            )
+        ],
+    ),
 }
 
 IDS = workloads.ids()
@@ -29,13 +35,14 @@ def test_public_file_notes_are_exactly_the_broken_files():
     for wid, (outcome, changes) in BROKEN.items():
         note = workloads.get(wid).public_file_note
         assert outcome in note
-        for _, new in changes:                 # the note shows the change the test applies
+        for _, new in changes:  # the note shows the change the test applies
             for line in new.strip().splitlines():
                 assert line.strip().rstrip(":") in note.replace("`", ""), line
 
 
 def test_public_file_note_reaches_the_registry_mirror():
     from catalog.registry_sync import workload_fields
+
     assert workload_fields(workloads.get("11p"))["public_file_note"] == workloads.get("11p").public_file_note
     assert workload_fields(workloads.get("12p"))["public_file_note"] == ""
     assert workloads.get("11p").summary()["public_file_note"]
@@ -52,6 +59,7 @@ def _public_source(wl) -> str:
 
 def _evaluate(wid, source):
     from jaxbench import harness
+
     return harness.evaluate(wid, source, profile="small", hardware="cpu", require_pallas=False)
 
 
@@ -63,6 +71,7 @@ def _describe(rec) -> str:
 @pytest.mark.parametrize("wid", IDS)
 def test_public_baseline_runs_unchanged(wid):
     from jaxbench.record import CORRECT_OUTCOMES
+
     wl = workloads.get(wid)
     source = _public_source(wl)
     rec = _evaluate(wid, source)

@@ -8,6 +8,7 @@ another key all FAIL the harness's comparison, and re-drawing any input changes 
 enough to fail it, except the inputs a workload declares in ``insensitive_inputs`` (a
 documented degeneracy), for which the output must NOT change.
 """
+
 import functools
 import json
 import re
@@ -64,6 +65,7 @@ def test_expert_set():
 # ---------------------------------------------------------------------------------------------
 # Per-workload cached state (inputs, the jitted baseline, its outputs) at the small profile.
 
+
 @pytest.fixture(scope="module", params=IDS)
 def wid(request):
     """A module-scoped parameter, so that pytest runs all checks of one workload together."""
@@ -114,8 +116,7 @@ def _exact(wid, key):
 def _leaf_passes(wl, wid, key, k, cand_leaf):
     """The harness rule (exact answer, XLA's own error as the allowance) on output leaf k."""
     xla = _leaves(_case(wid, key)[1])[k]
-    return exact_rule_report(_exact(wid, key)[k], xla, np.asarray(cand_leaf, np.float32),
-                             wl.atol, wl.rtol)["passed"]
+    return exact_rule_report(_exact(wid, key)[k], xla, np.asarray(cand_leaf, np.float32), wl.atol, wl.rtol)["passed"]
 
 
 def _passes(wl, wid, key, cand):
@@ -138,6 +139,7 @@ def _documented_float32(wl, name):
 # ---------------------------------------------------------------------------------------------
 # Metadata
 
+
 def test_metadata_valid(wid):
     wl = workloads.get(wid)
     assert re.fullmatch(r"\d{1,2}[pk]-[a-z0-9]+(-[a-z0-9]+)*", wl.slug), wl.slug
@@ -151,14 +153,14 @@ def test_metadata_valid(wid):
         assert wl.kernelbench_id is None
     assert set(wl.profiles) == set(PROFILES)
     for profile in PROFILES:
-        wl.static_params(profile)                      # every keyword-only value is present
+        wl.static_params(profile)  # every keyword-only value is present
     assert len(wl.input_names) == len(set(wl.input_names))
     assert set(wl.insensitive_inputs) <= set(wl.input_names), wl.insensitive_inputs
     if wl.degenerate is not None:
         assert wl.degenerate.strip()
     if (wl.atol, wl.rtol) != (1e-2, 1e-2):
         assert wl.tolerance_reason and wl.tolerance_reason.strip()
-    json.dumps(wl.summary())                           # JSON-ready
+    json.dumps(wl.summary())  # JSON-ready
     flops, nbytes = wl.cost("small")
     assert flops > 0 and nbytes > 0
     assert wl.cost("full")[0] > flops
@@ -166,8 +168,14 @@ def test_metadata_valid(wid):
 
 def test_get_resolves_id_slug_and_public_name(wid):
     wl = workloads.get(wid)
-    for name in (wl.id, wl.slug, wl.public_name, wl.public_name + ".py", wl.id.upper(),
-                 "0" + wl.id if len(wl.id) == 2 else wl.id):
+    for name in (
+        wl.id,
+        wl.slug,
+        wl.public_name,
+        wl.public_name + ".py",
+        wl.id.upper(),
+        "0" + wl.id if len(wl.id) == 2 else wl.id,
+    ):
         assert workloads.get(name) is wl, name
 
 
@@ -180,10 +188,11 @@ def test_get_rejects_unknown_names():
 # ---------------------------------------------------------------------------------------------
 # Inputs
 
+
 def test_inputs_deterministic_typed_and_key_dependent(wid):
     wl = workloads.get(wid)
     a, _ = _case(wid, KEY_A)
-    again = _jitted_create(wid)(jax.random.key(KEY_A))       # traced again: no hidden state
+    again = _jitted_create(wid)(jax.random.key(KEY_A))  # traced again: no hidden state
     b, _ = _case(wid, KEY_B)
     assert len(a) == len(wl.input_names)
     for x, y in zip(a, again):
@@ -197,8 +206,9 @@ def test_inputs_deterministic_typed_and_key_dependent(wid):
             assert x.dtype == np.int32, name
         else:
             assert _is_float(x), (name, x.dtype)
-            assert x.dtype == jax.numpy.bfloat16 or _documented_float32(wl, name), \
+            assert x.dtype == jax.numpy.bfloat16 or _documented_float32(wl, name), (
                 f"{name} is {x.dtype}: bf16 expected unless the notes document it"
+            )
 
 
 def test_float_inputs_not_zero_or_constant(wid):
@@ -224,12 +234,12 @@ def test_full_profile_specs_by_abstract_evaluation(wid):
         assert np.prod(f.shape, dtype=np.int64) >= np.prod(s.shape, dtype=np.int64), name
     full_out = jax.tree_util.tree_leaves(wl.output_spec("full"))
     small_out = jax.tree_util.tree_leaves(wl.output_spec("small"))
-    assert [(o.dtype, len(o.shape)) for o in full_out] == \
-        [(o.dtype, len(o.shape)) for o in small_out]
+    assert [(o.dtype, len(o.shape)) for o in full_out] == [(o.dtype, len(o.shape)) for o in small_out]
 
 
 # ---------------------------------------------------------------------------------------------
 # Outputs and the no-op exploits
+
 
 def test_outputs_finite_and_well_above_tolerance(wid):
     wl = workloads.get(wid)
@@ -242,12 +252,12 @@ def test_outputs_finite_and_well_above_tolerance(wid):
         assert np.all(np.isfinite(y)), f"output {k} has NaN/Inf"
         zero = allclose_report(y, np.zeros_like(y), wl.atol, wl.rtol)
         assert not zero["passed"], f"output {k}: zeros pass"
-        assert zero["n_bad"] >= MIN_FRACTION_ZERO_FAILS * y.size, \
+        assert zero["n_bad"] >= MIN_FRACTION_ZERO_FAILS * y.size, (
             f"output {k}: zeros fail on only {zero['n_bad']} of {y.size} elements"
+        )
         nonzero = np.abs(y[y != 0])
         large = float(np.mean(nonzero > threshold)) if nonzero.size else 0.0
-        assert large >= MIN_FRACTION_LARGE, \
-            f"output {k}: only {large:.1%} of the nonzero elements exceed {threshold:g}"
+        assert large >= MIN_FRACTION_LARGE, f"output {k}: only {large:.1%} of the nonzero elements exceed {threshold:g}"
 
 
 def test_noop_candidates_fail(wid):
@@ -266,12 +276,14 @@ def test_noop_candidates_fail(wid):
             # An output that is one value in every element (within the tolerance) is allowed
             # only as a documented degeneracy, and that value must still change with the
             # inputs (the other-key check below).
-            assert wl.degenerate or not _leaf_passes(wl, wid, KEY_A, k, const), \
+            assert wl.degenerate or not _leaf_passes(wl, wid, KEY_A, k, const), (
                 f"output {k}: the constant {y.mean():g} passes"
+            )
         for name, x in zip(wl.input_names, inputs):
             if x.shape == y.shape:
-                assert not _leaf_passes(wl, wid, KEY_A, k, np.asarray(x, np.float32)), \
+                assert not _leaf_passes(wl, wid, KEY_A, k, np.asarray(x, np.float32)), (
                     f"output {k}: input {name} passed through passes"
+                )
     assert not _passes(wl, wid, KEY_A, other), "the reference for another key passes"
 
 
@@ -283,9 +295,9 @@ def test_each_input_matters_or_is_declared_insensitive(wid):
     for i, name in enumerate(wl.input_names):
         same = np.array_equal(np.asarray(a[i]), np.asarray(b[i]))
         if _is_int(a[i]) and (same or name in wl.insensitive_inputs):
-            continue        # an index input with a fixed value, or one declared skippable
+            continue  # an index input with a fixed value, or one declared skippable
         if same and name in wl.insensitive_inputs:
-            continue        # a fixed value the documented degeneracy depends on
+            continue  # a fixed value the documented degeneracy depends on
         if same:
             problems.append(f"{name}: identical for two keys, so re-drawing tests nothing")
             continue
@@ -302,11 +314,11 @@ def test_each_input_matters_or_is_declared_insensitive(wid):
 
 def _bf16_producers(jaxpr, found):
     from jax.extend import core as jcore
+
     for eqn in jaxpr.eqns:
-        found.extend(eqn.primitive.name for v in eqn.outvars
-                     if getattr(v.aval, "dtype", None) == jax.numpy.bfloat16)
+        found.extend(eqn.primitive.name for v in eqn.outvars if getattr(v.aval, "dtype", None) == jax.numpy.bfloat16)
         for p in eqn.params.values():
-            for sub in (p if isinstance(p, (tuple, list)) else (p,)):
+            for sub in p if isinstance(p, (tuple, list)) else (p,):
                 if isinstance(sub, jcore.ClosedJaxpr):
                     _bf16_producers(sub.jaxpr, found)
                 elif isinstance(sub, jcore.Jaxpr):

@@ -1,4 +1,5 @@
 """The harness's correctness rule (jaxbench/verdict/numerics.py)."""
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -11,8 +12,7 @@ TOL = dict(atol=1e-2, rtol=1e-2)
 def test_identical_arrays_pass():
     x = np.linspace(-5, 5, 101, dtype=np.float32)
     rep = allclose_report(x, x.copy(), **TOL)
-    assert rep == {"passed": True, "max_abs": 0.0, "max_rel": 0.0, "n_bad": 0,
-                   "n_nonfinite": 0}
+    assert rep == {"passed": True, "max_abs": 0.0, "max_rel": 0.0, "n_bad": 0, "n_nonfinite": 0}
 
 
 def test_rule_is_atol_plus_rtol_times_reference():
@@ -38,7 +38,7 @@ def test_report_fields():
     assert rep["n_bad"] == 2
     assert rep["n_nonfinite"] == 0
     assert rep["max_abs"] == pytest.approx(0.5)
-    assert rep["max_rel"] == pytest.approx(0.25)     # 0.5 / 2; ref == 0 is left out
+    assert rep["max_rel"] == pytest.approx(0.25)  # 0.5 / 2; ref == 0 is left out
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
@@ -48,15 +48,14 @@ def test_nonfinite_never_passes(bad):
     cand[3] = bad
     rep = allclose_report(ref, cand, **TOL)
     assert not rep["passed"] and rep["n_bad"] == 1 and rep["n_nonfinite"] == 1
-    assert rep["max_abs"] == 0.0                       # over the finite elements only
+    assert rep["max_abs"] == 0.0  # over the finite elements only
     # Inf == Inf and NaN vs NaN do not pass either.
     rep = allclose_report(cand, cand.copy(), **TOL)
     assert not rep["passed"] and rep["n_nonfinite"] == 1
 
 
 def test_huge_tolerance_does_not_accept_nan():
-    rep = allclose_report(np.zeros(3, np.float32), np.full(3, np.nan, np.float32),
-                          atol=1e30, rtol=1e30)
+    rep = allclose_report(np.zeros(3, np.float32), np.full(3, np.nan, np.float32), atol=1e30, rtol=1e30)
     assert not rep["passed"] and rep["n_bad"] == 3
 
 

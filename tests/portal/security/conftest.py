@@ -1,5 +1,6 @@
 """Fixtures of the security tests: a small workload catalogue (rows created directly, no JAX
 import), a user in a team with a real API token, and no broker (enqueueing is recorded)."""
+
 import pytest
 
 from tests.submissions.conftest import WORKLOADS
@@ -18,6 +19,7 @@ def no_broker(monkeypatch):
 def fresh_cache():
     """Throttle counters live in the cache: every test starts from zero."""
     from django.core.cache import cache
+
     cache.clear()
     yield
     cache.clear()
@@ -26,13 +28,28 @@ def fresh_cache():
 def make_catalog():
     from catalog.models import Workload
     from catalog.registry_sync import sync_hardware
+
     sync_hardware()
     for wid, slug, public, title, source, category in WORKLOADS:
-        Workload.objects.get_or_create(wid=wid, defaults=dict(
-            number=int(wid[:-1]), slug=slug, public_name=public, title=title, source=source,
-            model="Llama" if source == "maxtext" else "KernelBench L2", category=category, atol=1e-2, rtol=1e-2,
-            input_names=["x"], profiles={"small": {"n": 8}}, shapes={"small": {"inputs": []}},
-            costs={"small": {"flops": 8, "bytes": 32}}, reference_source="def reference(x):\n    return x\n"))
+        Workload.objects.get_or_create(
+            wid=wid,
+            defaults=dict(
+                number=int(wid[:-1]),
+                slug=slug,
+                public_name=public,
+                title=title,
+                source=source,
+                model="Llama" if source == "maxtext" else "KernelBench L2",
+                category=category,
+                atol=1e-2,
+                rtol=1e-2,
+                input_names=["x"],
+                profiles={"small": {"n": 8}},
+                shapes={"small": {"inputs": []}},
+                costs={"small": {"flops": 8, "bytes": 32}},
+                reference_source="def reference(x):\n    return x\n",
+            ),
+        )
 
 
 class Member:
@@ -42,6 +59,7 @@ class Member:
         from django.contrib.auth import get_user_model
 
         from submissions.models import ApiToken, Membership, Team
+
         self.user = get_user_model().objects.create_user(username, f"{username}@example.org", "pw-long-enough-1")
         self.team = Team.objects.create(name=team_name)
         Membership.objects.create(team=self.team, user=self.user, role=Membership.OWNER)
@@ -63,4 +81,5 @@ def counts():
     """Rows of every table an upload writes."""
     from evaluator.models import Evaluation
     from submissions.models import Candidate, Submission
+
     return Submission.objects.count(), Candidate.objects.count(), Evaluation.objects.count()

@@ -6,6 +6,7 @@ that fit the schema and cases that do not (schemathesis' positive and negative m
 sent. Bounded and deterministic: a fixed number of examples per operation and mode, with
 Hypothesis derandomized and without its example database; failures are collected over all
 operations and reported together, each with a curl command that reproduces it."""
+
 import collections
 
 import pytest
@@ -49,23 +50,27 @@ def fuzz_world(monkeypatch):
     from catalog.models import Baseline, ExpertReference, HardwareTarget, Workload
     from submissions import intake
     from tests.submissions.conftest import kernel
+
     monkeypatch.setattr(throttling.SimpleRateThrottle, "allow_request", lambda self, request, view: True)
     make_catalog()
     m = Member()
     other = Member("eve", "Blue Team")
     private = intake.create_kernel_submission(m.team, m.user, "cpu", {"method": "Fuzz"}, [("12p.py", kernel())])
-    public = intake.create_kernel_submission(other.team, other.user, "cpu", {"method": "Pub"},
-                                             [("8p.py", kernel()), ("12p.py", kernel())])
+    public = intake.create_kernel_submission(
+        other.team, other.user, "cpu", {"method": "Pub"}, [("8p.py", kernel()), ("12p.py", kernel())]
+    )
     public.publish()
     cpu, w = HardwareTarget.objects.get(slug="cpu"), Workload.objects.get(wid="12p")
-    baseline = Baseline.objects.create(workload=w, hardware=cpu, profile="small", jax_version="0.10.2",
-                                       harness_version="1.0.0", median_s=1e-3)
+    baseline = Baseline.objects.create(
+        workload=w, hardware=cpu, profile="small", jax_version="0.10.2", harness_version="1.0.0", median_s=1e-3
+    )
     expert = ExpertReference.objects.create(workload=w, hardware=cpu, implementation="tokamax", speedup=2.0)
     return {"member": m, "private": private.pk, "public": public.pk, "baseline": baseline.pk, "expert": expert.pk}
 
 
 def load_schema():
     from portal.wsgi import application
+
     return schemathesis.openapi.from_wsgi("/api/schema/", application)
 
 
@@ -94,11 +99,21 @@ def fuzz(schema, headers, world) -> list[str]:
     assert len(ops) >= 15, [op.label for op in ops]
     for op in ops:
         variants = [(mode, None) for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)]
-        variants += [(mode, path) for path in known_paths(op.label, world)
-                     for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)]
+        variants += [
+            (mode, path)
+            for path in known_paths(op.label, world)
+            for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)
+        ]
         for mode, path in variants:
-            @settings(max_examples=MAX_EXAMPLES, derandomize=True, database=None, deadline=None,
-                      phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+
+            @settings(
+                max_examples=MAX_EXAMPLES,
+                derandomize=True,
+                database=None,
+                deadline=None,
+                phases=[Phase.explicit, Phase.generate],
+                suppress_health_check=list(HealthCheck),
+            )
             @given(case=op.as_strategy(generation_mode=mode, path_parameters=path))
             def run(case):
                 response = case.call(headers=headers)
@@ -128,11 +143,12 @@ def test_fuzz_api_anonymously(fuzz_world):
 def test_fuzz_api_with_a_bearer_token(fuzz_world):
     member = fuzz_world["member"]
     from django.test import Client
+
     assert Client().get("/api/v1/me/", HTTP_AUTHORIZATION=f"Bearer {member.token}").json()["username"] == "mallory"
     STATS.clear()
     failures = fuzz(load_schema(), headers={"Authorization": f"Bearer {member.token}"}, world=fuzz_world)
     if environment.get("JAXBENCH_FUZZ_STATS"):
         print({k: dict(v) for k, v in STATS.items()})
     assert not failures, "\n\n".join(failures)
-    assert set(STATS["GET /api/v1/me/"]) == {200}                    # every case went out as the member
-    assert 200 in STATS["POST /api/v1/submissions/{id}/publish/"]    # ... and reached his own submission
+    assert set(STATS["GET /api/v1/me/"]) == {200}  # every case went out as the member
+    assert 200 in STATS["POST /api/v1/submissions/{id}/publish/"]  # ... and reached his own submission

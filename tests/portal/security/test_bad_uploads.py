@@ -8,6 +8,7 @@ them: exact size limits, trace limits reached while streaming, zip bombs that li
 sizes or hide in their compression method or their number of members or directory entries,
 traversal names over the API, non-UTF-8 bytes in every channel, truncated traces and huge
 single lines."""
+
 import binascii
 import io
 import json
@@ -34,6 +35,7 @@ MB = 1024 * 1024
 def post(client, catalog, member):
     """POST with the member's token; asserts a 4xx that explains itself and stores nothing
     unless ``expect`` is a 2xx."""
+
     def send(path, data=None, content_type=None, expect=400, **extra):
         before = counts()
         kw = dict(member.auth, **extra)
@@ -47,6 +49,7 @@ def post(client, catalog, member):
             assert body.get("detail"), body
             assert all(e.get("message") for e in body.get("errors", [])), body
         return body
+
     return send
 
 
@@ -76,6 +79,7 @@ class PeakMemory:
 
 # -- size limits --------------------------------------------------------------------------
 
+
 def padded_kernel(size: int) -> bytes:
     """A valid kernel padded with a comment to exactly ``size`` bytes."""
     code = kernel().encode() + b"#"
@@ -96,8 +100,11 @@ def test_the_kernel_limit_counts_utf8_bytes_not_characters(post):
     """A JSON kernel under the limit in characters but over it in UTF-8 bytes."""
     code = kernel() + "# " + "é" * (intake.MAX_KERNEL_BYTES // 2) + "\n"
     assert len(code) < intake.MAX_KERNEL_BYTES < len(code.encode())
-    body = post("/api/v1/submissions/", json.dumps({"hardware": "cpu", "method": "m", "kernels": {"12p": code}}),
-                content_type="application/json")
+    body = post(
+        "/api/v1/submissions/",
+        json.dumps({"hardware": "cpu", "method": "m", "kernels": {"12p": code}}),
+        content_type="application/json",
+    )
     assert body["errors"][0]["field"] == "size"
 
 
@@ -105,10 +112,16 @@ def test_a_huge_kernel_upload_is_refused_before_its_body_is_parsed(post, monkeyp
     """Multipart files are spooled to disk while parsing: a declared size over what a kernel
     upload can hold is refused first (413), as the trace endpoint does."""
     from django.http import multipartparser
-    monkeypatch.setattr(multipartparser.MultiPartParser, "parse",
-                        lambda self: pytest.fail("the body of an oversized upload was parsed"))
-    body = post("/api/v1/submissions/", files_upload(SimpleUploadedFile("12p.py", kernel().encode())),
-                expect=413, CONTENT_LENGTH=str(10 ** 10))
+
+    monkeypatch.setattr(
+        multipartparser.MultiPartParser, "parse", lambda self: pytest.fail("the body of an oversized upload was parsed")
+    )
+    body = post(
+        "/api/v1/submissions/",
+        files_upload(SimpleUploadedFile("12p.py", kernel().encode())),
+        expect=413,
+        CONTENT_LENGTH=str(10**10),
+    )
     assert "at most" in body["detail"] and "MB" in body["detail"]
 
 
@@ -120,19 +133,25 @@ def small_trace_limit(monkeypatch):
     return MB
 
 
-HEADER = {"format": FORMAT, "method": "Best-of-N", "model": "Gemini 3 Flash", "hardware": "cpu",
-          "sampling": "independent"}
+HEADER = {
+    "format": FORMAT,
+    "method": "Best-of-N",
+    "model": "Gemini 3 Flash",
+    "hardware": "cpu",
+    "sampling": "independent",
+}
 
 
 def trace_of(n_samples: int, code_size: int = 100) -> bytes:
-    lines = [json.dumps(HEADER)] + [json.dumps({"workload": "12p", "index": i, "code": "#" * code_size})
-                                    for i in range(n_samples)]
+    lines = [json.dumps(HEADER)] + [
+        json.dumps({"workload": "12p", "index": i, "code": "#" * code_size}) for i in range(n_samples)
+    ]
     return ("\n".join(lines) + "\n").encode()
 
 
 def test_a_trace_over_the_limit_is_refused_while_streaming(post, small_trace_limit):
     """Within the Content-Length slack, the parser stops at the limit and names the line."""
-    data = trace_of(14, code_size=100 * 1024)          # ~1.4 MB: over 1 MB, under 1 MB + 1 MB
+    data = trace_of(14, code_size=100 * 1024)  # ~1.4 MB: over 1 MB, under 1 MB + 1 MB
     assert small_trace_limit < len(data) < 2 * small_trace_limit
     body = post("/api/v1/submissions/trace/", data, content_type=NDJSON)
     err = [e for e in body["errors"] if "larger than 1 MB" in e["message"]]
@@ -143,7 +162,7 @@ def test_a_trace_over_the_limit_is_refused_while_streaming(post, small_trace_lim
 
 
 def test_a_trace_far_over_the_limit_is_refused_by_its_declared_size(post, small_trace_limit):
-    data = trace_of(30, code_size=100 * 1024)          # ~3 MB: over the limit and its slack
+    data = trace_of(30, code_size=100 * 1024)  # ~3 MB: over the limit and its slack
     body = post("/api/v1/submissions/trace/", data, content_type=NDJSON, expect=413)
     assert body["detail"] == "A trace is at most 1 MB."
     body = post("/api/v1/submissions/trace/", {"trace": SimpleUploadedFile("big.jsonl", data)}, expect=413)
@@ -152,6 +171,7 @@ def test_a_trace_far_over_the_limit_is_refused_by_its_declared_size(post, small_
 
 # -- zip bombs ----------------------------------------------------------------------------
 
+
 def raw_zip(members) -> bytes:
     """A zip written byte by byte, so that it can lie: ``members`` are ``(name, method,
     compressed bytes, crc32, declared uncompressed size)``."""
@@ -159,10 +179,34 @@ def raw_zip(members) -> bytes:
     for name, method, payload, crc, size in members:
         fname = name.encode()
         offset = out.tell()
-        out.write(struct.pack("<IHHHHHIIIHH", 0x04034B50, 46, 0, method, 0, 0x21, crc, len(payload), size,
-                              len(fname), 0) + fname + payload)
-        directory.write(struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 46, 46, 0, method, 0, 0x21, crc,
-                                    len(payload), size, len(fname), 0, 0, 0, 0, 0o644 << 16, offset) + fname)
+        out.write(
+            struct.pack("<IHHHHHIIIHH", 0x04034B50, 46, 0, method, 0, 0x21, crc, len(payload), size, len(fname), 0)
+            + fname
+            + payload
+        )
+        directory.write(
+            struct.pack(
+                "<IHHHHHHIIIHHHHHII",
+                0x02014B50,
+                46,
+                46,
+                0,
+                method,
+                0,
+                0x21,
+                crc,
+                len(payload),
+                size,
+                len(fname),
+                0,
+                0,
+                0,
+                0,
+                0o644 << 16,
+                offset,
+            )
+            + fname
+        )
     cd = directory.getvalue()
     n = len(members)
     return out.getvalue() + cd + struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, n, n, len(cd), out.tell(), 0)
@@ -173,7 +217,8 @@ def raw_zip(members) -> bytes:
 BZIP2_256MB_OF_ZEROS = binascii.unhexlify(
     "425a68393141592653590e09e2df015f8e4000c0000008200030804d4642a025a90a809"
     + "73141592653590e09e2df015f8e4000c0000008200030804d4642a025a90a809" * 4
-    + "73141592653591ecee4db012a3fc000c0040008200030cc0529a6aaa8491b002248f1772453850906b17caf00")
+    + "73141592653591ecee4db012a3fc000c0040008200030cc0529a6aaa8491b002248f1772453850906b17caf00"
+)
 TEN_ZEROS_CRC = zlib.crc32(b"\0" * 10)
 
 
@@ -184,6 +229,7 @@ def deflated(data: bytes) -> bytes:
 
 def test_the_bzip2_constant_is_what_it_claims():
     import bz2
+
     d = bz2.BZ2Decompressor()
     assert len(d.decompress(BZIP2_256MB_OF_ZEROS, max_length=MB)) == MB and not d.eof
 
@@ -192,14 +238,19 @@ def test_the_bzip2_constant_is_what_it_claims():
 def test_a_bzip2_bomb_is_refused_without_decompressing(post, declared):
     """208 bytes that expand to 256 MB, declared as 10 bytes (with the CRC of 10 zeros, so that
     zipfile would hand them over) or honestly."""
-    bomb = raw_zip([("12p.py", zipfile.ZIP_BZIP2, BZIP2_256MB_OF_ZEROS,
-                     TEN_ZEROS_CRC if declared == 10 else 0, declared)])
+    bomb = raw_zip(
+        [("12p.py", zipfile.ZIP_BZIP2, BZIP2_256MB_OF_ZEROS, TEN_ZEROS_CRC if declared == 10 else 0, declared)]
+    )
     assert len(bomb) < 1024
     with PeakMemory() as mem:
         body = post("/api/v1/submissions/", zip_upload(bomb))
     assert mem.peak < 32 * MB, f"{mem.peak / MB:.0f} MB allocated: the member was decompressed"
-    assert any(e["field"] == "archive" and "unsupported compression method 12" in e["message"]
-               and e["file"] == "kernels.zip: 12p.py" for e in body["errors"]), body
+    assert any(
+        e["field"] == "archive"
+        and "unsupported compression method 12" in e["message"]
+        and e["file"] == "kernels.zip: 12p.py"
+        for e in body["errors"]
+    ), body
 
 
 def test_a_deflate_member_that_understates_its_size_is_cut_at_the_declared_size(post):
@@ -210,8 +261,9 @@ def test_a_deflate_member_that_understates_its_size_is_cut_at_the_declared_size(
     with PeakMemory() as mem:
         body = post("/api/v1/submissions/", zip_upload(bomb))
     assert mem.peak < 8 * MB
-    assert any(e["file"] == "kernels.zip: 12p.py" and "cannot be extracted" in e["message"]
-               for e in body["errors"]), body
+    assert any(e["file"] == "kernels.zip: 12p.py" and "cannot be extracted" in e["message"] for e in body["errors"]), (
+        body
+    )
 
 
 def many_members(n: int, size: int) -> bytes:
@@ -232,14 +284,15 @@ def test_many_small_members_are_refused_before_any_is_read(post):
 
 
 def test_members_that_add_up_to_too_much_are_refused_before_any_is_read(post):
-    n = intake.MAX_ZIP_UNCOMPRESSED // intake.MAX_KERNEL_BYTES + 1       # 129 x 256 KB > 32 MB
+    n = intake.MAX_ZIP_UNCOMPRESSED // intake.MAX_KERNEL_BYTES + 1  # 129 x 256 KB > 32 MB
     assert n <= intake.MAX_FILES
     bomb = many_members(n, intake.MAX_KERNEL_BYTES)
     with PeakMemory() as mem:
         body = post("/api/v1/submissions/", zip_upload(bomb))
     assert mem.peak < 16 * MB, f"{mem.peak / MB:.0f} MB allocated"
-    assert any(e["field"] == "size" and "add up to more than 32 MB uncompressed" in e["message"]
-               for e in body["errors"]), body
+    assert any(
+        e["field"] == "size" and "add up to more than 32 MB uncompressed" in e["message"] for e in body["errors"]
+    ), body
 
 
 def test_a_huge_central_directory_is_refused_before_it_is_parsed(post):
@@ -247,11 +300,14 @@ def test_a_huge_central_directory_is_refused_before_it_is_parsed(post):
     ~50 MB; a 30 MB archive costs ~6 s and ~300 MB) before the entry count was checked."""
     one = raw_zip([("a", zipfile.ZIP_STORED, b"", 0, 0)])
     eocd = one.rindex(b"PK\x05\x06")
-    cd_size, cd_offset = struct.unpack("<II", one[eocd + 12:eocd + 20])
-    entry = one[cd_offset:cd_offset + cd_size]
+    cd_size, cd_offset = struct.unpack("<II", one[eocd + 12 : eocd + 20])
+    entry = one[cd_offset : cd_offset + cd_size]
     n = 100_000
-    bomb = (one[:cd_offset] + entry * n
-            + struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, 0xFFFF, 0xFFFF, cd_size * n, cd_offset, 0))
+    bomb = (
+        one[:cd_offset]
+        + entry * n
+        + struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, 0xFFFF, 0xFFFF, cd_size * n, cd_offset, 0)
+    )
     with PeakMemory() as mem:
         body = post("/api/v1/submissions/", zip_upload(bomb))
     assert mem.peak < 24 * MB, f"{mem.peak / MB:.0f} MB allocated"
@@ -266,20 +322,28 @@ def test_an_honest_archive_still_works(post):
 
 # -- path traversal -------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name, needle", [
-    ("../../etc/passwd.py", "climbs out"),
-    ("12p_RMSNorm/../../../../etc/12p.py", "climbs out"),
-    ("..", "climbs out"),
-    ("/etc/passwd.py", "absolute"),
-    ("/12p.py", "absolute"),
-    ("C:/Windows/12p.py", "absolute"),
-    ("..\\..\\12p.py", "backslashes"),
-    ("\\\\server\\share\\12p.py", "backslashes"),
-    ("12p.py\x00.txt", "NUL"),
-])
+
+@pytest.mark.parametrize(
+    "name, needle",
+    [
+        ("../../etc/passwd.py", "climbs out"),
+        ("12p_RMSNorm/../../../../etc/12p.py", "climbs out"),
+        ("..", "climbs out"),
+        ("/etc/passwd.py", "absolute"),
+        ("/12p.py", "absolute"),
+        ("C:/Windows/12p.py", "absolute"),
+        ("..\\..\\12p.py", "backslashes"),
+        ("\\\\server\\share\\12p.py", "backslashes"),
+        ("12p.py\x00.txt", "NUL"),
+    ],
+)
 def test_traversal_names_in_zip_members_reject_the_whole_upload(post, name, needle):
-    data = raw_zip([(name, zipfile.ZIP_STORED, kernel().encode(), zlib.crc32(kernel().encode()), len(kernel())),
-                    ("8p.py", zipfile.ZIP_STORED, kernel().encode(), zlib.crc32(kernel().encode()), len(kernel()))])
+    data = raw_zip(
+        [
+            (name, zipfile.ZIP_STORED, kernel().encode(), zlib.crc32(kernel().encode()), len(kernel())),
+            ("8p.py", zipfile.ZIP_STORED, kernel().encode(), zlib.crc32(kernel().encode()), len(kernel())),
+        ]
+    )
     body = post("/api/v1/submissions/", zip_upload(data))
     paths = [e for e in body["errors"] if e["field"] == "path"]
     assert len(paths) == 1 and needle in paths[0]["message"] and paths[0]["input"] == "zip", body
@@ -294,6 +358,7 @@ def test_traversal_names_of_uploaded_files_are_not_kept(post, filename):
 
 def test_a_traversal_name_that_names_a_workload_is_stored_by_its_base_name(post):
     from submissions.models import Candidate
+
     post("/api/v1/submissions/", files_upload(SimpleUploadedFile("../../../12p.py", kernel().encode())), expect=201)
     assert list(Candidate.objects.values_list("filename", flat=True)) == ["12p.py"]
 
@@ -327,13 +392,16 @@ def sample_line(i=0, code="def workload(x):\n    return x\n") -> bytes:
     return json.dumps({"workload": "12p", "index": i, "code": code}).encode() + b"\n"
 
 
-@pytest.mark.parametrize("data, line, needle", [
-    (header_line().replace(b"Best-of-N", "Bést-of-N".encode("latin-1")) + sample_line(), 1, "not UTF-8"),
-    (header_line() + sample_line().replace(b"return x", b"return \xed\xa0\x80"), 2, "not UTF-8"),
-    (header_line() + sample_line() + sample_line(1).replace(b"return", b"\xc0\xafreturn"), 3, "not UTF-8"),
-    (header_line() + sample_line(code="x = '\ud800'"), 2, "lone surrogate"),
-    ((header_line() + sample_line()).decode().encode("utf-16"), 1, None),
-])
+@pytest.mark.parametrize(
+    "data, line, needle",
+    [
+        (header_line().replace(b"Best-of-N", "Bést-of-N".encode("latin-1")) + sample_line(), 1, "not UTF-8"),
+        (header_line() + sample_line().replace(b"return x", b"return \xed\xa0\x80"), 2, "not UTF-8"),
+        (header_line() + sample_line() + sample_line(1).replace(b"return", b"\xc0\xafreturn"), 3, "not UTF-8"),
+        (header_line() + sample_line(code="x = '\ud800'"), 2, "lone surrogate"),
+        ((header_line() + sample_line()).decode().encode("utf-16"), 1, None),
+    ],
+)
 @pytest.mark.parametrize("channel", ["raw", "multipart"])
 def test_non_utf8_traces_are_refused_naming_the_line(post, data, line, needle, channel):
     if channel == "raw":
@@ -345,12 +413,26 @@ def test_non_utf8_traces_are_refused_naming_the_line(post, data, line, needle, c
 
 # -- truncated traces ---------------------------------------------------------------------
 
+
 def full_trace() -> bytes:
     code = 'def workload(x):\n    """naïve — ✓"""\n    return x * 2.5\n'
-    return (header_line()
-            + sample_line(0, code)
-            + json.dumps({"workload": "12p", "index": 1, "parent": 0, "code": code, "outcome": "correct_faster",
-                          "speedup": 1.25, "cost_usd": 0.0031}, ensure_ascii=False).encode() + b"\n")
+    return (
+        header_line()
+        + sample_line(0, code)
+        + json.dumps(
+            {
+                "workload": "12p",
+                "index": 1,
+                "parent": 0,
+                "code": code,
+                "outcome": "correct_faster",
+                "speedup": 1.25,
+                "cost_usd": 0.0031,
+            },
+            ensure_ascii=False,
+        ).encode()
+        + b"\n"
+    )
 
 
 def cut_positions(data: bytes) -> list[int]:
@@ -367,8 +449,9 @@ def cut_positions(data: bytes) -> list[int]:
 
 def test_traces_cut_inside_a_line_are_refused_naming_that_line(post):
     data = full_trace()
-    post("/api/v1/submissions/trace/", data, content_type=NDJSON, expect=201)       # the whole is valid
+    post("/api/v1/submissions/trace/", data, content_type=NDJSON, expect=201)  # the whole is valid
     from submissions.models import Submission
+
     Submission.objects.all().delete()
     cuts = cut_positions(data)
     assert len(cuts) > 15
@@ -376,9 +459,12 @@ def test_traces_cut_inside_a_line_are_refused_naming_that_line(post):
         part = data[:cut]
         line = part.count(b"\n") + 1
         body = post("/api/v1/submissions/trace/", part, content_type=NDJSON)
-        assert any(e["line"] == line and e["field"] is None and
-                   ("not valid JSON" in e["message"] or "not UTF-8" in e["message"]) for e in body["errors"]), \
-            (cut, part[-40:], body)
+        assert any(
+            e["line"] == line
+            and e["field"] is None
+            and ("not valid JSON" in e["message"] or "not UTF-8" in e["message"])
+            for e in body["errors"]
+        ), (cut, part[-40:], body)
 
 
 def test_a_trace_cut_after_its_header_has_no_samples(post):
@@ -390,12 +476,14 @@ def test_a_trace_cut_after_its_header_has_no_samples(post):
 
 # -- huge single lines ----------------------------------------------------------------------
 
+
 def huge_sample(i: int, size: int) -> bytes:
     return json.dumps({"workload": "12p", "index": i, "code": "#" * size}).encode() + b"\n"
 
 
-@pytest.mark.parametrize("layout, line", [
-    ("sample", 2), ("header", 1), ("last, no newline", 3), ("garbage, no newline at all", 1)])
+@pytest.mark.parametrize(
+    "layout, line", [("sample", 2), ("header", 1), ("last, no newline", 3), ("garbage, no newline at all", 1)]
+)
 def test_a_huge_single_line_is_refused_naming_it(post, layout, line):
     big = 3 * MB
     if layout == "sample":

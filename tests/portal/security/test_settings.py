@@ -6,6 +6,7 @@ response carries nosniff, X-Frame-Options DENY and a Referrer-Policy, and HSTS u
 The HTTPS behaviour is tested with the values ``portal/settings.py`` itself computes under the
 production environment (the module is evaluated afresh with that environment), applied to the
 running test settings."""
+
 import json
 import os
 import pathlib
@@ -27,17 +28,33 @@ HOST = "portal.example.org"
 
 
 def production_env(tmp_path, https=True) -> dict:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTEST_VERSION", "DATABASE_URL", "DJANGO_SETTINGS_MODULE", "DJANGO_ALLOW_ASYNC_UNSAFE")}
-    env.update({"DJANGO_DEBUG": "0", "DJANGO_HTTPS": "1" if https else "0",
-                "DJANGO_SECRET_KEY": secrets.token_urlsafe(64), "DJANGO_ALLOWED_HOSTS": HOST,
-                "JAXBENCH_VAR_DIR": str(tmp_path / "var"), "DJANGO_SETTINGS_MODULE": "portal.settings"})
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTEST_VERSION", "DATABASE_URL", "DJANGO_SETTINGS_MODULE", "DJANGO_ALLOW_ASYNC_UNSAFE")
+    }
+    env.update(
+        {
+            "DJANGO_DEBUG": "0",
+            "DJANGO_HTTPS": "1" if https else "0",
+            "DJANGO_SECRET_KEY": secrets.token_urlsafe(64),
+            "DJANGO_ALLOWED_HOSTS": HOST,
+            "JAXBENCH_VAR_DIR": str(tmp_path / "var"),
+            "DJANGO_SETTINGS_MODULE": "portal.settings",
+        }
+    )
     return env
 
 
 def check_deploy(env):
-    return subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_check_deploy_is_clean_under_the_production_environment(tmp_path):
@@ -56,10 +73,21 @@ def test_check_deploy_fails_without_https(tmp_path):
         assert code in r.stdout + r.stderr, r.stdout + r.stderr
 
 
-SECURITY_SETTINGS = ("DEBUG", "ALLOWED_HOSTS", "SECURE_SSL_REDIRECT", "SECURE_PROXY_SSL_HEADER", "SECURE_HSTS_SECONDS",
-                     "SECURE_HSTS_INCLUDE_SUBDOMAINS", "SECURE_HSTS_PRELOAD", "SECURE_CONTENT_TYPE_NOSNIFF",
-                     "SECURE_REFERRER_POLICY", "X_FRAME_OPTIONS", "SESSION_COOKIE_SECURE", "SESSION_COOKIE_HTTPONLY",
-                     "CSRF_COOKIE_SECURE")
+SECURITY_SETTINGS = (
+    "DEBUG",
+    "ALLOWED_HOSTS",
+    "SECURE_SSL_REDIRECT",
+    "SECURE_PROXY_SSL_HEADER",
+    "SECURE_HSTS_SECONDS",
+    "SECURE_HSTS_INCLUDE_SUBDOMAINS",
+    "SECURE_HSTS_PRELOAD",
+    "SECURE_CONTENT_TYPE_NOSNIFF",
+    "SECURE_REFERRER_POLICY",
+    "X_FRAME_OPTIONS",
+    "SESSION_COOKIE_SECURE",
+    "SESSION_COOKIE_HTTPONLY",
+    "CSRF_COOKIE_SECURE",
+)
 
 
 def settings_module_under(env: dict) -> dict:
@@ -96,6 +124,7 @@ def assert_security_headers(r, hsts: bool):
 @pytest.fixture
 def user(db):
     from django.contrib.auth import get_user_model
+
     return get_user_model().objects.create_user("carol", "carol@example.org", "pw-carol-long-1")
 
 
@@ -115,8 +144,9 @@ def login(client, username="carol", password="pw-carol-long-1", **extra):
     """A real login through the form, with its CSRF token."""
     page = client.get("/accounts/login/", **{k: v for k, v in extra.items() if k != "HTTP_ORIGIN"})
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.content.decode()).group(1)
-    r = client.post("/accounts/login/", {"username": username, "password": password,
-                                         "csrfmiddlewaretoken": token}, **extra)
+    r = client.post(
+        "/accounts/login/", {"username": username, "password": password, "csrfmiddlewaretoken": token}, **extra
+    )
     assert r.status_code == 302, r.content[:500]
     return r
 
@@ -136,7 +166,7 @@ def test_https_settings_redirect_send_hsts_and_secure_cookies(user, https_settin
     assert r.status_code == 200
     assert_security_headers(r, hsts=True)
     assert r.cookies["csrftoken"]["secure"]
-    r = login(c, secure=True, HTTP_ORIGIN=f"https://{HOST}")       # browsers send Origin on POSTs
+    r = login(c, secure=True, HTTP_ORIGIN=f"https://{HOST}")  # browsers send Origin on POSTs
     assert_security_headers(r, hsts=True)
     session = r.cookies["sessionid"]
     assert session["secure"] and session["httponly"] and session["samesite"] == "Lax"
@@ -144,7 +174,7 @@ def test_https_settings_redirect_send_hsts_and_secure_cookies(user, https_settin
     r = c.get("/account/", HTTP_X_FORWARDED_PROTO="https")
     assert r.status_code == 200
     assert_security_headers(r, hsts=True)
-    assert Client(HTTP_HOST="evil.example").get("/", secure=True).status_code == 400     # ALLOWED_HOSTS
+    assert Client(HTTP_HOST="evil.example").get("/", secure=True).status_code == 400  # ALLOWED_HOSTS
 
 
 def test_https_forms_refuse_a_foreign_origin_even_with_a_token(user, https_settings):
@@ -152,31 +182,42 @@ def test_https_forms_refuse_a_foreign_origin_even_with_a_token(user, https_setti
     login(c, secure=True, HTTP_ORIGIN=f"https://{HOST}")
     page = c.get("/teams/new/", secure=True).content.decode()
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
-    r = c.post("/teams/new/", {"name": "Evil", "csrfmiddlewaretoken": token}, secure=True,
-               HTTP_ORIGIN="https://evil.example")
+    r = c.post(
+        "/teams/new/", {"name": "Evil", "csrfmiddlewaretoken": token}, secure=True, HTTP_ORIGIN="https://evil.example"
+    )
     assert r.status_code == 403
-    r = c.post("/teams/new/", {"name": "Evil", "csrfmiddlewaretoken": token}, secure=True)   # neither Origin nor Referer
+    r = c.post("/teams/new/", {"name": "Evil", "csrfmiddlewaretoken": token}, secure=True)  # neither Origin nor Referer
     assert r.status_code == 403
-    r = c.post("/teams/new/", {"name": "Good", "csrfmiddlewaretoken": token}, secure=True,
-               HTTP_ORIGIN=f"https://{HOST}")
+    r = c.post(
+        "/teams/new/", {"name": "Good", "csrfmiddlewaretoken": token}, secure=True, HTTP_ORIGIN=f"https://{HOST}"
+    )
     assert r.status_code == 302
     from submissions.models import Team
+
     assert list(Team.objects.values_list("name", flat=True)) == ["Good"]
 
 
 # -- CSRF on form POSTs ---------------------------------------------------------------------
 
+
 @pytest.fixture
 def world(catalog, member):
     from submissions import intake
+
     sub = intake.create_kernel_submission(member.team, member.user, "cpu", {"method": "M"}, [("12p.py", kernel())])
     return {"member": member, "submission": sub}
 
 
 def state():
     from submissions.models import ApiToken, Membership, Submission, Team
-    return (counts(), Team.objects.count(), Membership.objects.count(), ApiToken.objects.filter(revoked_at=None).count(),
-            sorted(Submission.objects.values_list("pk", "published_at")))
+
+    return (
+        counts(),
+        Team.objects.count(),
+        Membership.objects.count(),
+        ApiToken.objects.filter(revoked_at=None).count(),
+        sorted(Submission.objects.values_list("pk", "published_at")),
+    )
 
 
 def form_posts(world):
@@ -189,13 +230,26 @@ def form_posts(world):
         (f"/teams/{m.team.slug}/rotate-code/", {}),
         ("/account/tokens/new/", {"name": "forged"}),
         (f"/account/tokens/{token_pk}/revoke/", {}),
-        ("/submit/", {"team": m.team.slug, "hardware": "cpu", "method": "Forged",
-                      "file_12p": SimpleUploadedFile("12p.py", kernel().encode())}),
+        (
+            "/submit/",
+            {
+                "team": m.team.slug,
+                "hardware": "cpu",
+                "method": "Forged",
+                "file_12p": SimpleUploadedFile("12p.py", kernel().encode()),
+            },
+        ),
         ("/submit/trace/", {"team": m.team.slug, "trace": SimpleUploadedFile("t.jsonl", b"{}\n")}),
         (f"/submissions/{sub.pk}/publish/", {}),
         (f"/submissions/{sub.pk}/withdraw/", {}),
-        ("/accounts/password/change/", {"old_password": "pw-long-enough-1", "new_password1": "Forged-pass-9x!",
-                                        "new_password2": "Forged-pass-9x!"}),
+        (
+            "/accounts/password/change/",
+            {
+                "old_password": "pw-long-enough-1",
+                "new_password1": "Forged-pass-9x!",
+                "new_password2": "Forged-pass-9x!",
+            },
+        ),
         ("/accounts/logout/", {}),
     ]
 
@@ -209,16 +263,22 @@ def test_every_form_post_needs_the_csrf_token(world):
         assert r.status_code == 403, (path, r.status_code)
         assert b"CSRF" in r.content, path
     assert state() == before
-    assert c.get("/account/").status_code == 200          # still logged in, password unchanged
+    assert c.get("/account/").status_code == 200  # still logged in, password unchanged
 
 
 def test_anonymous_forms_need_the_csrf_token_too(user):
     c = Client(enforce_csrf_checks=True)
     assert c.post("/accounts/login/", {"username": "carol", "password": "pw-carol-long-1"}).status_code == 403
-    assert c.post("/accounts/signup/", {"username": "x", "email": "x@example.org", "password1": "Long-pass-123!",
-                                        "password2": "Long-pass-123!"}).status_code == 403
+    assert (
+        c.post(
+            "/accounts/signup/",
+            {"username": "x", "email": "x@example.org", "password1": "Long-pass-123!", "password2": "Long-pass-123!"},
+        ).status_code
+        == 403
+    )
     assert c.post("/accounts/password/reset/", {"email": "carol@example.org"}).status_code == 403
     from django.contrib.auth import get_user_model
+
     assert get_user_model().objects.count() == 1
 
 
@@ -227,8 +287,16 @@ def test_form_posts_work_with_the_token(world):
     c.force_login(world["member"].user)
     page = c.get("/submit/").content.decode()
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
-    r = c.post("/submit/", {"team": world["member"].team.slug, "hardware": "cpu", "method": "Real",
-                            "file_12p": SimpleUploadedFile("12p.py", kernel().encode()), "csrfmiddlewaretoken": token})
+    r = c.post(
+        "/submit/",
+        {
+            "team": world["member"].team.slug,
+            "hardware": "cpu",
+            "method": "Real",
+            "file_12p": SimpleUploadedFile("12p.py", kernel().encode()),
+            "csrfmiddlewaretoken": token,
+        },
+    )
     assert r.status_code == 302
     r = c.post("/account/tokens/new/", {"name": "ci", "csrfmiddlewaretoken": token})
     assert r.status_code == 200 and b"jxb_" in r.content
@@ -236,15 +304,35 @@ def test_form_posts_work_with_the_token(world):
 
 # -- the API: session writes need CSRF, Bearer writes do not ------------------------------------
 
+
 def api_writes(world):
     sub = world["submission"]
     return [
-        ("/api/v1/submissions/", json.dumps({"hardware": "cpu", "method": "m", "kernels": {"8p": kernel()}}),
-         "application/json", 201),
-        ("/api/v1/submissions/trace/", (json.dumps({"format": "jaxbench-trace/1", "method": "m", "model": "x",
-                                                    "hardware": "cpu", "sampling": "sequential"}) + "\n"
-                                        + json.dumps({"workload": "12p", "index": 0, "code": ""}) + "\n").encode(),
-         "application/x-ndjson", 201),
+        (
+            "/api/v1/submissions/",
+            json.dumps({"hardware": "cpu", "method": "m", "kernels": {"8p": kernel()}}),
+            "application/json",
+            201,
+        ),
+        (
+            "/api/v1/submissions/trace/",
+            (
+                json.dumps(
+                    {
+                        "format": "jaxbench-trace/1",
+                        "method": "m",
+                        "model": "x",
+                        "hardware": "cpu",
+                        "sampling": "sequential",
+                    }
+                )
+                + "\n"
+                + json.dumps({"workload": "12p", "index": 0, "code": ""})
+                + "\n"
+            ).encode(),
+            "application/x-ndjson",
+            201,
+        ),
         (f"/api/v1/submissions/{sub.pk}/publish/", b"", "application/json", 200),
         (f"/api/v1/submissions/{sub.pk}/withdraw/", b"", "application/json", 200),
     ]
@@ -258,13 +346,13 @@ def test_session_authenticated_api_writes_without_csrf_are_refused(world):
         r = c.post(path, body, content_type=ctype)
         assert r.status_code == 403 and "CSRF" in r.json()["detail"], (path, r.content)
     assert state() == before
-    assert c.get("/api/v1/me/").json()["username"] == "mallory"      # reads are fine
+    assert c.get("/api/v1/me/").json()["username"] == "mallory"  # reads are fine
 
 
 def test_session_authenticated_api_writes_with_the_csrf_header_work(world):
     c = Client(enforce_csrf_checks=True)
     c.force_login(world["member"].user)
-    c.get("/submit/")                                                  # sets the csrftoken cookie
+    c.get("/submit/")  # sets the csrftoken cookie
     token = c.cookies["csrftoken"].value
     for path, body, ctype, code in api_writes(world):
         r = c.post(path, body, content_type=ctype, HTTP_X_CSRFTOKEN=token)
@@ -279,6 +367,10 @@ def test_bearer_token_api_writes_need_no_csrf(world):
         assert r.status_code == code, (path, r.content)
     # a bad token is refused outright, it does not fall back to a session
     c.force_login(world["member"].user)
-    r = c.post(api_writes(world)[0][0], api_writes(world)[0][1], content_type="application/json",
-               HTTP_AUTHORIZATION="Bearer jxb_forged")
+    r = c.post(
+        api_writes(world)[0][0],
+        api_writes(world)[0][1],
+        content_type="application/json",
+        HTTP_AUTHORIZATION="Bearer jxb_forged",
+    )
     assert r.status_code == 401
