@@ -168,7 +168,7 @@ class Timing(TypedDict, total=False):
     max_s: float
     spread: float
     n: int
-    samples: list
+    samples: list[float]
     method: str
     wall_median_s: float | None
     phase_wall_s: float | None
@@ -192,29 +192,29 @@ class EvalRecord(TypedDict):
     mode: str | None
     require_pallas: bool
     has_pallas_call: bool | None
-    host_callbacks: list
-    pallas_share: dict | None
+    host_callbacks: list[str]
+    pallas_share: dict[str, Any] | None
     max_abs_err: float | None
     max_rel_err: float | None
-    errors: dict | None
+    errors: dict[str, Any] | None
     timing: Timing | None
     baseline_timing: Timing | None
     speedup: float | None
-    speedup_ci: list | None
+    speedup_ci: list[float] | None
     speedup_method: str | None
     baseline_source: str | None
     cached_baseline_median_s: float | None
     baseline_median_s: float | None
     held_for_review: bool
-    seeds: dict
+    seeds: dict[str, list[str]]
     jax_version: str | None
     jaxlib_version: str | None
     harness_version: str
     python_version: str | None
-    sandbox: dict
-    phases: dict
-    child_output: dict
-    notes: list
+    sandbox: dict[str, Any]
+    phases: dict[str, Any]
+    child_output: dict[str, Any]
+    notes: list[str]
 
 
 class BaselineRecord(TypedDict):
@@ -230,10 +230,10 @@ class BaselineRecord(TypedDict):
     timing: Timing
     median_s: float
     max_abs_err: float | None  # the baseline child's output vs the exact answer
-    errors: dict | None  # as EvalRecord["errors"]
-    seeds: dict
-    sandbox: dict
-    phases: dict
+    errors: dict[str, Any] | None  # as EvalRecord["errors"]
+    seeds: dict[str, list[str]]
+    sandbox: dict[str, Any]
+    phases: dict[str, Any]
     measured_at: float  # unix time
 
 
@@ -247,17 +247,17 @@ class LowerRecord(TypedDict):
     profile: str
     platform: str
     has_pallas_call: bool | None
-    host_callbacks: list
-    pallas_share: dict | None  # as EvalRecord["pallas_share"], at the lowered shapes
+    host_callbacks: list[str]
+    pallas_share: dict[str, Any] | None  # as EvalRecord["pallas_share"], at the lowered shapes
     duration_s: float
     harness_version: str
     jax_version: str | None
-    sandbox: dict
+    sandbox: dict[str, Any]
 
 
-def new_record(**fields: Any) -> dict:
+def new_record(**fields: Any) -> dict[str, Any]:
     """An EvalRecord with every key present (defaults), updated with ``fields``."""
-    rec: dict = {
+    rec: dict[str, Any] = {
         "kind": "evaluation",
         "outcome": "runtime_error",
         "error_category": None,
@@ -308,7 +308,7 @@ def trim(text: str, cap: int = MESSAGE_CAP) -> str:
     return text if len(text) <= cap else text[: cap - 15] + " ... [trimmed]"
 
 
-def json_safe(obj):
+def json_safe(obj: Any) -> Any:
     """``obj`` with every non-finite float replaced by None: records are stored as JSON, and
     PostgreSQL's jsonb and SQLite's JSON1 refuse NaN/Infinity."""
     if isinstance(obj, float):
@@ -320,7 +320,7 @@ def json_safe(obj):
     return obj
 
 
-def is_correct(record: dict) -> bool:
+def is_correct(record: dict[str, Any]) -> bool:
     return record.get("outcome") in CORRECT_OUTCOMES
 
 
@@ -334,7 +334,7 @@ def speed_outcome(lo: float, hi: float) -> str:
     return "correct_tie"
 
 
-def faster_than(p: float, speedup, lo=None) -> bool:
+def faster_than(p: float, speedup: float | None, lo: float | None = None) -> bool:
     """Is a correct sample faster than ``p`` x XLA? Conservative: the interval's lower end must
     exceed ``p``. Rows timed before intervals existed (``lo`` None) fall back to the point."""
     if lo is not None:

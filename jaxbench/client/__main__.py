@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 
 from jaxbench import environment
 from jaxbench.client import __version__, commands
@@ -101,7 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-COMMANDS = {
+# each takes (args, portal); the portal is None only for an offline validate-trace
+COMMANDS: dict[str, Callable[..., int]] = {
     "submit-kernels": commands.submit_kernels,
     "submit-trace": commands.submit_trace,
     "status": commands.status,

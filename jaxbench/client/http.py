@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import time
+from typing import Any
 
 import requests
 
@@ -45,7 +46,7 @@ def _exit_code_for(status: int) -> int:
 def _errors_from_body(body) -> tuple[str, list[dict]]:
     """The portal's ``{"detail", "errors": [...]}`` or DRF's ``{"field": ["msg"]}``."""
     if isinstance(body, dict):
-        errors = body.get("errors") if isinstance(body.get("errors"), list) else []
+        errors: list[Any] = body["errors"] if isinstance(body.get("errors"), list) else []
         detail = body.get("detail")
         if not errors and detail is None:
             for field, msgs in body.items():
@@ -149,7 +150,8 @@ class Portal:
 
     def get_all(self, path: str, **params) -> list:
         """Every item of a paginated list."""
-        out, data = [], self.get(path, **params)
+        out: list[Any] = []
+        data = self.get(path, **params)
         while True:
             if isinstance(data, list):
                 return out + data

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Any
 
 from .. import HARNESS_VERSION, arrays
 from .. import hardware as hw
@@ -105,6 +106,7 @@ def _evaluate(
         t = time.monotonic()
         child = _new_child(platform, _limits_for(wl, profile, platform, n_check + n_timing))
         phases["startup_s"] = round(time.monotonic() - t, 6)
+    assert child is not None  # made just above when not given
     rec["sandbox"] = dict(child.protections)
     try:
         t = time.monotonic()
@@ -297,7 +299,7 @@ def lower_for_platform(
         "sandbox": {},
     }
     child = _new_child("cpu", Limits())
-    rec = {"phases": {}, "notes": []}  # what _Run writes; its outcome is copied into ``out``
+    rec: dict[str, Any] = {"phases": {}, "notes": []}  # what _Run writes; its outcome is copied into ``out``
     try:
         out["sandbox"] = dict(child.protections)
         arrays.write_manifest(child.in_dir, _manifest_specs(wl, _specs(wl, profile)[0]), {})

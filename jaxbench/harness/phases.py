@@ -262,14 +262,16 @@ def _check_phase(child, prep: _Prepared, rec, timeouts, *, mode, atol, rtol) -> 
         try:
             cands[sid] = _load_outputs(child.work, sid, meta, prep.out_specs)
         except arrays.OutputError as exc:
-            cat = exc.category
+            cat: str | None = exc.category
             _finish(
                 rec, Outcome.RUNTIME_ERROR if cat == "bad_output" else Outcome.INCORRECT, cat, f"input set {sid}: {exc}"
             )
         ok, cat, errs, msg = verdict.compare_set(prep.exact[sid], prep.refs[sid], cands[sid], atol, rtol)
+        assert errs is not None  # a workload has at least one output
         errors = verdict.merge_errors(errors, errs)
         if not ok and failure is None:
             failure = (cat, f"input set {sid} (seed {prep.seeds[sid]:016x}): {msg}")
+    assert errors is not None  # set by the loop: there are at least 2 + 2 input sets
     rec["errors"] = errors
     rec["max_abs_err"] = errors["candidate"]["max_abs"]
     rec["max_rel_err"] = errors["candidate"]["max_rel"]

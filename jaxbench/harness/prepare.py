@@ -131,7 +131,7 @@ class _Prepared:
     """Input sets, the XLA reference outputs and the exact answers, all computed on the
     trusted side. Every set (check and timing) is checked; timing sets are also timed."""
 
-    def __init__(self, wl, profile, n_check, n_timing):
+    def __init__(self, wl, profile, n_check, n_timing) -> None:
         jax = _trusted_jax()
         self.wl, self.profile = wl, profile
         self.check_ids = [f"s{i}" for i in range(n_check)]

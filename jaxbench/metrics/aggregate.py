@@ -7,7 +7,7 @@ import bisect
 import dataclasses
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, NoReturn, TypedDict
 
 from jaxbench import record as _record  # the outcome list and the "faster" rule
 from jaxbench.record import Outcome
@@ -48,7 +48,7 @@ def _check_mode(mode: str) -> str:
     return mode
 
 
-def _check_outcome(outcome: Any) -> str:
+def _check_outcome(outcome: str) -> str:
     if outcome not in _OUTCOME_POS:
         raise ValueError(f"unknown outcome {outcome!r}; expected one of {OUTCOMES}")
     return outcome
@@ -90,7 +90,8 @@ class Sample(NamedTuple):
     its outcome (one of OUTCOMES) and, for correct outcomes, its speedup over XLA and the lower
     end of its interval (None: timed before intervals existed)."""
 
-    index: int
+    # the field shadows tuple.index, which Python allows and mypy reports as an incompatible override
+    index: int  # type: ignore[assignment]
     outcome: str
     speedup: float | None = None
     low: float | None = None
@@ -195,7 +196,7 @@ class WorkloadAggregate:
     def validate(self) -> None:
         """Raise ValueError unless the fields are mutually consistent."""
 
-        def fail(msg: str) -> None:
+        def fail(msg: str) -> NoReturn:
             raise ValueError(f"inconsistent WorkloadAggregate: {msg}")
 
         if len(self.counts) != len(OUTCOMES) or any(c < 0 for c in self.counts):
@@ -238,6 +239,7 @@ class WorkloadAggregate:
             fail("empty progression with correct samples")
         if self.first_correct_index != prog[0][0] or self.best_speedup != prog[-1][1] or self.best_speedup != cs[-1]:
             fail("first_correct_index / best_speedup disagree with the progression")
+        assert self.max_index is not None  # n_correct > 0, so n_samples > 0 (checked above)
         if prog[-1][0] > self.max_index:
             fail("progression index beyond max_index")
         if any(s not in cs for _, s in prog):
@@ -250,7 +252,7 @@ class WorkloadAggregate:
             fail("first_faster_index disagrees with the low progression")
 
 
-def _with_record(prog: tuple, index: int, value: float) -> tuple:
+def _with_record(prog: tuple[tuple[int, float], ...], index: int, value: float) -> tuple[tuple[int, float], ...]:
     """``prog`` (a record progression) with sample ``index`` of ``value`` folded in: it is a
     record iff ``value`` beats the last entry with a smaller index; entries after it that it
     now dominates are dropped (contiguous, since the values increase)."""
@@ -262,6 +264,12 @@ def _with_record(prog: tuple, index: int, value: float) -> tuple:
     while end < len(prog) and prog[end][1] <= value:  # now dominated by (index, value)
         end += 1
     return prog[:pos] + ((index, value),) + prog[end:]
+
+
+class _Common(TypedDict):
+    n_samples: int
+    counts: tuple[int, ...]
+    max_index: int
 
 
 def update(
@@ -290,7 +298,7 @@ def update(
 
     counts = list(agg.counts)
     counts[_OUTCOME_POS[outcome]] += 1
-    common = dict(
+    common: _Common = dict(
         n_samples=agg.n_samples + 1,
         counts=tuple(counts),
         max_index=index if agg.max_index is None else max(agg.max_index, index),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from typing import cast
 
 # --------------------------------------------------------------------------------------------
 # Cost
@@ -16,10 +17,12 @@ def per_solved(total: float | Iterable[float | None] | None, n_solved: float) ->
     value, since a partial sum would understate the cost) or when n_solved is 0."""
     if total is None:
         return None
+    values: list[float | None]
     if isinstance(total, (int, float)) and not isinstance(total, bool):
         values = [total]
     else:
-        values = list(total)
+        # mypy keeps bool here (a subtype of int); a bool total is not iterable: list() raises TypeError
+        values = list(cast("Iterable[float | None]", total))
         if not values or any(v is None for v in values):
             return None
     for v in values:
@@ -27,4 +30,4 @@ def per_solved(total: float | Iterable[float | None] | None, n_solved: float) ->
             raise ValueError(f"token/cost values must be finite and >= 0, got {v!r}")
     if not n_solved or n_solved <= 0:
         return None
-    return math.fsum(values) / n_solved
+    return math.fsum(cast("list[float]", values)) / n_solved  # None and non-numbers raised above

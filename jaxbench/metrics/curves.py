@@ -23,7 +23,7 @@ import dataclasses
 import math
 import struct
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from jaxbench import metrics
@@ -55,7 +55,7 @@ def pack_curves(curves: Mapping[str, Iterable[float]] | None) -> bytes:
     return struct.pack("<I", n) + out.tobytes()
 
 
-def unpack_curves(blob) -> dict[str, array.array]:
+def unpack_curves(blob: bytes | bytearray | memoryview | None) -> dict[str, array.array[float]]:
     data = bytes(blob or b"")
     if len(data) < 4:
         return {k: array.array("d") for k in CURVE_KEYS}
@@ -67,7 +67,7 @@ def unpack_curves(blob) -> dict[str, array.array]:
     return {k: arr[i * n : (i + 1) * n] for i, k in enumerate(CURVE_KEYS)}
 
 
-def curve_value(values, n: int | None) -> float:
+def curve_value(values: Sequence[float], n: int | None) -> float:
     """Value of a curve at budget n (None: full budget); 0.0 before the first sample and for
     an empty curve; constant beyond its end."""
     if not len(values) or n == 0:
@@ -77,16 +77,18 @@ def curve_value(values, n: int | None) -> float:
     return values[n - 1]
 
 
-def _pad(values, length: int) -> list[float]:
+def _pad(values: Iterable[float], length: int) -> list[float]:
     values = list(values)
     fill = values[-1] if values else 0.0
     return values + [fill] * (length - len(values))
 
 
-def add_curves(total: Mapping[str, Any], new: Mapping[str, Any], old: Mapping[str, Any] | None = None):
+def add_curves(
+    total: Mapping[str, Any], new: Mapping[str, Any], old: Mapping[str, Any] | None = None
+) -> dict[str, list[float]]:
     """``total + new - old`` element-wise, every curve extended by its last value."""
     length = max(len(total["log"]), len(new["log"]), len(old["log"]) if old else 0)
-    out = {}
+    out: dict[str, list[float]] = {}
     for k in CURVE_KEYS:
         t, a = _pad(total[k], length), _pad(new[k], length)
         if old:
@@ -133,9 +135,9 @@ class StoredState(Protocol):
     """What ``WorkloadState.from_row`` reads of a stored ``WorkloadResult`` row (the model lives
     above this pure module)."""
 
-    aggregate: dict
-    folded: list
-    intervals: dict
+    aggregate: dict[str, Any]
+    folded: list[int]
+    intervals: dict[str, list[Any]]
     precheck_stopped: int
 
 
@@ -145,7 +147,7 @@ class WorkloadState:
     folded: set[int] = dataclasses.field(default_factory=set)
     # index -> [low, high, candidate median_s, baseline median_s, measured (1: the 95% interval
     # timed side by side; 0: timed before intervals existed)] for the progression records
-    records: dict[int, list] = dataclasses.field(default_factory=dict)
+    records: dict[int, list[float | None]] = dataclasses.field(default_factory=dict)
     precheck_stopped: int = 0
 
     @classmethod
@@ -159,7 +161,7 @@ class WorkloadState:
             precheck_stopped=row.precheck_stopped,
         )
 
-    def best_record(self) -> tuple[int | None, list | None]:
+    def best_record(self) -> tuple[int | None, list[float | None] | None]:
         if not self.agg.progression:
             return None, None
         i = self.agg.progression[-1][0]
@@ -178,7 +180,7 @@ class WorkloadState:
             "best_low": rec[0] if rec else None,
             "best_high": rec[1] if rec else None,
             # a record folded before the flag existed (4 entries) says nothing: a rebuild tells
-            "best_before_intervals": bool(rec) and len(rec) > 4 and not rec[4],
+            "best_before_intervals": rec is not None and len(rec) > 4 and not rec[4],
             "n_tie": agg.count(Outcome.CORRECT_TIE),
             "best_median_s": rec[2] if rec else None,
             "baseline_median_s": rec[3] if rec else None,
@@ -214,8 +216,9 @@ def build(samples: Iterable[FoldSample]) -> tuple[dict[int, WorkloadState], dict
     accumulated fields (counts, versions, last time)."""
     states: dict[int, WorkloadState] = {}
     counts = dict.fromkeys(metrics.OUTCOMES, 0)
-    jax, harness = set(), set()
-    last = None
+    jax: set[str] = set()
+    harness: set[str] = set()
+    last: Any = None
     for s in samples:
         st = states.setdefault(s.workload_id, WorkloadState())
         fold(st, s)

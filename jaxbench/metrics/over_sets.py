@@ -4,8 +4,8 @@ outcome shares."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import TypeVar
 
 from .aggregate import (
     API_RUNTIME_FAILURE_OUTCOMES,
@@ -78,9 +78,18 @@ def curve_length(aggregates: Iterable[WorkloadAggregate | None], mode: str = SEQ
     return max(a.n_samples for a in aggs)
 
 
-def _curve(fn, aggregates, mode: str, n_max: int | None) -> list[tuple[int, Any]]:
+_T = TypeVar("_T")
+
+
+def _curve(
+    fn: Callable[[list[WorkloadAggregate], int], _T],
+    aggregates: Iterable[WorkloadAggregate | None],
+    mode: str,
+    n_max: int | None,
+) -> list[tuple[int, _T]]:
     aggs = _aggs(aggregates)
     top = curve_length(aggs, mode) if n_max is None else _check_n(n_max)
+    assert top is not None  # _check_n returns n_max itself (not None) or raises
     return [(n, fn(aggs, n)) for n in range(1, top + 1)]
 
 

@@ -47,6 +47,7 @@ def solve_probability(agg: WorkloadAggregate | None, n: int | None = None, mode:
     if n is None:
         return 1.0
     if mode == SEQUENTIAL:
+        assert agg.first_correct_index is not None  # set whenever n_correct > 0
         return 1.0 if agg.first_correct_index < n else 0.0
     return pass_at_k(agg.n_samples, agg.n_correct, n)
 
@@ -99,6 +100,7 @@ def expected_log_speedup(agg: WorkloadAggregate | None, n: int | None = None, mo
     if mode == SEQUENTIAL:
         best = best_within(agg, n)
         return math.log(best) if best is not None and best > 1.0 else 0.0
+    assert agg is not None  # above > 0
     total = agg.n_samples
     if n is None or n >= total:
         return math.log(agg.correct_speedups[-1])

@@ -236,7 +236,7 @@ def _where(eqn) -> str:
 
 
 class _Acc:
-    def __init__(self):
+    def __init__(self) -> None:
         self.outside: dict[str, int] = {}
         self.sites: dict[tuple[str, str], int] = {}
         self.inside = 0
@@ -247,8 +247,8 @@ class _Acc:
     def merge(self, other: _Acc):
         for k, v in other.outside.items():
             self.outside[k] = self.outside.get(k, 0) + v
-        for k, v in other.sites.items():
-            self.sites[k] = self.sites.get(k, 0) + v
+        for site, v in other.sites.items():
+            self.sites[site] = self.sites.get(site, 0) + v
         self.inside += other.inside
         self.pallas_calls += other.pallas_calls
         self.unknown_trip_loops += other.unknown_trip_loops

@@ -201,7 +201,10 @@ class XSpace:
     def _plane(self, start, end) -> Plane:
         buf = self.buf
         name = ""
-        lines, ev_names, st_names, raw_stats = [], {}, {}, []
+        lines: list[tuple[int, int]] = []
+        ev_names: dict[int, str] = {}  # metadata id -> name
+        st_names: dict[int | None, str] = {}  # looked up with None too (a stat without metadata id)
+        raw_stats: list[tuple[int, int]] = []
         for field, wt, s, e in _fields(buf, start, end):
             if wt != 2:
                 continue
@@ -259,7 +262,7 @@ class XSpace:
             raise TraceError(f"more than {MAX_EVENTS} events in the trace")
         return Line(name, display, ts, events)
 
-    def event(self, plane: Plane, line: Line, raw) -> Event:
+    def event(self, plane: Plane, line: Line, raw: tuple[int, int]) -> Event:
         """Decode one event."""
         buf = self.buf
         mid = off = dur = 0
@@ -348,7 +351,7 @@ class XSpace:
             for i in sorted(hits):
                 yield line, raws[i]
 
-    def event_core(self, line: Line, raw, wanted: dict, stat_names: dict):
+    def event_core(self, line: Line, raw: tuple[int, int], wanted: dict, stat_names: dict):
         """(start_ps, duration_ps, {name: value}) of one event, decoding only the stats whose
         metadata id is in ``wanted`` (id -> name): the hot path of program selection."""
         buf = self.buf

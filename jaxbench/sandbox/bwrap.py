@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+from typing import Any, cast
 
 INSIDE_UID = 65534  # the uid the child sees ("nobody")
 CHILD_PATH = "/harness/sandbox_child.py"  # where the child script is mounted inside
@@ -141,7 +142,8 @@ def bwrap_argv(
 ) -> list[str]:
     """The bubblewrap command line that runs ``child_file`` with ``env`` as the child uid;
     ``stage(path)`` gives the host path to bind for ``path`` (see :class:`host.Stager`)."""
-    info = bwrap_info()
+    # never None here: a bwrap mode is chosen (or forced, probe.best_mode) only where bwrap exists
+    info = cast("dict[str, Any]", bwrap_info())
     flags = set(info["flags"])
     argv = [info["path"], "--unshare-all", "--unshare-user"]
     if "--disable-userns" in flags:

@@ -34,8 +34,8 @@ def cgroup_info() -> dict | None:
     try:
         with open("/proc/self/cgroup") as f:
             for line in f:
-                _, ctrls, path = line.rstrip("\n").split(":", 2)
-                for c in ctrls.split(",") if ctrls else [""]:
+                _, ctrl_names, path = line.rstrip("\n").split(":", 2)
+                for c in ctrl_names.split(",") if ctrl_names else [""]:
                     own[c] = path
     except OSError:
         return None
@@ -73,11 +73,11 @@ def cgroup_info() -> dict | None:
                 try:
                     os.makedirs(base, exist_ok=True)
                     if ctrl == "cpuset":  # a v1 cpuset must have cpus and mems before use
-                        for f in ("cpuset.cpus", "cpuset.mems"):
-                            with open(os.path.join(os.path.dirname(base), f)) as src:
+                        for fname in ("cpuset.cpus", "cpuset.mems"):
+                            with open(os.path.join(os.path.dirname(base), fname)) as src:
                                 val = src.read().strip()
-                            if not open(os.path.join(base, f)).read().strip():
-                                _write(base, f, val)
+                            if not open(os.path.join(base, fname)).read().strip():
+                                _write(base, fname, val)
                     probe = os.path.join(base, "probe-" + secrets.token_hex(4))
                     os.mkdir(probe)
                     os.rmdir(probe)
@@ -147,7 +147,7 @@ class Cgroup:
         return ok
 
     def pids(self) -> list[int]:
-        out = set()
+        out: set[int] = set()
         for c, d in self.dirs.items():
             if c == "cpuset" and self.version == "v1" and len(self.dirs) > 1:
                 continue
@@ -204,11 +204,13 @@ class Cgroup:
 
     def memory_peak(self) -> int | None:
         d = self.dirs.get("memory")
+        if d is None:  # no memory controller here
+            return None
         for name in ("memory.peak", "memory.max_usage_in_bytes"):
             try:
                 with open(os.path.join(d, name)) as f:
                     return int(f.read())
-            except (OSError, ValueError, TypeError):
+            except (OSError, ValueError):
                 continue
         return None
 

@@ -16,6 +16,7 @@ import sys
 import tempfile
 import time
 import weakref
+from typing import TYPE_CHECKING, Any, cast
 
 from . import host
 from .bwrap import bwrap_argv, bwrap_info
@@ -23,6 +24,9 @@ from .cgroups import Cgroup, cgroup_info
 from .options import ChildGone, PhaseTimeout, SandboxError, SandboxOptions
 from .output import Drain
 from .safedir import SafeDir
+
+if TYPE_CHECKING:
+    from ..hardware import Target
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CHILD_FILE = os.path.join(HERE, "child_main.py")
@@ -58,6 +62,9 @@ class SandboxedChild:
     """One child process for one candidate. ``start()`` spawns it and returns after the
     launcher's report; ``hello()`` waits until JAX is imported (before any candidate code)."""
 
+    # the hardware target the child runs on: set by the harness after hello (harness.phases)
+    target: Target
+
     def __init__(self, options: SandboxOptions | None = None):
         _LIVE.add(self)
         self.opt = options or SandboxOptions()
@@ -74,10 +81,10 @@ class SandboxedChild:
         self.launcher: dict = {}
         self.hello_info: dict | None = None
         self._buf = b""
-        self._status_r = None
+        self._status_r: int | None = None
         self._streams: dict[str, Drain] = {}
         self._work_via_proc = False
-        self.started_at = None
+        self.started_at: float | None = None
         self.closed = False
 
     # -- spawning
@@ -111,6 +118,7 @@ class SandboxedChild:
                     env[k] = v
 
         if uid is not None:
+            assert gid is not None  # set together with uid
             os.chown(self.host_work, uid, gid)
         if mode.startswith("bwrap"):
             argv = bwrap_argv(
@@ -236,7 +244,8 @@ class SandboxedChild:
             "sandbox": "bubblewrap" if bw else "none",
             "bubblewrap_version": info["version"] if info else None,
             "namespaces": ns,
-            "disable_userns": bool(bw and "--disable-userns" in info["flags"]),
+            # info is never None with bw: a bwrap mode is chosen or forced only where bwrap exists
+            "disable_userns": bool(bw and "--disable-userns" in cast("dict[str, Any]", info)["flags"]),
             "die_with_parent": bw,
             "new_session": True,
             "cap_drop_all": bw,
@@ -262,6 +271,7 @@ class SandboxedChild:
     # -- the status channel
     def send(self, obj: dict):
         data = (json.dumps(obj) + "\n").encode()
+        assert self.proc is not None and self.proc.stdin is not None  # set by start() (stdin=PIPE)
         try:
             self.proc.stdin.write(data)
             self.proc.stdin.flush()
@@ -284,6 +294,7 @@ class SandboxedChild:
             left = end - time.monotonic()
             if left <= 0:
                 raise PhaseTimeout()
+            assert self._status_r is not None  # set by start()
             ready, _, _ = select.select([self._status_r], [], [], min(left, 0.5))
             if ready:
                 chunk = os.read(self._status_r, 1 << 16)
@@ -357,6 +368,7 @@ class SandboxedChild:
 
     def wait_exit(self, timeout: float = 5.0):
         """(returncode, signal name or None, oom_killed) after the child ended."""
+        assert self.proc is not None  # set by start()
         try:
             rc = self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:

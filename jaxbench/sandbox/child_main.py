@@ -98,6 +98,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 jax.config.update("jax_enable_compilation_cache", False)
+_pltpu: types.ModuleType | None
 try:
     from jax.experimental import pallas as _pl  # noqa: F401 - loaded early: its import errors show in hello
     from jax.experimental.pallas import tpu as _pltpu

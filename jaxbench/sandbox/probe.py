@@ -42,6 +42,11 @@ def best_mode(platform: str = "cpu") -> str:
     left it raises :class:`SandboxError`."""
     forced = environment.get("JAXBENCH_SANDBOX_MODE")
     if forced:
+        if forced.startswith("bwrap") and not bwrap_info():
+            raise SandboxError(
+                f"JAXBENCH_SANDBOX_MODE={forced} needs bubblewrap, which is not installed here "
+                "(Debian package bubblewrap); unset it to use the strongest mode that works"
+            )
         return forced
     with _MODE_LOCK:
         if platform in _MODE_CACHE:

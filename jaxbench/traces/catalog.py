@@ -24,7 +24,7 @@ class WorkloadCatalog:
     def offline(cls) -> WorkloadCatalog:
         return cls(None)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._entries)
 
     def resolve(self, name: str) -> str | None:

@@ -15,6 +15,8 @@ FORMAT_PREFIX = "jaxbench-trace/"
 SCHEMA_PATH = "/schemas/jaxbench-trace-1.json"
 
 MAX_ERRORS = 50  # then parsing stops with a note
+# one problem found in a trace: {"line", "field", "message"} (and "file" where the caller adds it)
+ErrorItem = dict[str, Any]
 
 SAMPLING = ("independent", "sequential")
 # The harness's outcomes (from the Django-free harness library, as the client ships with it) plus
@@ -36,10 +38,10 @@ class Field:
     nullable: bool = False
     minimum: float | None = None  # numbers: minimum; strings: minLength
     maximum: float | None = None  # numbers: maximum; strings: maxLength
-    choices: tuple = ()
+    choices: tuple[str, ...] = ()
     pattern: str | None = None
 
-    def schema(self) -> dict:
+    def schema(self) -> dict[str, Any]:
         s: dict[str, Any] = {"description": self.description}
         if self.kind == "const":
             s["const"] = self.choices[0]
@@ -196,14 +198,14 @@ _PATTERNS = {f.pattern: re.compile(f.pattern) for f in HEADER_FIELDS + SAMPLE_FI
 class TraceError(ValueError):
     """The trace is invalid; ``errors`` is a list of ``{"line", "field", "message"}``."""
 
-    def __init__(self, errors: list[dict]):
+    def __init__(self, errors: list[ErrorItem]):
         self.errors = errors
         first = errors[0] if errors else {"line": None, "field": None, "message": "invalid trace"}
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         super().__init__(f"{format_error(first)}{more}")
 
 
-def format_error(e: dict) -> str:
+def format_error(e: ErrorItem) -> str:
     where = []
     if e.get("file"):
         where.append(str(e["file"]))

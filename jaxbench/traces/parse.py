@@ -5,23 +5,23 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, NoReturn
 
 from jaxbench.limits import MAX_LINE_BYTES, MAX_SAMPLES, MAX_TRACE_BYTES
 
 from .catalog import WorkloadCatalog
-from .fields import FORMAT, MAX_ERRORS, TraceError
+from .fields import FORMAT, MAX_ERRORS, ErrorItem, TraceError
 from .validate import validate_header, validate_sample
 
 # -- streaming ------------------------------------------------------------------------------
 
 
-def _reject_constant(name):
+def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not valid JSON (use null)")
 
 
-def _decode(raw: bytes | str, line: int) -> tuple[Any, dict | None]:
+def _decode(raw: bytes | str, line: int) -> tuple[Any, ErrorItem | None]:
     if isinstance(raw, bytes):
         try:
             raw = raw.decode("utf-8")
@@ -38,20 +38,21 @@ def _decode(raw: bytes | str, line: int) -> tuple[Any, dict | None]:
 
 
 def iter_lines(
-    stream, max_line: int = MAX_LINE_BYTES, max_total: int = MAX_TRACE_BYTES
-) -> Iterator[tuple[int, bytes | str | None, dict | None]]:
+    stream: Iterable[bytes] | Iterable[str], max_line: int = MAX_LINE_BYTES, max_total: int = MAX_TRACE_BYTES
+) -> Iterator[tuple[int, bytes | str | None, ErrorItem | None]]:
     """Yield ``(line_number, raw_line, error)`` from a binary or text stream (anything with
     ``readline(limit)``) or an iterable of lines, never holding more than one line."""
-    readline = getattr(stream, "readline", None)
+    # the stream's readline (bytes or str), else the iterable's next line (b"" at its end)
+    readline: Callable[[int], Any] | None = getattr(stream, "readline", None)
     if readline is None:
-        it = iter(stream)
+        it: Iterator[bytes | str] = iter(stream)
 
-        def readline(_limit, _it=it):
+        def readline(_limit: int, _it: Iterator[bytes | str] = it) -> bytes | str:
             return next(_it, b"")
 
     number = total = 0
     while True:
-        chunk = readline(max_line + 1)
+        chunk: Any = readline(max_line + 1)  # bytes or str: each check below matches its type
         if not chunk:
             return
         number += 1
@@ -86,9 +87,13 @@ def iter_lines(
 
 @dataclasses.dataclass
 class Trace:
-    header: dict
-    samples: list[dict]  # clean sample dicts, each with "line" and "workload_id"
+    header: dict[str, Any]
+    samples: list[dict[str, Any]]  # clean sample dicts, each with "line" and "workload_id"
     lines: int
+    # set only by the client's check (``client.commands.check_trace``): what the trace was checked
+    # against, and how long the check took; unset (AttributeError) otherwise
+    how: str = dataclasses.field(init=False, repr=False, compare=False)
+    seconds: float = dataclasses.field(init=False, repr=False, compare=False)
 
     def workloads(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -97,20 +102,20 @@ class Trace:
         return counts
 
 
-class _Errors(list):
+class _Errors(list[ErrorItem]):
     """A list of errors that stops the parse once it holds MAX_ERRORS."""
 
     class Full(Exception):
         pass
 
-    def add(self, e: dict):
+    def add(self, e: ErrorItem) -> None:
         self.append(e)
         if len(self) >= MAX_ERRORS:
             raise self.Full
 
 
 def parse_trace(
-    stream,
+    stream: Iterable[bytes] | Iterable[str],
     catalog: WorkloadCatalog | None = None,
     hardware: Iterable[str] | None = None,
     max_samples: int = MAX_SAMPLES,
@@ -123,9 +128,9 @@ def parse_trace(
     catalog = catalog or WorkloadCatalog.offline()
     known_hw = set(hardware) if hardware is not None else None
     errors = _Errors()
-    header: dict | None = None
+    header: dict[str, Any] | None = None
     header_ok = False
-    samples: list[dict] = []
+    samples: list[dict[str, Any]] = []
     seen: dict[str, dict[int, int]] = {}  # workload id -> {index: line}
     last_line = 0
     try:
@@ -136,6 +141,7 @@ def parse_trace(
                 if header is None:
                     header = {}
                 continue
+            assert raw is not None  # None only with an error
             if not raw.strip():
                 continue
             obj, err = _decode(raw, number)
@@ -222,6 +228,7 @@ def parse_trace(
         elif not samples and not errors:
             errors.add({"line": last_line, "field": "workload", "message": "the trace has a header but no samples"})
         if not errors:
+            assert header is not None  # else an error was added above
             budget = header.get("budget") if header_ok else None
             for wid, indices in seen.items():
                 n = len(indices)
@@ -249,4 +256,5 @@ def parse_trace(
         errors.append({"line": last_line, "field": None, "message": f"stopped after {MAX_ERRORS} errors"})
     if errors:
         raise TraceError(list(errors))
+    assert header is not None  # else an error was added above
     return Trace(header=header, samples=samples, lines=last_line)

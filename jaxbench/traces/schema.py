@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from jaxbench.limits import MAX_LINE_BYTES, MAX_SAMPLES, MAX_TRACE_BYTES
 
-from .fields import FORMAT, HEADER_FIELDS, SAMPLE_FIELDS, SCHEMA_PATH
+from .fields import FORMAT, HEADER_FIELDS, SAMPLE_FIELDS, SCHEMA_PATH, Field
 
 # -- the JSON Schema ------------------------------------------------------------------------
 
 
-def _object_schema(fields, title: str, description: str) -> dict:
+def _object_schema(fields: Sequence[Field], title: str, description: str) -> dict[str, Any]:
     return {
         "title": title,
         "description": description,
@@ -23,9 +24,9 @@ def _object_schema(fields, title: str, description: str) -> dict:
     }
 
 
-def json_schema(schema_id: str | None = None) -> dict:
+def json_schema(schema_id: str | None = None) -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of one line of a ``jaxbench-trace/1`` trace."""
-    schema = {
+    schema: dict[str, Any] = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": schema_id or SCHEMA_PATH,
         "title": f"JAXBench agent trace, format {FORMAT}",
@@ -62,7 +63,7 @@ def json_schema(schema_id: str | None = None) -> dict:
     return schema
 
 
-def example_trace() -> list[dict]:
+def example_trace() -> list[dict[str, Any]]:
     """The worked example of the docs page (and of the tests)."""
     code0 = (
         "import jax.numpy as jnp\n\n"
@@ -111,5 +112,5 @@ def example_trace() -> list[dict]:
     ]
 
 
-def dumps_lines(objs: Iterable[dict]) -> str:
+def dumps_lines(objs: Iterable[dict[str, Any]]) -> str:
     return "".join(json.dumps(o, ensure_ascii=False) + "\n" for o in objs)

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from jaxbench.limits import MAX_OBJECT_CHARS
 
-from .fields import _HEADER, _PATTERNS, _SAMPLE, FORMAT, FORMAT_PREFIX, Field
+from .fields import _HEADER, _PATTERNS, _SAMPLE, FORMAT, FORMAT_PREFIX, ErrorItem, Field
 
 # -- field validation ----------------------------------------------------------------------
 
 
-def _type_error(f: Field, value) -> str:
+def _type_error(f: Field, value: object) -> str:
     got = (
         "null"
         if value is None
@@ -32,7 +33,7 @@ def _type_error(f: Field, value) -> str:
     return f"must be {want}{' or null' if f.nullable else ''}, not {got}"
 
 
-def _check_value(f: Field, value):
+def _check_value(f: Field, value: object) -> tuple[object, str | None]:
     """Return ``(clean_value, None)`` or ``(None, message)``."""
     if value is None:
         if f.nullable:
@@ -93,11 +94,14 @@ def _check_value(f: Field, value):
     raise AssertionError(f.kind)
 
 
-def check_object(obj, fields: dict[str, Field], line: int | None, what: str) -> tuple[dict, list[dict]]:
+def check_object(
+    obj: object, fields: dict[str, Field], line: int | None, what: str
+) -> tuple[dict[str, Any], list[ErrorItem]]:
     """Validate one decoded line against ``fields``; returns (clean values, errors)."""
     if not isinstance(obj, dict):
         return {}, [{"line": line, "field": None, "message": f"the {what} must be a JSON object"}]
-    clean, errors = {}, []
+    clean: dict[str, Any] = {}
+    errors: list[ErrorItem] = []
     for key in obj:
         if key not in fields:
             errors.append(
@@ -116,7 +120,7 @@ def check_object(obj, fields: dict[str, Field], line: int | None, what: str) -> 
     return clean, errors
 
 
-def validate_header(obj, line: int | None = 1) -> tuple[dict, list[dict]]:
+def validate_header(obj: object, line: int | None = 1) -> tuple[dict[str, Any], list[ErrorItem]]:
     if (
         isinstance(obj, dict)
         and isinstance(obj.get("format"), str)
@@ -133,7 +137,7 @@ def validate_header(obj, line: int | None = 1) -> tuple[dict, list[dict]]:
     return check_object(obj, _HEADER, line, "header")
 
 
-def validate_sample(obj, line: int | None = None) -> tuple[dict, list[dict]]:
+def validate_sample(obj: object, line: int | None = None) -> tuple[dict[str, Any], list[ErrorItem]]:
     clean, errors = check_object(obj, _SAMPLE, line, "sample")
     if not errors and clean.get("parent") is not None and clean["parent"] >= clean["index"]:
         errors.append(
@@ -149,7 +153,7 @@ def validate_sample(obj, line: int | None = None) -> tuple[dict, list[dict]]:
     return clean, errors
 
 
-def _interval_errors(clean: dict, line: int | None) -> list[dict]:
+def _interval_errors(clean: dict[str, Any], line: int | None) -> list[ErrorItem]:
     """A self-reported interval comes whole (speedup_lo and speedup_hi) around its speedup."""
     lo, hi, s = clean.get("speedup_lo"), clean.get("speedup_hi"), clean.get("speedup")
     if lo is None and hi is None:

@@ -20,17 +20,20 @@ the same program, and by the cheat probes).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 
-def _as_f32(x) -> np.ndarray:
+def _as_f32(x: ArrayLike) -> np.ndarray:
     arr = np.asarray(x)
     if arr.dtype == np.float32:
         return arr
     return arr.astype(np.float32)
 
 
-def allclose_report(ref, cand, atol: float, rtol: float) -> dict:
+def allclose_report(ref: ArrayLike, cand: ArrayLike, atol: float, rtol: float) -> dict[str, Any]:
     """Compare ``cand`` with ``ref`` elementwise under the harness rule.
 
     Returns ``passed`` (bool), ``max_abs`` (largest |ref - cand| over elements where both are
@@ -62,7 +65,7 @@ def allclose_report(ref, cand, atol: float, rtol: float) -> dict:
     }
 
 
-def _err_stats(err: np.ndarray, tol: np.ndarray, exact: np.ndarray, finite: np.ndarray) -> dict:
+def _err_stats(err: np.ndarray, tol: np.ndarray, exact: np.ndarray, finite: np.ndarray) -> dict[str, Any]:
     with np.errstate(invalid="ignore", divide="ignore"):
         nz = finite & (exact != 0)
         rel = np.where(nz, err / np.where(nz, np.abs(exact), np.float32(1)), np.float32(0))
@@ -74,7 +77,7 @@ def _err_stats(err: np.ndarray, tol: np.ndarray, exact: np.ndarray, finite: np.n
     }
 
 
-def exact_rule_report(exact, xla, cand, atol: float, rtol: float) -> dict:
+def exact_rule_report(exact: ArrayLike, xla: ArrayLike, cand: ArrayLike, atol: float, rtol: float) -> dict[str, Any]:
     """Judge ``cand`` against the exact answer with XLA's own error as the allowance.
 
     Returns ``passed``; ``n_fail`` (elements outside the allowance, non-finite ones included);
@@ -119,14 +122,14 @@ BOOTSTRAP_SEED = 20_261_203  # fixed: anyone can recompute an interval from the 
 
 
 def paired_speedup(
-    baseline_s,
-    candidate_s,
+    baseline_s: ArrayLike,
+    candidate_s: ArrayLike,
     confidence: float = 0.95,
     resamples: int = BOOTSTRAP_RESAMPLES,
     seed: int = BOOTSTRAP_SEED,
     block: int = 1,
     systematic: float = 0.0,
-) -> dict:
+) -> dict[str, Any]:
     """Speedup of a candidate over the baseline from interleaved, paired timings.
 
     ``baseline_s[i]`` and ``candidate_s[i]`` were measured next to each other, so load hits both
@@ -175,8 +178,12 @@ def paired_speedup(
 
 
 def unpaired_speedup(
-    baseline_s, candidate_s, confidence: float = 0.95, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED
-) -> dict:
+    baseline_s: ArrayLike,
+    candidate_s: ArrayLike,
+    confidence: float = 0.95,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> dict[str, Any]:
     """Speedup from timings that were NOT taken side by side (the guard's fallback): the ratio
     of the medians, with a percentile-bootstrap interval resampling both series independently."""
     b = np.asarray(baseline_s, dtype=np.float64)
@@ -201,7 +208,7 @@ def unpaired_speedup(
     }
 
 
-def hull(a: dict, b: dict) -> dict:
+def hull(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     """Two estimates of one speedup that cannot be told apart as right or wrong: the lower
     point, and an interval covering both (neither a noisy one nor a forged one decides)."""
     return {
@@ -214,7 +221,7 @@ def hull(a: dict, b: dict) -> dict:
     }
 
 
-def baseline_guard(beside_median_s: float, alone_median_s: float, limit: float) -> dict:
+def baseline_guard(beside_median_s: float, alone_median_s: float, limit: float) -> dict[str, Any]:
     """Can the baseline timed beside the candidate (in the candidate's own process, which the
     candidate controls) be believed? It is compared with the same program timed alone in a
     clean child: ``trusted`` unless it ran more than ``limit`` times slower beside the

@@ -15,6 +15,7 @@ indexing, iota, masks) costs nothing in the walk, so the share measures arithmet
 from __future__ import annotations
 
 import math
+from typing import Any, TypedDict
 
 # Above this share of the workload's FLOPs outside the Pallas kernels, a candidate is rejected
 # where the leaderboard requires Pallas. Measured with benchmarks/pallas_share.py (jaxpr walk, small
@@ -45,13 +46,34 @@ TOP_N = 5
 CATEGORY = "work_outside_pallas"
 
 
+class TopOutside(TypedDict):
+    primitive: str
+    flops: int
+    where: str
+
+
+class PallasShare(TypedDict):
+    """The record's ``pallas_share`` dict (see :func:`assess`)."""
+
+    outside_flops: int | None
+    total_flops: int | None
+    inside_flops: int | None
+    outside_share: float | None
+    threshold: float
+    by_primitive: dict[str, int]
+    top_outside: list[TopOutside]
+    unknown_trip_loops: int
+    ok: bool
+    message: str
+
+
 def threshold_for(workload_id: str) -> float:
     """The largest share of the workload's FLOPs allowed outside Pallas kernels."""
     allowance = OUTSIDE_ALLOWANCE.get(str(workload_id))
     return allowance[0] if allowance else THRESHOLD
 
 
-def _count(v) -> int | None:
+def _count(v: object) -> int | None:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return None
     if isinstance(v, float) and not math.isfinite(v):
@@ -59,8 +81,8 @@ def _count(v) -> int | None:
     return int(v) if v >= 0 else None
 
 
-def _top(items) -> list:
-    out = []
+def _top(items: object) -> list[TopOutside]:
+    out: list[TopOutside] = []
     if not isinstance(items, list):
         return out
     for it in items[:TOP_N]:
@@ -80,7 +102,9 @@ def _pct(share: float) -> str:
     return f"{pct:.1f}%" if pct < 10 else f"{min(pct, 100.0):.0f}%"
 
 
-def assess(claim, reference_flops, *, require_pallas: bool, threshold: float = THRESHOLD) -> dict:
+def assess(
+    claim: object, reference_flops: object, *, require_pallas: bool, threshold: float = THRESHOLD
+) -> PallasShare:
     """The share of the workload's FLOPs a candidate computes outside its Pallas kernels.
 
     ``claim``: the child's ``program_cost`` report (untrusted data: validated here);
@@ -97,7 +121,7 @@ def assess(claim, reference_flops, *, require_pallas: bool, threshold: float = T
     it) leaves the share unmeasured, never rejects: a hostile child could as well forge a
     well-formed claim, so refusing would only punish harness failures."""
     total = _count(reference_flops)
-    out = {
+    out: PallasShare = {
         "outside_flops": None,
         "total_flops": total,
         "inside_flops": None,
@@ -117,6 +141,7 @@ def assess(claim, reference_flops, *, require_pallas: bool, threshold: float = T
             "valid cost of its program" + (f" ({str(why)[:200]})" if why else "")
         )
         return out
+    assert isinstance(claim, dict)  # outside is None unless claim is a dict
     out["outside_flops"] = outside
     out["inside_flops"] = _count(claim.get("inside_flops"))
     out["unknown_trip_loops"] = _count(claim.get("unknown_trip_loops")) or 0
@@ -131,6 +156,7 @@ def assess(claim, reference_flops, *, require_pallas: bool, threshold: float = T
     else:
         out["outside_share"] = outside / total
     share = out["outside_share"]
+    assert share is not None  # set just above
     if share > threshold:
         where = ""
         if out["top_outside"]:
@@ -147,25 +173,27 @@ def assess(claim, reference_flops, *, require_pallas: bool, threshold: float = T
     return out
 
 
-def short(share: dict | None) -> str:
+def short(share: dict[str, Any] | None) -> str:
     """The share alone for a table cell ("3.0%"); "" when not measured."""
     if not isinstance(share, dict) or _number(share.get("outside_share")) is None:
         return ""
-    return _pct(_number(share["outside_share"]))
+    value = _number(share["outside_share"])
+    assert value is not None  # checked just above
+    return _pct(value)
 
 
-def _number(v) -> float | None:
+def _number(v: object) -> float | None:
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
         return None
     return float(v)
 
 
-def summary(share: dict | None) -> str:
+def summary(share: dict[str, Any] | None) -> str:
     """One line for pages: "share of FLOPs outside Pallas: 3.0%"."""
     return f"share of FLOPs outside Pallas: {short(share) or 'not measured'}"
 
 
-def largest(share: dict | None) -> str:
+def largest(share: dict[str, Any] | None) -> str:
     """The largest outside operation, for pages: "dot_general at candidate.py:31"; "" if none."""
     top = share.get("top_outside") if isinstance(share, dict) else None
     if not top or not isinstance(top, list) or not isinstance(top[0], dict):

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping, Sequence
+from typing import Any, TypedDict
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from jaxbench.record import Outcome
 from jaxbench.verdict.numerics import exact_rule_report
@@ -27,13 +30,15 @@ FLOOR_SLACK = {"cpu": 0.02, "tpu": 0.5, "gpu": 0.5}
 # top-level names of the portal and harness code a candidate may not import (the harness moved
 # from evaluator.bench to jaxbench: both names stay refused)
 REFERENCE_MODULES = ("jaxbench", "evaluator", "jaxbench_reference")
+# one input set's arrays (inputs or outputs, in pytree-leaf order)
+Arrays = Sequence[np.ndarray]
 _PRIM_RE = re.compile(r"\b(" + "|".join(HOST_CALLBACK_PRIMITIVES + PALLAS_PRIMITIVES) + r")\[")
 
 
 # --------------------------------------------------------------------------- compile errors
 
 
-def classify_child_error(reply: dict, phase: str) -> tuple[str, str, str]:
+def classify_child_error(reply: dict[str, Any], phase: str) -> tuple[str, str, str]:
     """(outcome, error_category, message) for an ``error`` reply of the child."""
     stage = reply.get("stage", "")
     exc = reply.get("exc_type", "")
@@ -78,7 +83,7 @@ def _useful_lines(message: str, max_lines: int = 12) -> str:
     """The lines of an exception message that say something: JAX's traceback-filtering notes,
     separators and embedded Python tracebacks are dropped, the exception lines kept (for a
     runtime error inside a callback the real cause is the last of them)."""
-    out = []
+    out: list[str] = []
     in_tb = False
     for line in message.splitlines():
         s = line.strip()
@@ -112,7 +117,13 @@ def _useful_lines(message: str, max_lines: int = 12) -> str:
 # --------------------------------------------------------------------------- the program
 
 
-def scan_program(primitives: dict | None, texts: dict, platform: str) -> dict:
+class ProgramScan(TypedDict):
+    has_pallas_call: bool
+    host_callbacks: list[str]
+    primitives: dict[str, int]
+
+
+def scan_program(primitives: dict[str, Any] | None, texts: dict[str, str], platform: str) -> ProgramScan:
     """What the program contains: from the child's primitive counts (a claim) united with a
     trusted scan of the jaxpr/lowered texts the child wrote (a claim too: both are tripwires,
     the outputs and the trace are what is verified)."""
@@ -131,7 +142,7 @@ def scan_program(primitives: dict | None, texts: dict, platform: str) -> dict:
 # --------------------------------------------------------------------------- outputs
 
 
-def check_claims(meta: dict, ref_treedef: str, expected: list[tuple[str, tuple]]):
+def check_claims(meta: object, ref_treedef: str, expected: list[tuple[str, tuple[int, ...]]]) -> tuple[str, str] | None:
     """Check the child's description of one output against the expected structure.
     Returns None or (category, message)."""
     if not isinstance(meta, dict):
@@ -151,7 +162,7 @@ def check_claims(meta: dict, ref_treedef: str, expected: list[tuple[str, tuple]]
     return None
 
 
-def merge_errors(acc: dict | None, rep: dict) -> dict:
+def merge_errors(acc: dict[str, Any] | None, rep: dict[str, Any]) -> dict[str, Any]:
     """Fold one output's exact-rule report into the running error summary of an evaluation."""
     acc = acc or {
         "candidate": {"max_abs": 0.0, "max_rel": 0.0, "n_beyond_tol": 0},
@@ -171,11 +182,13 @@ def merge_errors(acc: dict | None, rep: dict) -> dict:
     return acc
 
 
-def compare_set(exacts: list[np.ndarray], xlas: list[np.ndarray], cands: list[np.ndarray], atol: float, rtol: float):
+def compare_set(
+    exacts: Arrays, xlas: Arrays, cands: Arrays, atol: float, rtol: float
+) -> tuple[bool, str | None, dict[str, Any] | None, str]:
     """Compare one input set's outputs under the exact rule (verdict_math.exact_rule_report).
     Returns (ok, category, errors, message); ``errors`` as :func:`merge_errors` builds it."""
-    errors = None
-    failure = None
+    errors: dict[str, Any] | None = None
+    failure: tuple[str, str] | None = None
     for k, (e, x, c) in enumerate(zip(exacts, xlas, cands)):
         rep = exact_rule_report(e, x, c, atol, rtol)
         rep["n_elements"] = int(np.asarray(c).size)
@@ -198,7 +211,7 @@ def compare_set(exacts: list[np.ndarray], xlas: list[np.ndarray], cands: list[np
     return True, None, errors, ""
 
 
-def _passes(exacts, xlas, cands, atol, rtol) -> bool:
+def _passes(exacts: Arrays, xlas: Arrays, cands: Arrays, atol: float, rtol: float) -> bool:
     return all(
         e.shape == c.shape and exact_rule_report(e, x, c, atol, rtol)["passed"] for e, x, c in zip(exacts, xlas, cands)
     )
@@ -207,7 +220,15 @@ def _passes(exacts, xlas, cands, atol, rtol) -> bool:
 TIMED_FAR = 10.0  # a timed output this many times its allowance away is no precision effect
 
 
-def timed_output_verdict(exacts, xlas, checked, timed, bad_claim, atol, rtol):
+def timed_output_verdict(
+    exacts: Arrays,
+    xlas: Arrays,
+    checked: Arrays | None,
+    timed: Arrays | None,
+    bad_claim: tuple[str, str] | None,
+    atol: float,
+    rtol: float,
+) -> tuple[str, str | None, str] | None:
     """Judge one saved timed output. ``checked``: the candidate's checked outputs for the same
     inputs (they passed), or None; ``timed``: the timed outputs, or None when ``bad_claim``
     (category, message) says why they could not be read. Returns None (fine) or
@@ -224,9 +245,11 @@ def timed_output_verdict(exacts, xlas, checked, timed, bad_claim, atol, rtol):
             f"the output could not be read or has the wrong structure ({bad_claim[1]}); "
             "the outputs of timed calls must be as correct as the checked ones",
         )
+    assert timed is not None  # None only together with bad_claim
     ok, cat, errs, msg = compare_set(exacts, xlas, timed, atol, rtol)
     if ok:
         return None
+    assert errs is not None  # a failure comes from a compared output
     if errs["worst_excess"] > TIMED_FAR:
         return (
             Outcome.REJECTED,
@@ -249,11 +272,20 @@ def timed_output_verdict(exacts, xlas, checked, timed, bad_claim, atol, rtol):
     return Outcome.INCORRECT, cat, msg
 
 
-def _f32(a):
+def _f32(a: ArrayLike) -> np.ndarray:
     return np.asarray(a, dtype=np.float32)
 
 
-def detect_cheat(set_ids, inputs, refs, cands, atol, rtol, extra_refs=None, exacts=None):
+def detect_cheat(
+    set_ids: Sequence[str],
+    inputs: Mapping[str, Arrays],
+    refs: Mapping[str, Arrays],
+    cands: Mapping[str, Arrays],
+    atol: float,
+    rtol: float,
+    extra_refs: Mapping[str, tuple[Arrays, Arrays]] | None = None,
+    exacts: Mapping[str, Arrays] | None = None,
+) -> tuple[str, str] | None:
     """Classify a failed candidate whose outputs look like a cheat rather than a bug.
 
     ``inputs``/``refs`` (XLA outputs)/``exacts`` (exact answers)/``cands``: set id -> list of
@@ -294,7 +326,7 @@ def detect_cheat(set_ids, inputs, refs, cands, atol, rtol, extra_refs=None, exac
 # --------------------------------------------------------------------------- timing
 
 
-def timing_stats(samples: list[float]) -> dict:
+def timing_stats(samples: Sequence[float]) -> dict[str, Any]:
     arr = np.asarray(samples, dtype=np.float64)
     med = float(np.median(arr))
     p10, p90 = np.percentile(arr, [10, 90])
@@ -324,8 +356,8 @@ def plausibility(
     window_ns: tuple[int, int] | None,
     floor_s: float | None,
     profile_ns: tuple[int, int] | None = None,
-    also: list[float] = (),
-):
+    also: Sequence[float] = (),
+) -> str | None:
     """Returns None or a reason the timing cannot be true.
 
     ``window_ns``: the trusted side's clock (Unix ns) when the timing phase was asked for and

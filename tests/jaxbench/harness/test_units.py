@@ -247,3 +247,12 @@ def test_error_messages_keep_the_useful_lines():
         "compile",
     )
     assert (out, cat) == ("rejected", "reads_reference")
+
+
+def test_a_forced_bubblewrap_mode_without_bubblewrap_is_refused_clearly(monkeypatch):
+    from jaxbench.sandbox import probe
+
+    monkeypatch.setenv("JAXBENCH_SANDBOX_MODE", "bwrap")
+    monkeypatch.setattr(probe, "bwrap_info", lambda: None)
+    with pytest.raises(sandbox.SandboxError, match="needs bubblewrap, which is not installed"):
+        probe.best_mode("cpu")
