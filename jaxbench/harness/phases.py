@@ -79,6 +79,10 @@ def _timeout(rec, child, phase, limit):
         stacks = child.dump_stacks()
     except Exception:  # noqa: BLE001 - diagnostics only
         pass
+    # read before the kill empties the cgroup: a child that ran into its memory limit is out of
+    # memory, whether the kernel had OOM-killed it yet or it was still thrashing (how long that
+    # lasts depends on the machine's load, so it must not decide between oom and timeout)
+    out_of_memory = child.at_memory_limit()
     child.kill()
     where = [l.strip() for l in stacks.splitlines() if "candidate.py" in l][:3]
     what = {
@@ -91,6 +95,13 @@ def _timeout(rec, child, phase, limit):
     if where:
         msg += "\n  stuck at " + "\n  stuck at ".join(where)
     rec["notes"].append("stacks at timeout: " + trim(stacks, 3000) if stacks else "no stacks at timeout")
+    if out_of_memory:
+        _finish(
+            rec,
+            Outcome.RUNTIME_ERROR,
+            "oom",
+            f"the child ran out of memory during {phase}: it was at its memory limit when {msg}",
+        )
     _finish(rec, Outcome.TIMEOUT, phase, msg)
 
 

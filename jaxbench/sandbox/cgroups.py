@@ -202,6 +202,33 @@ class Cgroup:
                 pass
         return False
 
+    def at_memory_limit(self, share: float = 0.9) -> bool:
+        """Has the group run into its memory limit and does it still hold most of it? A child
+        there is reclaiming its own code pages to go on (thrashing) or about to be OOM-killed:
+        how long that takes depends on the machine's load, not on the candidate."""
+        d = self.dirs.get("memory")
+        if d is None or not self.active["memory"]:
+            return False
+        if self.oom_killed():
+            return True
+        try:
+            if self.version == "v2":
+                with open(os.path.join(d, "memory.events")) as f:
+                    events = dict(line.split() for line in f if line.strip())
+                hit = int(events.get("max", 0)) > 0
+                now_file, max_file = "memory.current", "memory.max"
+            else:
+                with open(os.path.join(d, "memory.failcnt")) as f:
+                    hit = int(f.read()) > 0
+                now_file, max_file = "memory.usage_in_bytes", "memory.limit_in_bytes"
+            with open(os.path.join(d, now_file)) as f:
+                current = int(f.read())
+            with open(os.path.join(d, max_file)) as f:
+                limit = int(f.read())
+        except (OSError, ValueError):
+            return False
+        return hit and current >= share * limit
+
     def memory_peak(self) -> int | None:
         d = self.dirs.get("memory")
         if d is None:  # no memory controller here

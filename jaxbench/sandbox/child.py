@@ -366,6 +366,10 @@ class SandboxedChild:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
+    def at_memory_limit(self) -> bool:
+        """The child's cgroup ran into its memory limit and still holds most of it."""
+        return bool(self.cgroup and self.cgroup.at_memory_limit())
+
     def wait_exit(self, timeout: float = 5.0):
         """(returncode, signal name or None, oom_killed) after the child ended."""
         assert self.proc is not None  # set by start()

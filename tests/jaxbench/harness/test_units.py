@@ -249,6 +249,42 @@ def test_error_messages_keep_the_useful_lines():
     assert (out, cat) == ("rejected", "reads_reference")
 
 
+# --------------------------------------------------------------------------- limits, not races
+
+
+class _StuckChild:
+    """A child whose phase ran out of time, at or below its memory limit."""
+
+    def __init__(self, at_limit):
+        self._at_limit, self.killed = at_limit, False
+
+    def dump_stacks(self):
+        return '  File "candidate.py", line 9 in <module>'
+
+    def at_memory_limit(self):
+        assert not self.killed, "read after the kill emptied the cgroup"
+        return self._at_limit
+
+    def kill(self):
+        self.killed = True
+
+
+@pytest.mark.parametrize("at_limit, expected", [(True, ("runtime_error", "oom")), (False, ("timeout", "compile"))])
+def test_a_child_timed_out_at_its_memory_limit_is_out_of_memory(at_limit, expected):
+    """A memory hog thrashes at its cgroup limit before the kernel kills it; how long that takes
+    depends on the machine's load. Whether its phase's time ran out first must not change the
+    verdict: at the memory limit it is oom either way, and only a child below it times out."""
+    from jaxbench.harness import phases
+    from jaxbench.record import new_record
+
+    rec = new_record(workload="12p", phase="compile")
+    child = _StuckChild(at_limit)
+    with pytest.raises(phases._Stop):
+        phases._timeout(rec, child, "compile", 40.0)
+    assert child.killed and (rec["outcome"], rec["error_category"]) == expected
+    assert "exceeded 40 s" in rec["message"] and "candidate.py" in rec["message"]
+
+
 def test_a_forced_bubblewrap_mode_without_bubblewrap_is_refused_clearly(monkeypatch):
     from jaxbench.sandbox import probe
 
