@@ -18,6 +18,7 @@ from django.utils import timezone
 from evaluator.queues import MAINTENANCE_QUEUE, PRECHECK_QUEUE, hardware_queue
 from evaluator.workers import HEARTBEAT_SECONDS, worker_name
 from jaxbench import environment
+from jaxbench.hardware import detect  # detect() itself asks JAX, at call time
 
 log = logging.getLogger(__name__)
 
@@ -38,10 +39,6 @@ class HardwareQueues(dramatiq.Middleware):
             queues = set(override)
             slug = environment.get("JAXBENCH_WORKER_HARDWARE")
         else:
-            from jaxbench.hardware import (  # deferred: JAX loads only where the harness runs, never in the web process
-                detect,
-            )
-
             slug = detect().slug
             queues = queues_for(slug)
         os.environ["JAXBENCH_WORKER_HARDWARE"] = slug

@@ -5,26 +5,21 @@ the normal pipeline. Nothing is fabricated: every number on the pages comes from
 from __future__ import annotations
 
 import io
-import pathlib
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from catalog.starter import starter_source
 from jaxbench import traces as trace_format
+from jaxbench.kernels import examples  # the files are read as text: no JAX
 from submissions import intake
 from submissions.models import Membership, Submission, Team
 
-EXAMPLES_DIR = pathlib.Path(__file__).resolve().parent.parent / "jaxbench" / "kernels" / "examples"
 TEAM_NAME = "JAXBench examples"
 
 
 def example_files() -> dict[str, str]:
-    from jaxbench.kernels.examples import (
-        EXAMPLES,  # deferred: JAX loads only where the harness runs, never in the web process
-    )
-
-    return {wid: (EXAMPLES_DIR / name).read_text() for wid, name in EXAMPLES.items()}
+    return {wid: examples.source(wid) for wid in examples.EXAMPLES}
 
 
 def broken_variants(wid: str, code: str) -> list[tuple[str, str]]:

@@ -4,6 +4,7 @@ from tqdm import tqdm
 from catalog.models import Baseline, HardwareTarget, Workload
 from evaluator.runner import baseline_for
 from jaxbench import HARNESS_VERSION
+from jaxbench.hardware import detect  # detect() itself asks JAX, at call time
 
 
 class Command(BaseCommand):
@@ -16,10 +17,6 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):
         import jax
-
-        from jaxbench.hardware import (
-            detect,  # deferred: JAX loads only where the harness runs, never in the web process
-        )
 
         here = detect().slug
         slug = opts["hardware"] or here

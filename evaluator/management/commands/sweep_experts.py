@@ -4,6 +4,7 @@ from tqdm import tqdm
 from catalog.models import HardwareTarget, Workload
 from evaluator.experts_sweep import sweep_expert
 from evaluator.runner import baseline_for
+from jaxbench.hardware import detect  # detect() itself asks JAX, at call time
 
 
 class Command(BaseCommand):
@@ -18,10 +19,6 @@ class Command(BaseCommand):
         parser.add_argument("--limit", type=int, help="at most this many configurations per expert")
 
     def handle(self, *args, **opts):
-        from jaxbench.hardware import (
-            detect,  # deferred: JAX loads only where the harness runs, never in the web process
-        )
-
         here = detect().slug
         slug = opts["hardware"] or here
         if slug != here:
