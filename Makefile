@@ -56,12 +56,13 @@ format: venv-test
 typecheck: venv-test
 	$(BIN)/mypy
 
-# Fast tests run on both cores; tests that start workers, browsers or the whole corpus run alone.
+# Every test that can share the machine runs on both cores (the heavy kernel checks too); tests
+# that start workers, a browser, a fresh clone or the whole corpus run by themselves.
 test-embedded:
-	@echo "== tests: embedded (SQLite + embedded Redis), parallel part =="
-	$(PY) -m pytest -m "not integration and not slow and not browser" -n 2 --dist loadfile
-	@echo "== tests: embedded (SQLite + embedded Redis), integration, browser and slow tests =="
-	$(PY) -m pytest -m "integration or slow or browser"
+	@echo "== tests: embedded (SQLite + embedded Redis), on both cores =="
+	$(PY) -m pytest -m "not integration and not browser and not alone" -n 2 --dist loadfile
+	@echo "== tests: embedded (SQLite + embedded Redis), integration, browser and alone tests =="
+	$(PY) -m pytest -m "integration or browser or alone"
 
 test-postgres-redis:
 	@echo "== integration tests: PostgreSQL + Redis =="

@@ -8,6 +8,7 @@ only its own hardware's queues (evaluator/worker_middleware.py).
 import logging
 
 import dramatiq
+from django.conf import settings
 from django.utils import timezone
 
 from catalog.models import HardwareTarget, Workload
@@ -16,11 +17,10 @@ from evaluator.models import QueuePing
 from evaluator.queues import DECLARED_QUEUE, MAINTENANCE_QUEUE, hardware_queue
 from evaluator.runner import baseline_for, reconcile, run_evaluation
 from evaluator.workers import worker_name
-from jaxbench import environment
 
 log = logging.getLogger(__name__)
 
-EVALUATION_TIME_LIMIT_MS = environment.get("JAXBENCH_EVALUATION_TIME_LIMIT_S") * 1000
+EVALUATION_TIME_LIMIT_MS = settings.JAXBENCH_EVALUATION_TIME_LIMIT_S * 1000
 
 
 @dramatiq.actor(

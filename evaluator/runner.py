@@ -22,12 +22,12 @@ from evaluator.pipeline import enqueue_many
 from evaluator.queues import hardware_queue, stage_queue
 from evaluator.signals import evaluation_finished
 from evaluator.workers import worker_name
-from jaxbench import HARNESS_VERSION, environment
+from jaxbench import HARNESS_VERSION
 from jaxbench.record import Outcome
 
 log = logging.getLogger(__name__)
 
-MAX_ATTEMPTS = environment.get("JAXBENCH_MAX_ATTEMPTS")
+MAX_ATTEMPTS = settings.JAXBENCH_MAX_ATTEMPTS
 
 
 class InfrastructureError(RuntimeError):
@@ -35,7 +35,7 @@ class InfrastructureError(RuntimeError):
 
 
 def lease_seconds() -> int:
-    return environment.get("JAXBENCH_LEASE_SECONDS")  # read live: tests shorten it per process
+    return settings.JAXBENCH_LEASE_SECONDS
 
 
 def claim(evaluation_id: int, me: str) -> Evaluation | None:
@@ -162,7 +162,7 @@ def baseline_for(workload, hardware) -> Baseline:
 
 def harness_timeouts() -> dict | None:
     """Per-phase limits from JAXBENCH_TIMEOUTS, e.g. ``compile=60,check=120`` (seconds)."""
-    return environment.get("JAXBENCH_TIMEOUTS")
+    return settings.JAXBENCH_TIMEOUTS
 
 
 _local = threading.local()
@@ -308,7 +308,7 @@ def reconcile(stale_seconds: float | None = None) -> list[int]:
     """Re-send rows whose message may be lost: queued rows not (re)sent for a while, and running
     rows whose lease expired (their worker died). Safe to run anywhere, any number of times: the
     conditional UPDATE makes one caller win each row, and claim() ignores duplicates."""
-    stale = float(stale_seconds if stale_seconds is not None else environment.get("JAXBENCH_RECONCILE_STALE_SECONDS"))
+    stale = float(stale_seconds if stale_seconds is not None else settings.JAXBENCH_RECONCILE_STALE_SECONDS)
     now = timezone.now()
     cutoff = now - datetime.timedelta(seconds=stale)
     expired = list(

@@ -12,12 +12,13 @@ import socket
 import threading
 
 import dramatiq
+from django.conf import settings
 from django.db import close_old_connections, connection
 from django.utils import timezone
 
+from evaluator import workers
 from evaluator.queues import MAINTENANCE_QUEUE, PRECHECK_QUEUE, hardware_queue
 from evaluator.workers import HEARTBEAT_SECONDS, worker_name
-from jaxbench import environment
 from jaxbench.hardware import detect  # detect() itself asks JAX, at call time
 
 log = logging.getLogger(__name__)
@@ -34,14 +35,14 @@ def queues_for(slug: str) -> set[str]:
 
 class HardwareQueues(dramatiq.Middleware):
     def before_worker_boot(self, broker, worker):
-        override = environment.get("JAXBENCH_WORKER_QUEUES")
+        override = settings.JAXBENCH_WORKER_QUEUES
         if override:
             queues = set(override)
-            slug = environment.get("JAXBENCH_WORKER_HARDWARE")
+            slug = settings.JAXBENCH_WORKER_HARDWARE
         else:
             slug = detect().slug
             queues = queues_for(slug)
-        os.environ["JAXBENCH_WORKER_HARDWARE"] = slug
+        workers.set_hardware(slug)
         for q in sorted(queues):
             broker.declare_queue(q)
         worker.consumer_whitelist = queues
@@ -66,7 +67,7 @@ class Heartbeat(dramatiq.Middleware):
 
         close_old_connections()
         now = timezone.now()
-        hw = environment.get("JAXBENCH_WORKER_HARDWARE")
+        hw = workers.hardware()
         WorkerHeartbeat.objects.update_or_create(
             name=self._name,
             defaults={
@@ -105,7 +106,7 @@ class Reconciler(dramatiq.Middleware):
 
     def after_worker_boot(self, broker, worker):
         self._stop = threading.Event()
-        self._interval = environment.get("JAXBENCH_RECONCILE_INTERVAL_SECONDS")
+        self._interval = settings.JAXBENCH_RECONCILE_INTERVAL_SECONDS
         threading.Thread(target=self._loop, name="jaxbench-reconciler", daemon=True).start()
 
     def _loop(self):

@@ -31,7 +31,17 @@ try:
         "anon": environment.get("JAXBENCH_ANON_RATE"),
         "upload": environment.get("JAXBENCH_UPLOAD_RATE"),
     }
+    # what the apps read of the environment, here only (the apps read django.conf.settings)
     JAXBENCH_LEASE_SECONDS = environment.get("JAXBENCH_LEASE_SECONDS")
+    JAXBENCH_MAX_ATTEMPTS = environment.get("JAXBENCH_MAX_ATTEMPTS")
+    JAXBENCH_EVALUATION_TIME_LIMIT_S = environment.get("JAXBENCH_EVALUATION_TIME_LIMIT_S")
+    JAXBENCH_TIMEOUTS = environment.get("JAXBENCH_TIMEOUTS")
+    JAXBENCH_RECONCILE_INTERVAL_SECONDS = environment.get("JAXBENCH_RECONCILE_INTERVAL_SECONDS")
+    JAXBENCH_RECONCILE_STALE_SECONDS = environment.get("JAXBENCH_RECONCILE_STALE_SECONDS")
+    JAXBENCH_WORKER_QUEUES = environment.get("JAXBENCH_WORKER_QUEUES")
+    JAXBENCH_WORKER_HARDWARE = environment.get("JAXBENCH_WORKER_HARDWARE")
+    JAXBENCH_BIND = environment.get("JAXBENCH_BIND")
+    JAXBENCH_DEMO = environment.get("JAXBENCH_DEMO")
     HSTS_SECONDS = environment.get("DJANGO_HSTS_SECONDS")
     LOG_LEVEL = environment.get("JAXBENCH_LOG_LEVEL")
 except ConfigError as exc:  # fail fast, with the message only

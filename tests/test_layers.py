@@ -68,3 +68,23 @@ def function_level_imports_without_a_reason():
 
 def test_every_import_inside_a_function_says_why():
     assert function_level_imports_without_a_reason() == []
+
+
+# the modules that turn the environment into Django settings (and Django's own entry points)
+READS_THE_ENVIRONMENT = {"portal/settings.py", "portal/config.py", "portal/wsgi.py", "portal/asgi.py"}
+
+
+def test_the_django_apps_read_settings_not_the_environment():
+    """The environment registry (jaxbench.environment) is read in one place, portal/settings.py
+    (through portal/config.py); every other module of the apps reads django.conf.settings."""
+    found = []
+    for app in DJANGO_APPS:
+        for path in sorted((ROOT / app).rglob("*.py")):
+            rel = path.relative_to(ROOT).as_posix()
+            if rel in READS_THE_ENVIRONMENT or "/migrations/" in rel:
+                continue
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                    if (node.value.id, node.attr) in (("environment", "get"), ("os", "environ"), ("os", "getenv")):
+                        found.append(f"{rel}:{node.lineno} {node.value.id}.{node.attr}")
+    assert found == []

@@ -6,7 +6,6 @@ from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from rest_framework import exceptions, pagination, parsers, status
 from rest_framework.response import Response
 
-from jaxbench import environment
 from submissions.intake import IntakeError
 from submissions.tokens import TokenRateThrottle
 
@@ -35,7 +34,7 @@ class UploadRateThrottle(TokenRateThrottle):
 
     def get_rate(self):
         rates = settings.REST_FRAMEWORK.get("DEFAULT_THROTTLE_RATES", {})
-        return rates.get("upload") or environment.get("JAXBENCH_UPLOAD_RATE")
+        return rates.get("upload") or settings.API_RATES["upload"]
 
 
 class PayloadTooLarge(exceptions.APIException):

@@ -18,7 +18,7 @@ class Command(BaseCommand):
     help = "Start the embedded broker, a worker and the web server; Ctrl-C stops them all."
 
     def add_arguments(self, parser):
-        parser.add_argument("--bind", default=environment.get("JAXBENCH_BIND"))
+        parser.add_argument("--bind", default=settings.JAXBENCH_BIND)
         parser.add_argument("--web-workers", type=int, default=2)
         parser.add_argument("--worker-threads", type=int, default=1)
         parser.add_argument("--no-worker", action="store_true", help="serve pages only")
@@ -64,7 +64,7 @@ class Command(BaseCommand):
                 ),
             )
         )
-        if not opts["no_worker"] and not opts["no_demo"] and environment.get("JAXBENCH_DEMO"):
+        if not opts["no_worker"] and not opts["no_demo"] and settings.JAXBENCH_DEMO:
             # Real results measured here: the worker evaluates them while the site is up.
             procs.append(("demo", subprocess.Popen(manage + ["demo", "--wait"], start_new_session=True)))
         self.stdout.write(self.style.SUCCESS(f"JAXBench Portal at http://{opts['bind']}/  (Ctrl-C stops everything)"))

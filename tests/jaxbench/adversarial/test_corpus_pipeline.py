@@ -19,7 +19,7 @@ from tests.conftest import wait_for
 
 from .corpus import expectations, files, source
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.slow, pytest.mark.alone, pytest.mark.django_db(transaction=True)]
 
 
 def corpus():
