@@ -47,7 +47,7 @@ test: venv-test system-deps
 lint: venv-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/lint-imports --config .importlinter
+	$(BIN)/lint-imports .importlinter
 
 format: venv-test
 	$(BIN)/ruff check --fix .
