@@ -80,6 +80,7 @@ def status() -> dict:
                 "queues": w.queues,
                 "last_seen_at": w.last_seen_at.isoformat(),
                 "started_at": w.started_at.isoformat(),
+                "backends": w.backends,
             }
             for w in workers
         ],

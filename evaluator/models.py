@@ -97,6 +97,9 @@ class WorkerHeartbeat(models.Model):
     queues = models.JSONField(default=list)
     started_at = models.DateTimeField()
     last_seen_at = models.DateTimeField(db_index=True)
+    # JAX backends the worker process itself has initialized: at most the trusted side's pinned
+    # CPU client; an accelerator here would lock the device away from the children that run on it
+    backends = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["-last_seen_at"]

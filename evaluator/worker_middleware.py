@@ -1,7 +1,8 @@
 """Dramatiq middleware: a worker consumes only the queue of the hardware it runs on.
 
 This is what makes ``manage.py rundramatiq`` on a TPU VM enough to serve ``eval.tpu-v6e``: the
-worker detects its hardware from ``jax.devices()`` at boot and restricts itself to
+worker detects its hardware at boot (``jax.devices()`` in a short-lived child: the worker process
+never opens an accelerator itself) and restricts itself to
 ``eval.<slug>`` (plus ``precheck`` and ``maintenance`` on CPU hosts). ``JAXBENCH_WORKER_QUEUES``
 (comma-separated) overrides the choice.
 """
@@ -19,7 +20,7 @@ from django.utils import timezone
 from evaluator import workers
 from evaluator.queues import MAINTENANCE_QUEUE, PRECHECK_QUEUE, hardware_queue
 from evaluator.workers import HEARTBEAT_SECONDS, worker_name
-from jaxbench.hardware import detect  # detect() itself asks JAX, at call time
+from jaxbench.hardware import detect_in_child, initialized_backends
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +41,8 @@ class HardwareQueues(dramatiq.Middleware):
             queues = set(override)
             slug = settings.JAXBENCH_WORKER_HARDWARE
         else:
-            slug = detect().slug
+            # in a short-lived child: this process must never open the accelerator itself
+            slug = detect_in_child().slug
             queues = queues_for(slug)
         workers.set_hardware(slug)
         for q in sorted(queues):
@@ -77,6 +79,7 @@ class Heartbeat(dramatiq.Middleware):
                 "queues": self._queues,
                 "started_at": self._started,
                 "last_seen_at": now,
+                "backends": initialized_backends(),
             },
         )
         HardwareTarget.objects.filter(slug=hw).update(last_worker_seen_at=now)

@@ -8,7 +8,11 @@ for the physical-floor plausibility gate.
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
 import re
+import subprocess
+import sys
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,3 +82,41 @@ def detect() -> Target:
     if slug in TARGETS:
         return TARGETS[slug]
     return Target(slug, getattr(dev, "device_kind", slug), dev.platform, "full", 0.0, 0.0)
+
+
+# a fresh interpreter that asks JAX for its devices and prints the target, then exits
+_DETECT = (
+    "import dataclasses, json, sys; from jaxbench.hardware import detect; "
+    "sys.stdout.write(json.dumps(dataclasses.asdict(detect())))"
+)
+
+
+def detect_in_child(timeout: float = 300.0) -> Target:
+    """:func:`detect` in a short-lived child process. A worker must never open the accelerator
+    itself: libtpu lets one process per chip hold it (the worker would lock out every child that
+    runs programs), and a GPU client pre-allocates most of the device's memory. The child opens
+    the device, reports, and exits, releasing it."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p))
+    try:
+        out = subprocess.run(
+            [sys.executable, "-c", _DETECT], env=env, capture_output=True, text=True, timeout=timeout, check=False
+        )
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"hardware detection did not answer within {timeout:g} s") from None
+    if out.returncode != 0:
+        tail = "\n".join(out.stderr.strip().splitlines()[-6:])
+        raise RuntimeError(f"hardware detection failed (exit {out.returncode}):\n{tail}")
+    return Target(**json.loads(out.stdout))
+
+
+def initialized_backends() -> list[str]:
+    """The JAX backends this process has initialized (none if it never touched a device). Read
+    without initializing anything: it does not import JAX where nothing imported it yet."""
+    if "jax" not in sys.modules:
+        return []
+    try:
+        from jax._src import xla_bridge  # deferred: only where JAX is loaded already (above)
+    except ImportError:  # an internal JAX API: if it moves, say nothing rather than guess
+        return []
+    return sorted(getattr(xla_bridge, "_backends", None) or {})

@@ -77,6 +77,16 @@ def test_candidates_get_their_verdicts_and_identical_code_is_reused(start_worker
     assert lo <= rec["speedup"] <= hi and rec["baseline_source"] in ("interleaved", "interleaved+alone")
     assert len(rec["baseline_timing"]["samples"]) == len(rec["timing"]["samples"]) == 50
     assert all(r.attempts == 1 for r in rows[:3])
+    # the programs ran in the children; the worker process itself opened at most the trusted
+    # side's pinned CPU client (on an accelerator host, never the device)
+    from evaluator.models import WorkerHeartbeat
+
+    wait_for(
+        lambda: any(hb.backends for hb in WorkerHeartbeat.objects.all()),
+        timeout=30,
+        message="a heartbeat after the evaluations",
+    )
+    assert all(set(hb.backends) <= {"cpu"} for hb in WorkerHeartbeat.objects.all())
 
 
 def test_sigkill_mid_evaluation_loses_nothing(start_worker, purge_queues):

@@ -37,3 +37,21 @@ def test_worker_ignores_queues_of_other_hardware(start_worker, purge_queues):
     wait_for(lambda: QueuePing.objects.get(pk=cpu_ping.pk).answered_at, timeout=90, message="cpu ping")
     time.sleep(1.0)
     assert QueuePing.objects.get(pk=tpu_ping.pk).answered_at is None
+
+
+def test_a_worker_detects_its_hardware_without_opening_a_device(start_worker, purge_queues):
+    """With no queue override the worker detects its hardware at boot in a short-lived child: its
+    own process has no JAX backend afterwards (on a TPU VM it would otherwise hold the chip that
+    every sandboxed child needs), and it consumes the detected target's queues."""
+    from evaluator.actors import send_ping
+    from evaluator.models import QueuePing, WorkerHeartbeat
+
+    worker = start_worker(extra_env={"JAXBENCH_WORKER_QUEUES": "", "JAXBENCH_WORKER_HARDWARE": "tpu-v6e"})
+    ping = send_ping("eval.cpu")
+    try:
+        wait_for(lambda: QueuePing.objects.get(pk=ping.pk).answered_at, timeout=120, message="ping answer")
+    except AssertionError:
+        raise AssertionError("worker never answered; its log:\n" + worker.log())
+    hb = WorkerHeartbeat.objects.get(name=QueuePing.objects.get(pk=ping.pk).answered_by)
+    assert hb.hardware == "cpu" and {"eval.cpu", "precheck", "maintenance"} <= set(hb.queues)
+    assert hb.backends == [], hb.backends
