@@ -15,7 +15,8 @@ from catalog.models import HardwareTarget, Workload
 from evaluator import experts_sweep
 from evaluator.models import QueuePing
 from evaluator.queues import DECLARED_QUEUE, MAINTENANCE_QUEUE, hardware_queue
-from evaluator.runner import baseline_for, reconcile, run_evaluation
+from evaluator.reconciler import reconcile
+from evaluator.runner import baseline_for, run_evaluation
 from evaluator.workers import worker_name
 
 log = logging.getLogger(__name__)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import datetime
 from urllib.parse import urlsplit, urlunsplit
 
-import dramatiq
 from django.conf import settings
 from django.utils import timezone
 
 from catalog.models import HardwareTarget
+from evaluator import broker as broker_state
 from evaluator.models import Evaluation, WorkerHeartbeat
 from evaluator.queues import MAINTENANCE_QUEUE, PRECHECK_QUEUE, hardware_queue, stage_queue
 from evaluator.workers import HEARTBEAT_SECONDS
@@ -31,18 +31,9 @@ def broker_description() -> str:
 
 
 def queue_depths(queues) -> tuple[bool, dict[str, int | None], str]:
-    """(reachable, {queue: messages waiting}, error message)."""
-    broker = dramatiq.get_broker()
-    depths: dict[str, int | None] = {}
+    """(reachable, {queue: messages the broker holds for it}, error message)."""
     try:
-        if hasattr(broker, "client"):  # Redis: waiting message bodies live in one hash per queue
-            for q in queues:
-                depths[q] = int(broker.client.hlen(f"{broker.namespace}:{q}.msgs"))
-        else:
-            counts = broker.get_queue_message_counts()
-            for q in queues:
-                depths[q] = counts.get(q, (0, 0, 0))[0] if isinstance(counts, dict) else None
-        return True, depths, ""
+        return True, dict(broker_state.pending_messages(queues)), ""
     except Exception as exc:  # noqa: BLE001 - reported on the page, not raised
         return False, {q: None for q in queues}, f"{exc.__class__.__name__}: {exc}"
 

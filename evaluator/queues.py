@@ -12,9 +12,17 @@ MAINTENANCE_QUEUE = "maintenance"
 DECLARED_QUEUE = "eval.cpu"
 
 
+HARDWARE_QUEUE_PREFIX = "eval."
+
+
 def hardware_queue(slug: str) -> str:
     """The queue of the workers running on hardware target ``slug``."""
-    return f"eval.{slug}"
+    return HARDWARE_QUEUE_PREFIX + slug
+
+
+def hardware_of_queue(queue: str) -> str | None:
+    """The hardware target whose workers consume ``queue`` (None for precheck, maintenance)."""
+    return queue[len(HARDWARE_QUEUE_PREFIX) :] if queue.startswith(HARDWARE_QUEUE_PREFIX) else None
 
 
 def stage_queue(stage: str, hardware_slug: str) -> str:

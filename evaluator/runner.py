@@ -13,13 +13,12 @@ import threading
 
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from catalog.models import Baseline
 from evaluator.models import Evaluation
 from evaluator.pipeline import enqueue_many
-from evaluator.queues import hardware_queue, stage_queue
+from evaluator.queues import hardware_queue
 from evaluator.signals import evaluation_finished
 from evaluator.workers import worker_name
 from jaxbench import HARNESS_VERSION
@@ -302,49 +301,3 @@ def run_evaluation(evaluation_id: int) -> str:
         raise InfrastructureError(record.get("message") or "the harness returned no verdict")
     finish(ev, record, state)
     return state
-
-
-def reconcile(stale_seconds: float | None = None) -> list[int]:
-    """Re-send rows whose message may be lost: queued rows not (re)sent for a while, and running
-    rows whose lease expired (their worker died). Safe to run anywhere, any number of times: the
-    conditional UPDATE makes one caller win each row, and claim() ignores duplicates."""
-    stale = float(stale_seconds if stale_seconds is not None else settings.JAXBENCH_RECONCILE_STALE_SECONDS)
-    now = timezone.now()
-    cutoff = now - datetime.timedelta(seconds=stale)
-    expired = list(
-        Evaluation.objects.filter(state=Evaluation.RUNNING, lease_expires_at__lt=now).values_list("pk", flat=True)
-    )
-    if expired:
-        Evaluation.objects.filter(pk__in=expired, state=Evaluation.RUNNING, lease_expires_at__lt=now).update(
-            state=Evaluation.QUEUED,
-            lease_expires_at=None,
-            enqueued_at=cutoff - datetime.timedelta(seconds=1),
-            message="re-queued: the worker's lease expired",
-        )
-    resent: list[int] = []
-    candidates = list(
-        Evaluation.objects.filter(state=Evaluation.QUEUED)
-        .filter(models_q_stale(cutoff))
-        .select_related("hardware")
-        .values_list("pk", "stage", "hardware__slug")[:5000]
-    )
-    by_queue: dict[str, list[int]] = {}
-    for pk, stage, slug in candidates:
-        # One winner per row: only the caller whose UPDATE matched re-sends it.
-        if (
-            Evaluation.objects.filter(pk=pk, state=Evaluation.QUEUED)
-            .filter(models_q_stale(cutoff))
-            .update(enqueued_at=now)
-        ):
-            q = stage_queue(stage, slug)
-            by_queue.setdefault(q, []).append(pk)
-            resent.append(pk)
-    for q, ids in by_queue.items():
-        enqueue_many(ids, q)
-    if resent:
-        log.info("reconciler re-sent %d evaluations", len(resent))
-    return resent
-
-
-def models_q_stale(cutoff):
-    return Q(enqueued_at__lt=cutoff) | Q(enqueued_at__isnull=True)

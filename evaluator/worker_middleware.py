@@ -59,6 +59,7 @@ class Heartbeat(dramatiq.Middleware):
         self._name = worker_name()  # the same name the worker signs its work with
         self._started = timezone.now()
         self._queues = sorted(worker.consumer_whitelist or broker.get_declared_queues())
+        self._threads = int(getattr(worker, "worker_threads", 1) or 1)
         self._thread = threading.Thread(target=self._loop, name="jaxbench-heartbeat", daemon=True)
         self._thread.start()
 
@@ -80,6 +81,7 @@ class Heartbeat(dramatiq.Middleware):
                 "started_at": self._started,
                 "last_seen_at": now,
                 "backends": initialized_backends(),
+                "threads": self._threads,
             },
         )
         HardwareTarget.objects.filter(slug=hw).update(last_worker_seen_at=now)
@@ -113,7 +115,7 @@ class Reconciler(dramatiq.Middleware):
         threading.Thread(target=self._loop, name="jaxbench-reconciler", daemon=True).start()
 
     def _loop(self):
-        from evaluator.runner import reconcile  # deferred: the runner imports models (see Heartbeat._beat)
+        from evaluator.reconciler import reconcile  # deferred: it imports models (see Heartbeat._beat)
 
         first = True
         while first or not self._stop.wait(self._interval):

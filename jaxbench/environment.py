@@ -190,7 +190,13 @@ VARIABLES: tuple[Variable, ...] = (
         "How often a worker re-sends lost or orphaned evaluations",
         "worker",
     ),
-    V("JAXBENCH_RECONCILE_STALE_SECONDS", "number", 120.0, "A queued row older than this is re-sent", "worker"),
+    V(
+        "JAXBENCH_RECONCILE_STALE_SECONDS",
+        "number",
+        120.0,
+        "A queued row whose message is gone is re-sent only if it was last sent longer ago than this",
+        "worker",
+    ),
     V(
         "JAXBENCH_WORKER_HARDWARE",
         "string",

@@ -1,4 +1,4 @@
-"""Scheduling, claiming, leases, retries and the reconciler, on the database alone."""
+"""Scheduling, claiming, leases and retries, on the database alone (the reconciler: test_reconciler.py)."""
 
 import datetime
 
@@ -127,23 +127,6 @@ def test_identical_code_is_evaluated_once(sent, monkeypatch):
     assert runner.run_evaluation(b.pk) == "reused"
     b.refresh_from_db()
     assert calls == [a.pk] and b.reused_from_id == a.pk and b.outcome == "correct_slower" and b.speedup == 0.9
-
-
-def test_reconciler_resends_stale_and_orphaned_rows_once(sent):
-    ev1, ev2 = _one_row(sent), _one_row(sent)
-    old = timezone.now() - datetime.timedelta(minutes=10)
-    Evaluation.objects.filter(pk=ev1.pk).update(enqueued_at=old)  # message lost long ago
-    runner.claim(ev2.pk, "dead-worker")
-    Evaluation.objects.filter(pk=ev2.pk).update(lease_expires_at=timezone.now() - datetime.timedelta(seconds=5))
-    sent.clear()
-    resent = runner.reconcile(stale_seconds=60)
-    assert sorted(resent) == sorted([ev1.pk, ev2.pk])
-    assert sent and sorted(sum((ids for ids, _ in sent), [])) == sorted([ev1.pk, ev2.pk])
-    ev2.refresh_from_db()
-    assert ev2.state == Evaluation.QUEUED
-    # a second pass right after sends nothing: the rows were just re-sent
-    sent.clear()
-    assert runner.reconcile(stale_seconds=60) == [] and sent == []
 
 
 def test_precheck_pass_queues_the_accelerator_stage(sent, django_capture_on_commit_callbacks):

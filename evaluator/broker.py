@@ -1,0 +1,55 @@
+"""What the broker holds: the messages alive per queue (waiting, or held by a live consumer).
+
+The database is the truth for every job and the broker only carries wake-ups, but to send one
+wake-up per row, and never a second while the first still waits, the reconciler must know how
+many of a queue's messages are still alive. On Redis, a message waits in the ``<queue>`` list
+(retries in ``<queue>.DQ``) and, once fetched, sits in its consumer's ack set until acked; a
+consumer that died keeps its set until dramatiq's occasional maintenance requeues it, so only the
+sets of consumers with a recent heartbeat count. RabbitMQ reports the ready messages of a queue
+and its delay queue; what a live consumer prefetched is not counted there (``unacked_allowance``),
+and a dead consumer's messages return to the queue when its connection closes.
+"""
+
+from __future__ import annotations
+
+import time
+
+import dramatiq
+
+
+def is_rabbitmq(broker) -> bool:
+    return not hasattr(broker, "client")
+
+
+def pending_messages(queues) -> dict[str, int]:
+    """{queue: messages the broker holds for it and its delay queue}; raises when the broker
+    cannot be asked."""
+    broker = dramatiq.get_broker()
+    out: dict[str, int] = {}
+    for q in queues:
+        if is_rabbitmq(broker):
+            ready, delayed, _dead = broker.get_queue_message_counts(q)
+            out[q] = int(ready) + int(delayed)
+        else:
+            out[q] = _redis_alive(broker, q)
+    return out
+
+
+def _redis_alive(broker, queue: str) -> int:
+    ns, client = broker.namespace, broker.client
+    now_ms = int(time.time() * 1000)
+    live = client.zrangebyscore(f"{ns}:__heartbeats__", now_ms - broker.heartbeat_timeout, "+inf")
+    total = 0
+    for q in (queue, f"{queue}.DQ"):
+        total += int(client.llen(f"{ns}:{q}"))
+        for consumer in live:
+            name = consumer.decode() if isinstance(consumer, bytes) else consumer
+            total += int(client.scard(f"{ns}:__acks__.{name}.{q}"))
+    return total
+
+
+def unacked_allowance(live_threads: int) -> int:
+    """Messages of a queue that may be out of the broker's count while they are still alive: on
+    RabbitMQ each worker thread prefetches two (dramatiq's queue prefetch); Redis counts them."""
+    broker = dramatiq.get_broker()
+    return 2 * live_threads if is_rabbitmq(broker) else 0

@@ -1,0 +1,119 @@
+"""The reconciler: one pending wake-up per queued row, never a second while the first waits.
+
+The database is the truth: a queued row is work to do, its message only wakes a worker. A message
+can be lost (a broker flushed or restarted without persistence, a crash between commit and send,
+a worker killed holding it): then the row waits forever unless someone sends it again. Sending
+again every row that merely waits its turn floods the broker instead (a 7,200-sample trace queued
+for hours, re-sent every 30 s, or a queue with no worker growing without bound).
+
+So, per queue: rows waiting = queued rows of that queue; messages alive = what the broker holds
+for it (``evaluator.broker``), plus what RabbitMQ's consumers may have prefetched. Only when rows
+outnumber messages are messages gone, and only that many rows are re-sent: those sent longest ago
+(the likeliest to have lost theirs), and only if they were last sent more than the stale age ago.
+A queue with no live worker gets nothing: its rows wait ("waiting for a <hardware> worker") and
+the first reconcile of the worker that comes (at its boot) sends what is missing. Running rows
+whose lease expired go back to queued first (their worker died).
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+from collections import defaultdict
+
+from django.conf import settings
+from django.db.models import Count, F, Q
+from django.utils import timezone
+
+from evaluator import broker as broker_state
+from evaluator.models import Evaluation, WorkerHeartbeat
+from evaluator.pipeline import enqueue_many
+from evaluator.queues import PRECHECK_QUEUE, hardware_of_queue, stage_queue
+from evaluator.workers import HEARTBEAT_SECONDS
+
+log = logging.getLogger(__name__)
+
+
+def live_threads_by_queue(now) -> dict[str, int]:
+    """{queue: worker threads consuming it}, from the heartbeats of the live workers."""
+    cutoff = now - datetime.timedelta(seconds=3 * HEARTBEAT_SECONDS)
+    out: dict[str, int] = defaultdict(int)
+    for queues, threads in WorkerHeartbeat.objects.filter(last_seen_at__gte=cutoff).values_list("queues", "threads"):
+        for q in queues:
+            out[q] += max(1, threads or 1)
+    return out
+
+
+def requeue_expired_leases(now) -> int:
+    """Running rows whose worker stopped renewing the lease go back to queued (message gone)."""
+    return Evaluation.objects.filter(state=Evaluation.RUNNING, lease_expires_at__lt=now).update(
+        state=Evaluation.QUEUED,
+        lease_expires_at=None,
+        enqueued_at=None,  # its message was consumed: the row needs a new one
+        message="re-queued: the worker's lease expired",
+    )
+
+
+def _of_queue(queue: str) -> Q:
+    """The rows whose messages go to ``queue`` (the inverse of queues.stage_queue)."""
+    if queue == PRECHECK_QUEUE:
+        return Q(stage=Evaluation.PRECHECK)
+    return Q(stage=Evaluation.MAIN, hardware__slug=hardware_of_queue(queue))
+
+
+def missing_messages(rows_waiting: int, messages: int, live_threads: int) -> int:
+    """How many of a queue's waiting rows have no message left (pure: the whole rule)."""
+    return max(0, rows_waiting - messages - broker_state.unacked_allowance(live_threads))
+
+
+def reconcile(stale_seconds: float | None = None, now=None) -> list[int]:
+    """Re-send the rows whose message is gone; returns their ids. Safe anywhere, any number of
+    times: a conditional UPDATE makes one caller win each row, and claim() ignores duplicates."""
+    now = now or timezone.now()
+    stale = float(stale_seconds if stale_seconds is not None else settings.JAXBENCH_RECONCILE_STALE_SECONDS)
+    cutoff = now - datetime.timedelta(seconds=stale)
+    expired = requeue_expired_leases(now)
+    waiting: dict[str, int] = defaultdict(int)
+    for row in (
+        Evaluation.objects.filter(state=Evaluation.QUEUED)
+        .values("stage", "hardware__slug")
+        .annotate(n=Count("pk"))
+        .order_by()
+    ):
+        waiting[stage_queue(row["stage"], row["hardware__slug"])] += row["n"]
+    if not waiting:
+        return []
+    threads = live_threads_by_queue(now)
+    served = [q for q in waiting if threads.get(q)]
+    if not served:
+        return []  # no worker for any of them: the rows wait without new messages
+    try:
+        messages = broker_state.pending_messages(served)
+    except Exception:
+        log.warning("reconciler: the broker cannot be asked; nothing re-sent this round", exc_info=True)
+        return []
+    resent: list[int] = []
+    for q in served:
+        missing = missing_messages(waiting[q], messages.get(q, 0), threads[q])
+        if not missing:
+            continue
+        stale_rows = Q(enqueued_at__lt=cutoff) | Q(enqueued_at__isnull=True)
+        ids = []
+        for pk in (
+            Evaluation.objects.filter(_of_queue(q), state=Evaluation.QUEUED)
+            .filter(stale_rows)
+            .order_by(F("enqueued_at").asc(nulls_first=True), "pk")
+            .values_list("pk", flat=True)
+            .iterator()
+        ):
+            # one winner per row: only the caller whose UPDATE matched re-sends it
+            if Evaluation.objects.filter(pk=pk, state=Evaluation.QUEUED).filter(stale_rows).update(enqueued_at=now):
+                ids.append(pk)
+                if len(ids) >= missing:
+                    break
+        if ids:
+            enqueue_many(ids, q)
+            resent.extend(ids)
+    if resent or expired:
+        log.info("reconciler: %d lease(s) expired, %d message(s) re-sent", expired, len(resent))
+    return resent
