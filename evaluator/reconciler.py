@@ -44,6 +44,15 @@ def live_threads_by_queue(now) -> dict[str, int]:
     return out
 
 
+# a worker killed without its shutdown hook leaves its heartbeat row; /health/ stops listing it
+# after three missed beats, and the row itself goes after this long (kept a while for diagnosis)
+FORGET_DEAD_WORKERS_AFTER = datetime.timedelta(hours=1)
+
+
+def forget_dead_workers(now) -> int:
+    return WorkerHeartbeat.objects.filter(last_seen_at__lt=now - FORGET_DEAD_WORKERS_AFTER).delete()[0]
+
+
 def requeue_expired_leases(now) -> int:
     """Running rows whose worker stopped renewing the lease go back to queued (message gone)."""
     return Evaluation.objects.filter(state=Evaluation.RUNNING, lease_expires_at__lt=now).update(
@@ -72,6 +81,7 @@ def reconcile(stale_seconds: float | None = None, now=None) -> list[int]:
     now = now or timezone.now()
     stale = float(stale_seconds if stale_seconds is not None else settings.JAXBENCH_RECONCILE_STALE_SECONDS)
     cutoff = now - datetime.timedelta(seconds=stale)
+    forget_dead_workers(now)
     expired = requeue_expired_leases(now)
     waiting: dict[str, int] = defaultdict(int)
     for row in (

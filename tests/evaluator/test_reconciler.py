@@ -140,3 +140,18 @@ def test_rabbitmq_prefetched_messages_are_not_counted_as_lost(monkeypatch):
     assert reconciler.missing_messages(10, 2, live_threads=2) == 4
     monkeypatch.setattr(broker_state, "is_rabbitmq", lambda broker: False)
     assert reconciler.missing_messages(10, 6, live_threads=2) == 4
+
+
+def test_a_killed_workers_heartbeat_ages_out(broker):
+    from evaluator import health
+
+    start = timezone.now()
+    live_worker(["eval.cpu"], start, name="killed:1")
+    live_worker(["eval.cpu"], start, name="alive:2")
+    assert {w["name"] for w in health.status()["workers"]} == {"killed:1", "alive:2"}
+    WorkerHeartbeat.objects.filter(name="killed:1").update(last_seen_at=start - datetime.timedelta(minutes=1))
+    assert {w["name"] for w in health.status()["workers"]} == {"alive:2"}  # off the page after 3 beats
+    later = start + datetime.timedelta(hours=1, minutes=2)
+    live_worker(["eval.cpu"], later, name="alive:2")  # still beating
+    reconciler.reconcile(now=later)
+    assert list(WorkerHeartbeat.objects.values_list("name", flat=True)) == ["alive:2"]
