@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime
 import logging
 import threading
+import time
 
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
@@ -17,6 +18,7 @@ from django.utils import timezone
 
 from catalog.models import Baseline
 from evaluator.models import Evaluation
+from evaluator.outage import with_database
 from evaluator.pipeline import enqueue_many
 from evaluator.queues import hardware_queue
 from evaluator.signals import evaluation_finished
@@ -281,9 +283,13 @@ def _after_final(ev: Evaluation) -> None:
 
 
 def run_evaluation(evaluation_id: int) -> str:
-    """The body of the ``evaluate`` actor. Returns a short status for logs and tests."""
+    """The body of the ``evaluate`` actor. Returns a short status for logs and tests.
+
+    While the database is away the claim waits for it (outage.with_database: capped backoff,
+    one log line per outage) instead of failing the message; a verdict measured before or
+    during an outage is kept and its commit retried until the lease would have expired."""
     me = worker_name(per_thread=True)
-    ev = claim(evaluation_id, me)
+    ev = with_database(lambda: claim(evaluation_id, me))
     if ev is None:
         return "nothing to do"
     try:
@@ -299,5 +305,7 @@ def run_evaluation(evaluation_id: int) -> str:
     if record.get("outcome") in (None, "infrastructure_error"):
         release(ev.pk, me, record.get("message") or "no verdict")
         raise InfrastructureError(record.get("message") or "the harness returned no verdict")
-    finish(ev, record, state)
+    # the lease was last renewed at most a third of it ago: store the verdict before it lapses
+    lease_left = time.monotonic() + lease_seconds() * 2 / 3
+    with_database(lambda: finish(ev, record, state), deadline=lease_left)
     return state

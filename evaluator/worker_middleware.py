@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db import close_old_connections, connection
 from django.utils import timezone
 
-from evaluator import workers
+from evaluator import outage, workers
 from evaluator.queues import MAINTENANCE_QUEUE, PRECHECK_QUEUE, hardware_queue
 from evaluator.workers import HEARTBEAT_SECONDS, worker_name
 from jaxbench.hardware import detect_in_child, initialized_backends
@@ -90,8 +90,12 @@ class Heartbeat(dramatiq.Middleware):
         while not self._stop.is_set():
             try:
                 self._beat()
-            except Exception:  # the database may be briefly away; try again next beat
+            except outage.UNREACHABLE as exc:  # logged once per outage; try again next beat
+                outage.note_down(exc)
+            except Exception:
                 log.warning("heartbeat failed", exc_info=True)
+            else:
+                outage.note_up()
             self._stop.wait(HEARTBEAT_SECONDS)
 
     def before_worker_shutdown(self, broker, worker):
@@ -123,7 +127,9 @@ class Reconciler(dramatiq.Middleware):
             try:
                 close_old_connections()
                 reconcile()
-            except Exception:  # database or broker briefly away: try again next round
+            except outage.UNREACHABLE as exc:  # logged once per outage; try again next round
+                outage.note_down(exc)
+            except Exception:  # the broker briefly away: try again next round
                 log.warning("reconcile failed", exc_info=True)
             finally:
                 connection.close()
