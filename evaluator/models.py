@@ -49,6 +49,9 @@ class Evaluation(models.Model):
     code_sha256 = models.CharField(max_length=64)
     reused_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL)
     attempts = models.PositiveSmallIntegerField(default=0)
+    # infrastructure failures of earlier attempts (a child killed from outside, ...): a retry that
+    # dies the same way again makes it the candidate's own death, with every attempt recorded
+    failures = models.JSONField(default=list, blank=True)
     worker = models.CharField(max_length=120, blank=True)
     lease_expires_at = models.DateTimeField(null=True, blank=True, db_index=True)
     enqueued_at = models.DateTimeField(null=True, blank=True)

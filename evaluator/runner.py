@@ -24,7 +24,7 @@ from evaluator.queues import hardware_queue
 from evaluator.signals import evaluation_finished
 from evaluator.workers import worker_name
 from jaxbench import HARNESS_VERSION
-from jaxbench.record import Outcome
+from jaxbench.record import Outcome, new_record
 
 log = logging.getLogger(__name__)
 
@@ -128,6 +128,8 @@ def reusable_record(ev: Evaluation) -> Evaluation | None:
             record__profile=_profile_for(ev),
             reused_from__isnull=True,
         )
+        # a verdict reached through infrastructure failures is this attempt's, never a precedent
+        .exclude(record__has_key="infrastructure_attempts")
         .exclude(pk=ev.pk)
         .order_by("finished_at")
         .first()
@@ -282,6 +284,30 @@ def _after_final(ev: Evaluation) -> None:
     evaluation_finished.send(sender=Evaluation, evaluation=ev)
 
 
+def died_again_record(ev: Evaluation, attempts: list[dict]) -> dict:
+    """The verdict of a candidate whose fresh child died of the same outside signal twice: it is
+    the candidate's ``runtime_error`` (crash), with every attempt in the record. Such a verdict is
+    never reused for identical code (reusable_record)."""
+    death = attempts[-1]["death"]
+    wl = ev.candidate.workload
+    rec = new_record(
+        workload=wl.wid,
+        workload_slug=wl.slug,
+        profile=_profile_for(ev),
+        hardware=ev.hardware.slug,
+        require_pallas=settings.JAXBENCH_REQUIRE_PALLAS,
+        outcome=Outcome.RUNTIME_ERROR,
+        error_category="crash",
+        phase=death["phase"],
+        message=(
+            f"the child died of {death['signal']} during {death['phase']} on {len(attempts)} fresh children in a "
+            "row: a signal the harness did not send, so it was retried; the same death again is the candidate's"
+        ),
+    )
+    rec["infrastructure_attempts"] = attempts  # only on such records: reusable_record looks for it
+    return rec
+
+
 def run_evaluation(evaluation_id: int) -> str:
     """The body of the ``evaluate`` actor. Returns a short status for logs and tests.
 
@@ -300,6 +326,19 @@ def run_evaluation(evaluation_id: int) -> str:
         with LeaseKeeper(ev.pk, me):
             record, state = run_harness(ev)
     except Exception as exc:
+        death = getattr(exc, "death", None)  # jaxbench.harness.ChildKilled
+        if death is not None:
+            attempt = {
+                "attempt": ev.attempts,
+                "worker": me,
+                "death": death,
+                "message": str(exc)[:2000],
+                "at": timezone.now().isoformat(),
+            }
+            if any(f.get("death") == death for f in ev.failures):
+                with_database(lambda: finish(ev, died_again_record(ev, [*ev.failures, attempt]), Evaluation.DONE))
+                return "died the same way again"
+            Evaluation.objects.filter(pk=ev.pk).update(failures=[*ev.failures, attempt])
         release(ev.pk, me, f"{exc.__class__.__name__}: {exc}")
         raise
     if record.get("outcome") in (None, "infrastructure_error"):

@@ -83,6 +83,7 @@ from .settings import (
     TEXT_CAP,
     TRACE_CAP,
     WARMUP,
+    ChildKilled,
     InfrastructureError,
 )
 from .speed import BASELINE_GUARD, BASELINE_GUARD_DEFAULT, SYSTEMATIC, SYSTEMATIC_DEFAULT
@@ -105,6 +106,7 @@ __all__ = [
     "TEXT_CAP",
     "TRACE_CAP",
     "WARMUP",
+    "ChildKilled",
     "InfrastructureError",
     "WarmPool",
     "available_protections",

@@ -19,7 +19,7 @@ from ..sandbox.safedir import SafeDir
 from ..verdict import pallas_share
 from ..verdict import rules as verdict
 from .prepare import _Prepared, _target_for, _write_cost_model, _write_input, exported_baseline, reference_cost
-from .settings import BLOCK, ITERS, TEXT_CAP, TRACE_CAP, WARMUP, InfrastructureError
+from .settings import BLOCK, EXTERNAL_SIGNALS, ITERS, TEXT_CAP, TRACE_CAP, WARMUP, ChildKilled, InfrastructureError
 
 
 class _Run:
@@ -116,6 +116,8 @@ def _crash(rec, child, phase):
     tail = "\n".join(err.strip().splitlines()[-8:])
     if oom:
         _finish(rec, Outcome.RUNTIME_ERROR, "oom", f"the child was killed by the memory limit during {phase}")
+    if sig in EXTERNAL_SIGNALS:
+        raise ChildKilled(phase, sig, tail)
     if sig:
         _finish(rec, Outcome.RUNTIME_ERROR, "crash", f"the child died of {sig} during {phase}\n{tail}")
     _finish(rec, Outcome.RUNTIME_ERROR, "exit", f"the child exited (status {rc}) during {phase}\n{tail}")

@@ -18,3 +18,21 @@ PUBLIC_SEEDS = (0, 1)  # fixed keys a memorising candidate would have used
 
 class InfrastructureError(RuntimeError):
     """The harness could not evaluate (not the candidate's fault); retry later."""
+
+
+# signals a process does not get from its own code or its own limits: someone outside killed it
+# (the host's OOM killer, an operator, a dying machine). The harness's own kills (timeouts) and
+# the child's own limits (its cgroup's memory, RLIMIT_CPU's SIGXCPU) are told apart before this.
+EXTERNAL_SIGNALS = ("SIGKILL", "SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT")
+
+
+class ChildKilled(InfrastructureError):
+    """The child died of a signal the harness did not send: an infrastructure failure, retried on
+    a fresh child; only the same death again becomes the candidate's (the worker decides)."""
+
+    def __init__(self, phase: str, signal: str, detail: str = ""):
+        self.death = {"phase": phase, "signal": signal}
+        super().__init__(
+            f"the child died of {signal} during {phase}, a signal the harness did not send"
+            + (f"\n{detail}" if detail else "")
+        )

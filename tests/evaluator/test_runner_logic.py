@@ -158,3 +158,44 @@ def test_precheck_failure_stops_the_candidate(sent, django_capture_on_commit_cal
 
     prog = submission_progress(sub)
     assert prog["finished"] and prog["outcomes"] == {"incorrect": 1} and prog["precheck_saved"]["candidates"] == 1
+
+
+def test_a_child_killed_from_outside_is_retried_and_only_the_same_death_again_is_the_candidates(sent, monkeypatch):
+    """Killing a child from outside (the host's OOM killer, an operator) is not the candidate's
+    doing: the row goes back to the queue with the death noted; the same death on the retry's
+    fresh child makes it the candidate's runtime_error with both attempts recorded, and that
+    verdict is never reused for identical code."""
+    from jaxbench.harness import ChildKilled
+
+    deaths = [ChildKilled("timing", "SIGKILL", "killed"), ChildKilled("timing", "SIGKILL", "killed again")]
+
+    def dying(ev):
+        raise deaths.pop(0)
+
+    monkeypatch.setattr(runner, "run_harness", dying)
+    ev = _one_row(sent)
+    with pytest.raises(ChildKilled):
+        runner.run_evaluation(ev.pk)
+    ev.refresh_from_db()
+    assert ev.state == Evaluation.QUEUED and ev.attempts == 1 and len(ev.failures) == 1
+    assert ev.failures[0]["death"] == {"phase": "timing", "signal": "SIGKILL"}
+    assert runner.run_evaluation(ev.pk) == "died the same way again"
+    ev.refresh_from_db()
+    assert (ev.state, ev.outcome, ev.record["error_category"]) == (Evaluation.DONE, "runtime_error", "crash")
+    assert [a["attempt"] for a in ev.record["infrastructure_attempts"]] == [1, 2]
+    # identical code later is evaluated anew, not handed this verdict
+    twin = _one_row(sent)
+    assert runner.reusable_record(runner.claim(twin.pk, "w2")) is None
+
+
+def test_a_different_death_on_the_retry_is_retried_again(sent, monkeypatch):
+    from jaxbench.harness import ChildKilled
+
+    deaths = [ChildKilled("compile", "SIGTERM"), ChildKilled("timing", "SIGKILL")]
+    monkeypatch.setattr(runner, "run_harness", lambda ev: (_ for _ in ()).throw(deaths.pop(0)))
+    ev = _one_row(sent)
+    for _ in range(2):
+        with pytest.raises(ChildKilled):
+            runner.run_evaluation(ev.pk)
+    ev.refresh_from_db()
+    assert ev.state == Evaluation.QUEUED and len(ev.failures) == 2

@@ -275,3 +275,39 @@ def test_protections_report():
         assert prot["sandbox"] == "bubblewrap"
         assert prot["unprivileged_uid"] is True
         assert {"user", "pid", "net", "ipc", "mount"} <= set(prot["namespaces"])
+
+
+def test_a_child_killed_from_outside_is_an_infrastructure_failure():
+    """A SIGKILL the harness did not send (the host's OOM killer, an operator) is not the
+    candidate's verdict: evaluate raises ChildKilled (the worker retries it on a fresh child)
+    instead of recording a runtime_error. A child's own death (a segfault) stays its verdict
+    (probe_segfault.py in the corpus)."""
+    import pytest
+
+    sleeper = (
+        'import time\nprint("IMPORTING-NOW", flush=True)\ntime.sleep(120)\n\n\ndef workload(x, scale):\n    return x\n'
+    )
+    child = harness._new_child("cpu", sandbox.Limits(memory_bytes=4 << 30))
+    import signal as _signal
+
+    def kill_when_compiling():  # once the candidate says it is being imported, whatever the load
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and "IMPORTING-NOW" not in child.stdout_tail():
+            time.sleep(0.1)
+        os.killpg(child.proc.pid, _signal.SIGKILL)
+
+    killer = threading.Thread(target=kill_when_compiling, daemon=True)
+    killer.start()
+    with pytest.raises(harness.ChildKilled) as err:
+        harness._evaluate(
+            "12p",
+            sleeper,
+            profile="small",
+            hardware="cpu",
+            require_pallas=True,
+            baseline=None,
+            timeouts={"compile": 100},
+            child=child,
+        )
+    killer.join(5)
+    assert err.value.death == {"phase": "compile", "signal": "SIGKILL"}
