@@ -6,8 +6,10 @@ many of a queue's messages are still alive. On Redis, a message waits in the ``<
 (retries in ``<queue>.DQ``) and, once fetched, sits in its consumer's ack set until acked; a
 consumer that died keeps its set until dramatiq's occasional maintenance requeues it, so only the
 sets of consumers with a recent heartbeat count. RabbitMQ reports the ready messages of a queue
-and its delay queue; what a live consumer prefetched is not counted there (``unacked_allowance``),
-and a dead consumer's messages return to the queue when its connection closes.
+and its delay queue; a dead consumer's messages return to the queue when its connection closes,
+but what a live consumer prefetched (two per worker thread) is not counted, so on RabbitMQ a row
+whose message waits prefetched longer than the stale age may get one more (claim() then finds
+nothing to do). Allowing for prefetch instead would hide a message that is really gone.
 """
 
 from __future__ import annotations
@@ -46,10 +48,3 @@ def _redis_alive(broker, queue: str) -> int:
             name = consumer.decode() if isinstance(consumer, bytes) else consumer
             total += int(client.scard(f"{ns}:__acks__.{name}.{q}"))
     return total
-
-
-def unacked_allowance(live_threads: int) -> int:
-    """Messages of a queue that may be out of the broker's count while they are still alive: on
-    RabbitMQ each worker thread prefetches two (dramatiq's queue prefetch); Redis counts them."""
-    broker = dramatiq.get_broker()
-    return 2 * live_threads if is_rabbitmq(broker) else 0

@@ -103,7 +103,6 @@ class WorkerHeartbeat(models.Model):
     # JAX backends the worker process itself has initialized: at most the trusted side's pinned
     # CPU client; an accelerator here would lock the device away from the children that run on it
     backends = models.JSONField(default=list, blank=True)
-    threads = models.PositiveSmallIntegerField(default=1)  # consumer threads (RabbitMQ prefetches 2 each)
 
     class Meta:
         ordering = ["-last_seen_at"]

@@ -7,8 +7,7 @@ again every row that merely waits its turn floods the broker instead (a 7,200-sa
 for hours, re-sent every 30 s, or a queue with no worker growing without bound).
 
 So, per queue: rows waiting = queued rows of that queue; messages alive = what the broker holds
-for it (``evaluator.broker``), plus what RabbitMQ's consumers may have prefetched. Only when rows
-outnumber messages are messages gone, and only that many rows are re-sent: those sent longest ago
+for it (``evaluator.broker``). Only when rows outnumber messages are messages gone, and only that many rows are re-sent: those sent longest ago
 (the likeliest to have lost theirs), and only if they were last sent more than the stale age ago.
 A queue with no live worker gets nothing: its rows wait ("waiting for a <hardware> worker") and
 the first reconcile of the worker that comes (at its boot) sends what is missing. Running rows
@@ -34,14 +33,14 @@ from evaluator.workers import HEARTBEAT_SECONDS
 log = logging.getLogger(__name__)
 
 
-def live_threads_by_queue(now) -> dict[str, int]:
-    """{queue: worker threads consuming it}, from the heartbeats of the live workers."""
+def live_queues(now) -> set[str]:
+    """The queues some live worker consumes, from the heartbeats."""
     cutoff = now - datetime.timedelta(seconds=3 * HEARTBEAT_SECONDS)
-    out: dict[str, int] = defaultdict(int)
-    for queues, threads in WorkerHeartbeat.objects.filter(last_seen_at__gte=cutoff).values_list("queues", "threads"):
-        for q in queues:
-            out[q] += max(1, threads or 1)
-    return out
+    return {
+        q
+        for qs in WorkerHeartbeat.objects.filter(last_seen_at__gte=cutoff).values_list("queues", flat=True)
+        for q in qs
+    }
 
 
 # a worker killed without its shutdown hook leaves its heartbeat row; /health/ stops listing it
@@ -70,9 +69,9 @@ def _of_queue(queue: str) -> Q:
     return Q(stage=Evaluation.MAIN, hardware__slug=hardware_of_queue(queue))
 
 
-def missing_messages(rows_waiting: int, messages: int, live_threads: int) -> int:
+def missing_messages(rows_waiting: int, messages: int) -> int:
     """How many of a queue's waiting rows have no message left (pure: the whole rule)."""
-    return max(0, rows_waiting - messages - broker_state.unacked_allowance(live_threads))
+    return max(0, rows_waiting - messages)
 
 
 def reconcile(stale_seconds: float | None = None, now=None) -> list[int]:
@@ -93,8 +92,8 @@ def reconcile(stale_seconds: float | None = None, now=None) -> list[int]:
         waiting[stage_queue(row["stage"], row["hardware__slug"])] += row["n"]
     if not waiting:
         return []
-    threads = live_threads_by_queue(now)
-    served = [q for q in waiting if threads.get(q)]
+    live = live_queues(now)
+    served = [q for q in waiting if q in live]
     if not served:
         return []  # no worker for any of them: the rows wait without new messages
     try:
@@ -104,7 +103,7 @@ def reconcile(stale_seconds: float | None = None, now=None) -> list[int]:
         return []
     resent: list[int] = []
     for q in served:
-        missing = missing_messages(waiting[q], messages.get(q, 0), threads[q])
+        missing = missing_messages(waiting[q], messages.get(q, 0))
         if not missing:
             continue
         stale_rows = Q(enqueued_at__lt=cutoff) | Q(enqueued_at__isnull=True)

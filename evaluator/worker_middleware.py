@@ -59,7 +59,6 @@ class Heartbeat(dramatiq.Middleware):
         self._name = worker_name()  # the same name the worker signs its work with
         self._started = timezone.now()
         self._queues = sorted(worker.consumer_whitelist or broker.get_declared_queues())
-        self._threads = int(getattr(worker, "worker_threads", 1) or 1)
         self._thread = threading.Thread(target=self._loop, name="jaxbench-heartbeat", daemon=True)
         self._thread.start()
 
@@ -81,7 +80,6 @@ class Heartbeat(dramatiq.Middleware):
                 "started_at": self._started,
                 "last_seen_at": now,
                 "backends": initialized_backends(),
-                "threads": self._threads,
             },
         )
         HardwareTarget.objects.filter(slug=hw).update(last_worker_seen_at=now)
