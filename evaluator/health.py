@@ -38,12 +38,17 @@ def queue_depths(queues) -> tuple[bool, dict[str, int | None], str]:
         return False, {q: None for q in queues}, f"{exc.__class__.__name__}: {exc}"
 
 
+def live_heartbeats(now=None):
+    """The heartbeat rows of the live workers: seen within the last three beats."""
+    cutoff = (now or timezone.now()) - datetime.timedelta(seconds=3 * HEARTBEAT_SECONDS)
+    return WorkerHeartbeat.objects.filter(last_seen_at__gte=cutoff)
+
+
 def status() -> dict:
     targets = list(HardwareTarget.objects.all())
     queues = [PRECHECK_QUEUE, MAINTENANCE_QUEUE] + [hardware_queue(t.slug) for t in targets]
     reachable, depths, error = queue_depths(queues)
-    cutoff = timezone.now() - datetime.timedelta(seconds=3 * HEARTBEAT_SECONDS)
-    workers = list(WorkerHeartbeat.objects.filter(last_seen_at__gte=cutoff))
+    workers = list(live_heartbeats())
     pending = {}
     for row in Evaluation.objects.filter(state__in=[Evaluation.QUEUED, Evaluation.RUNNING]).values(
         "hardware__slug", "stage", "state"
@@ -79,9 +84,4 @@ def status() -> dict:
 
 
 def live_workers_for(queue: str) -> int:
-    cutoff = timezone.now() - datetime.timedelta(seconds=3 * HEARTBEAT_SECONDS)
-    return sum(
-        1
-        for qs in WorkerHeartbeat.objects.filter(last_seen_at__gte=cutoff).values_list("queues", flat=True)
-        if queue in qs
-    )
+    return sum(1 for qs in live_heartbeats().values_list("queues", flat=True) if queue in qs)

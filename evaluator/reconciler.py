@@ -25,22 +25,17 @@ from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from evaluator import broker as broker_state
+from evaluator.health import live_heartbeats
 from evaluator.models import Evaluation, WorkerHeartbeat
 from evaluator.pipeline import enqueue_many
 from evaluator.queues import PRECHECK_QUEUE, hardware_of_queue, stage_queue
-from evaluator.workers import HEARTBEAT_SECONDS
 
 log = logging.getLogger(__name__)
 
 
 def live_queues(now) -> set[str]:
     """The queues some live worker consumes, from the heartbeats."""
-    cutoff = now - datetime.timedelta(seconds=3 * HEARTBEAT_SECONDS)
-    return {
-        q
-        for qs in WorkerHeartbeat.objects.filter(last_seen_at__gte=cutoff).values_list("queues", flat=True)
-        for q in qs
-    }
+    return {q for qs in live_heartbeats(now).values_list("queues", flat=True) for q in qs}
 
 
 # a worker killed without its shutdown hook leaves its heartbeat row; /health/ stops listing it
@@ -98,15 +93,15 @@ def reconcile(stale_seconds: float | None = None, now=None) -> list[int]:
         return []  # no worker for any of them: the rows wait without new messages
     try:
         messages = broker_state.pending_messages(served)
-    except Exception:
+    except Exception:  # the broker away: nothing can be sent now; the next round retries
         log.warning("reconciler: the broker cannot be asked; nothing re-sent this round", exc_info=True)
         return []
     resent: list[int] = []
+    stale_rows = Q(enqueued_at__lt=cutoff) | Q(enqueued_at__isnull=True)
     for q in served:
         missing = missing_messages(waiting[q], messages.get(q, 0))
         if not missing:
             continue
-        stale_rows = Q(enqueued_at__lt=cutoff) | Q(enqueued_at__isnull=True)
         ids = []
         for pk in (
             Evaluation.objects.filter(_of_queue(q), state=Evaluation.QUEUED)
