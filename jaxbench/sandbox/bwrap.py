@@ -11,6 +11,8 @@ import subprocess
 import sys
 from typing import Any, cast
 
+from .device import SIM_MOUNT
+
 INSIDE_UID = 65534  # the uid the child sees ("nobody")
 CHILD_PATH = "/harness/sandbox_child.py"  # where the child script is mounted inside
 
@@ -139,6 +141,7 @@ def bwrap_argv(
     work_dir: str,
     tmp_bytes: int,
     platform: str,
+    fake_device: str | None = None,
 ) -> list[str]:
     """The bubblewrap command line that runs ``child_file`` with ``env`` as the child uid;
     ``stage(path)`` gives the host path to bind for ``path`` (see :class:`host.Stager`)."""
@@ -190,6 +193,8 @@ def bwrap_argv(
     argv += ["--tmpfs", "/dev/shm"]
     if platform != "cpu":
         argv += accelerator_binds(platform)
+    if fake_device:  # the simulated exclusive device of the tests (sandbox/device.py)
+        argv += ["--bind", fake_device, SIM_MOUNT]
     # the root (bubblewrap's own tmpfs) read-only: only /work, /tmp and /dev/shm take writes
     argv += ["--remount-ro", "/"]
     argv += [
