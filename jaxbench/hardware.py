@@ -95,7 +95,22 @@ def detect_in_child(timeout: float = 300.0) -> Target:
     """:func:`detect` in a short-lived child process. A worker must never open the accelerator
     itself: libtpu lets one process per chip hold it (the worker would lock out every child that
     runs programs), and a GPU client pre-allocates most of the device's memory. The child opens
-    the device, reports, and exits, releasing it."""
+    the device, reports, and exits, releasing it; on an exclusive device (TPU, GPU) only while
+    this process holds the device's lock, so a worker starting beside another one's busy chip
+    waits instead of failing."""
+    from .sandbox import device  # deferred: the sandbox's lock, needed only here
+
+    lock = device.DeviceLock(device.installed_platform()) if device.exclusive(device.installed_platform()) else None
+    if lock is not None:
+        lock.acquire()
+    try:
+        return _detect_in_child(timeout)
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _detect_in_child(timeout: float) -> Target:
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p))
     try:

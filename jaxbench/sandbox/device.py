@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import importlib.util
 import logging
 import os
 import tempfile
@@ -43,6 +44,16 @@ VISIBLE_DEVICES = {
     "gpu": ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"),
 }
 SIM_MOUNT = "/dev/jaxbench-simulated"  # where a child sees the simulated device's directory
+
+
+def installed_platform() -> str:
+    """Which JAX platform a child would get: a GPU/TPU plugin installed means that platform."""
+    if importlib.util.find_spec("libtpu") is not None:
+        return "tpu"
+    for name in ("jax_cuda12_plugin", "jax_cuda13_plugin", "jax_rocm60_plugin"):
+        if importlib.util.find_spec(name) is not None:
+            return "gpu"
+    return "cpu"
 
 
 def simulated() -> bool:

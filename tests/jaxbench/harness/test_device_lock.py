@@ -246,3 +246,20 @@ def test_a_child_killed_while_holding_the_device_releases_it(simulated, baseline
     assert rec["outcome"].startswith("correct"), rec["message"]
     assert rec["phases"]["device_wait_s"] < 5
     assert len(_intervals()) >= 2
+
+
+def test_check_env_reports_the_device_lock_and_waits_for_it(simulated):
+    lock = device.DeviceLock("cpu")
+    lock.acquire()
+    env = dict(os.environ, JAXBENCH_PLATFORM="cpu")
+    proc = subprocess.Popen([sys.executable, "-m", "jaxbench", "check-env"], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        first = proc.stdout.readline()
+        assert first.startswith("device lock") and "in use, held by pid " + str(os.getpid()) in first, first
+    finally:
+        lock.release()
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 0
+    assert f"device_lock          {device.lock_path('cpu')}" in out
+    proc = subprocess.run([sys.executable, "-m", "jaxbench", "check-env"], capture_output=True, text=True, env=env)
+    assert proc.stdout.startswith(f"device lock     {device.lock_path('cpu')}: free"), proc.stdout[:300]
