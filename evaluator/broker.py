@@ -17,10 +17,22 @@ from __future__ import annotations
 import time
 
 import dramatiq
+import redis
+from dramatiq.errors import BrokerConnectionError
+
+# what a broker that is away raises: dramatiq wraps most of it; Redis' enqueue does not
+UNREACHABLE = (BrokerConnectionError, redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, ConnectionError)
 
 
 def is_rabbitmq(broker) -> bool:
     return not hasattr(broker, "client")
+
+
+def ping(broker) -> None:
+    """One round trip to a Redis broker (raises one of UNREACHABLE when it is away). A RabbitMQ
+    consumer connects as it is made, so it needs none."""
+    if not is_rabbitmq(broker):
+        broker.client.ping()
 
 
 def pending_messages(queues) -> dict[str, int]:

@@ -1,9 +1,11 @@
-"""Calm outages: when the database is away, a worker waits for it instead of failing message
-after message, and a verdict already measured is kept until it can be stored.
+"""Calm outages: when the database or the broker is away, a worker waits for it instead of
+failing message after message, and a verdict already measured is kept until it can be stored.
 
 Waiting backs off exponentially (capped) and logs once per change of state ("database
 unreachable, waiting" and "database back after N s"), not once per message or per try: the
 worker's other threads wait the same way, and the broker keeps the messages nobody took.
+The database side is ``with_database``; the broker side is ``CalmConsumers`` (the consumer
+threads Dramatiq restarts after a connection error wait here, with the same backoff).
 """
 
 from __future__ import annotations
@@ -26,24 +28,50 @@ UNREACHABLE = (OperationalError, InterfaceError)
 FIRST_WAIT_S = 0.5
 MAX_WAIT_S = 30.0
 
-_state_lock = threading.Lock()
-_down_since: float | None = None  # shared by the worker's threads: one log line per outage
+
+def next_wait(wait: float | None) -> float:
+    """The backoff after ``wait`` (None: the first wait): doubling, capped (pure)."""
+    return FIRST_WAIT_S if wait is None else min(MAX_WAIT_S, wait * 2)
 
 
-def note_down(exc: BaseException) -> None:
-    global _down_since
-    with _state_lock:
-        if _down_since is None:
-            _down_since = time.monotonic()
-            log.warning("database unreachable (%s: %s); waiting for it", type(exc).__name__, exc)
+class Service:
+    """Whether one service is away, shared by the worker's threads: one log line per outage."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self._lock = threading.Lock()
+        self._down_since: float | None = None
+        self._waits = threading.local()  # each thread backs off on its own
+
+    @property
+    def down(self) -> bool:
+        return self._down_since is not None
+
+    def note_down(self, exc: BaseException) -> None:
+        with self._lock:
+            if self._down_since is None:
+                self._down_since = time.monotonic()
+                log.warning("%s unreachable (%s: %s); waiting for it", self.name, type(exc).__name__, exc)
+
+    def note_up(self) -> None:
+        self._waits.wait = None
+        if self._down_since is None:  # the common case, without the lock
+            return
+        with self._lock:
+            if self._down_since is not None:
+                log.warning("%s back after %.1f s", self.name, time.monotonic() - self._down_since)
+                self._down_since = None
+
+    def back_off(self) -> float:
+        """This thread's next wait while the service is away (and how long that was)."""
+        wait = next_wait(getattr(self._waits, "wait", None))
+        self._waits.wait = wait
+        _sleep(wait)
+        return wait
 
 
-def note_up() -> None:
-    global _down_since
-    with _state_lock:
-        if _down_since is not None:
-            log.warning("database back after %.1f s", time.monotonic() - _down_since)
-            _down_since = None
+DATABASE = Service("database")
+BROKER = Service("broker")
 
 
 def _reset_connection() -> None:
@@ -66,17 +94,17 @@ def with_database(fn: Callable[[], T], *, deadline: float | None = None) -> T:
     """``fn()``, retried while the database is unreachable: backing off from FIRST_WAIT_S to
     MAX_WAIT_S, until ``deadline`` (a time.monotonic() value; None: no deadline), after which
     the last error is raised. Any other error is raised at once."""
-    wait = FIRST_WAIT_S
+    wait = None
     while True:
         try:
             out = fn()
         except UNREACHABLE as exc:
-            note_down(exc)
+            DATABASE.note_down(exc)
+            wait = next_wait(wait)
             if deadline is not None and time.monotonic() + wait > deadline:
                 raise
             _reset_connection()
             _sleep(wait)
-            wait = min(MAX_WAIT_S, wait * 2)
             continue
-        note_up()
+        DATABASE.note_up()
         return out

@@ -15,6 +15,8 @@ import dramatiq
 from django.db import transaction
 from django.utils import timezone
 
+from evaluator import outage
+from evaluator.broker import UNREACHABLE
 from evaluator.models import Evaluation
 from evaluator.queues import stage_queue
 from submissions.bulk import insert_rows
@@ -76,6 +78,10 @@ def enqueue_many(evaluation_ids, queue: str) -> None:
             broker.enqueue(
                 dramatiq.Message(queue_name=queue, actor_name=EVALUATE_ACTOR, args=(eid,), kwargs={}, options={})
             )
-        except Exception:  # broker down: the rows stay queued and the reconciler re-sends them
+        except UNREACHABLE as exc:  # broker away: the rows stay queued and the reconciler re-sends them
+            outage.BROKER.note_down(exc)  # one line per outage, not one per row
+            return
+        except Exception:
             log.warning("could not enqueue evaluation %s on %s; the reconciler will retry", eid, queue, exc_info=True)
             return
+    outage.BROKER.note_up()

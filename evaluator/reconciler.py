@@ -25,6 +25,7 @@ from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from evaluator import broker as broker_state
+from evaluator import outage
 from evaluator.health import live_heartbeats
 from evaluator.models import Evaluation, WorkerHeartbeat
 from evaluator.pipeline import enqueue_many
@@ -93,9 +94,10 @@ def reconcile(stale_seconds: float | None = None, now=None) -> list[int]:
         return []  # no worker for any of them: the rows wait without new messages
     try:
         messages = broker_state.pending_messages(served)
-    except Exception:  # the broker away: nothing can be sent now; the next round retries
-        log.warning("reconciler: the broker cannot be asked; nothing re-sent this round", exc_info=True)
+    except broker_state.UNREACHABLE as exc:  # nothing can be sent now; the next round retries
+        outage.BROKER.note_down(exc)  # logged once per outage
         return []
+    outage.BROKER.note_up()
     resent: list[int] = []
     stale_rows = Q(enqueued_at__lt=cutoff) | Q(enqueued_at__isnull=True)
     for q in served:

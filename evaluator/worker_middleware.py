@@ -16,7 +16,9 @@ import dramatiq
 from django.conf import settings
 from django.db import close_old_connections, connection
 from django.utils import timezone
+from dramatiq.errors import BrokerConnectionError, ConnectionClosed
 
+from evaluator import broker as broker_state
 from evaluator import outage, workers
 from evaluator.queues import MAINTENANCE_QUEUE, PRECHECK_QUEUE, hardware_queue
 from evaluator.workers import HEARTBEAT_SECONDS, worker_name
@@ -89,11 +91,11 @@ class Heartbeat(dramatiq.Middleware):
             try:
                 self._beat()
             except outage.UNREACHABLE as exc:  # logged once per outage; try again next beat
-                outage.note_down(exc)
+                outage.DATABASE.note_down(exc)
             except Exception:
                 log.warning("heartbeat failed", exc_info=True)
             else:
-                outage.note_up()
+                outage.DATABASE.note_up()
             self._stop.wait(HEARTBEAT_SECONDS)
 
     def before_worker_shutdown(self, broker, worker):
@@ -126,8 +128,10 @@ class Reconciler(dramatiq.Middleware):
                 close_old_connections()
                 reconcile()
             except outage.UNREACHABLE as exc:  # logged once per outage; try again next round
-                outage.note_down(exc)
-            except Exception:  # the broker briefly away: try again next round
+                outage.DATABASE.note_down(exc)
+            except broker_state.UNREACHABLE as exc:  # the same, for the broker
+                outage.BROKER.note_down(exc)
+            except Exception:
                 log.warning("reconcile failed", exc_info=True)
             finally:
                 connection.close()
@@ -135,3 +139,64 @@ class Reconciler(dramatiq.Middleware):
     def before_worker_shutdown(self, broker, worker):
         if getattr(self, "_stop", None):
             self._stop.set()
+
+
+class CalmConsumers(dramatiq.Middleware):
+    """While the broker is away, Dramatiq restarts each consumer thread every 3 s and logs two
+    lines per queue each time. Here the restarts back off like the database waits (0.5 s
+    doubling to 30 s, per thread) and the outage is logged once when it starts and once when it
+    ends (outage.BROKER). Unacknowledged messages stay with the broker meanwhile: Redis keeps
+    them in the consumer's ack set, RabbitMQ requeues them when the connection drops."""
+
+    RESTART_LINES = ("Consumer encountered a connection error", "Restarting consumer in")
+
+    def before_worker_boot(self, broker, worker):
+        consume = broker.consume
+
+        def calm_consume(queue_name, prefetch=1, timeout=5000):
+            if outage.BROKER.down:
+                outage.BROKER.back_off()
+            try:
+                inner = consume(queue_name, prefetch=prefetch, timeout=timeout)
+                broker_state.ping(broker)  # a Redis consumer connects only when it first fetches
+            except broker_state.UNREACHABLE as exc:
+                outage.BROKER.note_down(exc)
+                if isinstance(exc, BrokerConnectionError):
+                    raise
+                raise ConnectionClosed(exc) from None  # the kind Dramatiq restarts its consumer for
+            # the one proof that the broker is back: a round trip made just now (a fetch that
+            # returns nothing may have been made before the outage, or not at all)
+            outage.BROKER.note_up()
+            return _WatchedConsumer(inner)
+
+        broker.consume = calm_consume
+        # the consumer threads' loggers exist per queue; their restart lines say nothing new
+        # while outage.BROKER already said the broker is away
+        queues = worker.consumer_whitelist or broker.get_declared_queues()
+        for q in queues:
+            for name in (q, f"{q}.DQ"):
+                logging.getLogger(f"dramatiq.worker.ConsumerThread({name})").addFilter(self._quiet)
+
+    def _quiet(self, record: logging.LogRecord) -> bool:
+        return not (outage.BROKER.down and record.getMessage().startswith(self.RESTART_LINES))
+
+
+class _WatchedConsumer:
+    """A Dramatiq consumer that tells outage.BROKER when fetching fails (calm_consume says when
+    the broker is back)."""
+
+    def __init__(self, inner):
+        self._inner = inner
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        try:
+            return next(self._inner)
+        except broker_state.UNREACHABLE as exc:
+            outage.BROKER.note_down(exc)
+            raise
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)

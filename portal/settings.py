@@ -110,6 +110,7 @@ DRAMATIQ_BROKER["MIDDLEWARE"] = [
     "dramatiq.middleware.ShutdownNotifications",
     "django_dramatiq.middleware.DbConnectionsMiddleware",
     "evaluator.worker_middleware.HardwareQueues",
+    "evaluator.worker_middleware.CalmConsumers",  # after HardwareQueues: it reads the queues chosen there
     "evaluator.worker_middleware.Heartbeat",
     "evaluator.worker_middleware.Reconciler",
 ]

@@ -165,25 +165,41 @@ def wait_for(predicate, timeout=60.0, interval=0.2, message="condition"):
 
 def restart_broker(url: str) -> None:
     """Restart the broker behind ``url`` for real (embedded Redis, Redis service or RabbitMQ)."""
+    stop_broker(url)
+    start_broker(url)
+
+
+def stop_broker(url: str) -> None:
+    """Stop the broker behind ``url`` (Redis keeps nothing; RabbitMQ keeps durable queues)."""
     parts = urlsplit(url)
     if parts.scheme == "unix":
         import redis
-
-        from portal.embedded import start_redis
 
         try:
             redis.Redis(unix_socket_path=parts.path).shutdown(nosave=True)
         except redis.ConnectionError:
             pass  # shutdown closes the connection under us
-        time.sleep(0.5)
-        start_redis(__import__("pathlib").Path(parts.path))
     elif parts.scheme in ("redis", "rediss"):
         subprocess.run(
             ["redis-cli", "-h", parts.hostname, "-p", str(parts.port or 6379), "shutdown", "nosave"],
             capture_output=True,
             timeout=30,
         )
-        time.sleep(0.5)
+    elif parts.scheme in ("amqp", "amqps"):
+        subprocess.run(["rabbitmqctl", "stop_app"], check=True, capture_output=True, timeout=120)
+    else:
+        raise ValueError(f"cannot stop broker {url}")
+    time.sleep(0.5)
+
+
+def start_broker(url: str) -> None:
+    """Start the broker behind ``url`` again and wait until it answers."""
+    parts = urlsplit(url)
+    if parts.scheme == "unix":
+        from portal.embedded import start_redis
+
+        start_redis(__import__("pathlib").Path(parts.path))
+    elif parts.scheme in ("redis", "rediss"):
         subprocess.run(
             [
                 "redis-server",
@@ -208,8 +224,7 @@ def restart_broker(url: str) -> None:
         )
         wait_for(lambda: _reachable(url) is None, timeout=30, message="redis back")
     elif parts.scheme in ("amqp", "amqps"):
-        subprocess.run(["rabbitmqctl", "stop_app"], check=True, capture_output=True, timeout=120)
         subprocess.run(["rabbitmqctl", "start_app"], check=True, capture_output=True, timeout=120)
         wait_for(lambda: _reachable(url) is None, timeout=60, message="rabbitmq back")
     else:
-        raise ValueError(f"cannot restart broker {url}")
+        raise ValueError(f"cannot start broker {url}")

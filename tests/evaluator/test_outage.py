@@ -2,6 +2,7 @@
 outage, and keeps a measured verdict until it can be stored."""
 
 import logging
+import threading
 import time
 
 import pytest
@@ -50,7 +51,7 @@ def test_gives_up_at_the_deadline(waits):
     with pytest.raises(OperationalError):
         outage.with_database(fn, deadline=time.monotonic() + 0.1)
     assert len(calls) == 1 and waits == []
-    outage.note_up()  # the next test starts with the database up
+    outage.DATABASE.note_up()  # the next test starts with the database up
 
 
 def test_other_errors_are_not_waited_for(waits):
@@ -100,3 +101,23 @@ def test_a_database_blip_neither_fails_the_message_nor_reruns_the_candidate(one_
     assert runs == [one_row.pk] and one_row.attempts == 1  # measured once, stored after the blip
     assert one_row.state == Evaluation.DONE and one_row.outcome == "correct_slower"
     assert len(waits) == 5
+
+
+def test_each_service_logs_once_per_outage_and_backs_off_per_thread(waits, caplog):
+    broker = outage.Service("broker")
+    with caplog.at_level(logging.WARNING, logger="evaluator.outage"):
+        for _ in range(5):
+            broker.note_down(ConnectionError("refused"))
+            broker.back_off()
+        other_thread = []
+        t = threading.Thread(target=lambda: other_thread.append(broker.back_off()))
+        t.start()
+        t.join()
+        broker.note_up()
+        broker.note_up()
+    assert waits == [0.5, 1.0, 2.0, 4.0, 8.0, 0.5]  # another thread starts its own backoff
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 2 and lines[0].startswith("broker unreachable") and lines[1].startswith("broker back after")
+    assert not outage.DATABASE.down  # services are apart
+    broker.back_off()
+    assert waits[-1] == 0.5  # back up: the next outage starts from the first wait

@@ -10,11 +10,11 @@ import time
 import pytest
 from django.db import transaction
 
-from evaluator.models import Evaluation
+from evaluator.models import Evaluation, WorkerHeartbeat
 from evaluator.pipeline import schedule_submission
 from jaxbench.record import CORRECT_OUTCOMES
 from tests import factories
-from tests.conftest import restart_broker, wait_for
+from tests.conftest import restart_broker, start_broker, stop_broker, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -120,6 +120,30 @@ def test_broker_restart_loses_nothing(start_worker, purge_queues, broker_url):
     rows = wait_all_final(sub, worker)
     assert {r.state for r in rows} == {Evaluation.DONE}
     assert rows[1].outcome == "compile_error"
+
+
+def test_broker_outage_is_waited_for_calmly(start_worker, purge_queues, broker_url):
+    """The broker away for 15 s: the worker says so once and once when it is back (no line per
+    consumer restart), backs off, and resumes by itself."""
+    worker = start_worker(extra_env=FAST_RECOVERY)
+    wait_for(WorkerHeartbeat.objects.exists, timeout=180, message="the worker up")
+    time.sleep(2)  # its consumers are fetching
+    stop_broker(broker_url)
+    try:
+        time.sleep(15)
+        during = worker.log_path.read_text(errors="replace")
+    finally:
+        start_broker(broker_url)
+    sub = submit([CORRECT + "\n# after a broker outage\n"])
+    rows = wait_all_final(sub, worker)
+    assert rows[0].outcome in CORRECT_OUTCOMES
+    log = worker.log_path.read_text(errors="replace")
+    assert during.count("broker unreachable") == 1, during
+    assert "Consumer encountered a connection error" not in log and "Restarting consumer" not in log, log
+    assert log.count("broker back after") == 1, log
+    # the whole outage in a handful of lines, however many queues and threads wait
+    outage_lines = during.split("broker unreachable", 1)[1].splitlines()
+    assert len(outage_lines) <= 10, "\n".join(outage_lines)
 
 
 def test_database_briefly_unavailable_loses_nothing(start_worker, purge_queues):
