@@ -14,6 +14,11 @@ import re
 import subprocess
 import sys
 
+# Platforms whose candidates are pre-checked on CPU before they reach the device: lowering for
+# the platform (Mosaic runs on any host) and numerics in TPU interpret mode. Both are TPU's: a
+# GPU (Triton) kernel lowers only beside a CUDA toolchain, so GPU targets start on the device.
+PRECHECK_PLATFORMS = ("tpu",)
+
 
 @dataclasses.dataclass(frozen=True)
 class Target:
@@ -31,6 +36,10 @@ class Target:
     @property
     def is_accelerator(self) -> bool:
         return self.platform != "cpu"
+
+    @property
+    def prechecked(self) -> bool:
+        return self.platform in PRECHECK_PLATFORMS
 
 
 TARGETS = {
