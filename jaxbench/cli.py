@@ -300,6 +300,7 @@ def cmd_check_env(args):
         "device_lock",
         "simulated_device",
         "gpu_preallocate",
+        "device_nodes",
     ):
         val = sb.get(key)
         if isinstance(val, list):

@@ -19,7 +19,7 @@ import weakref
 from typing import TYPE_CHECKING, Any, cast
 
 from . import device, host
-from .bwrap import bwrap_argv, bwrap_info
+from .bwrap import bwrap_argv, bwrap_info, device_nodes
 from .cgroups import Cgroup, cgroup_info
 from .options import ChildGone, PhaseTimeout, SandboxError, SandboxOptions
 from .output import Drain
@@ -90,6 +90,7 @@ class SandboxedChild:
         # open_device(), under the device lock held here until the child is dead
         self.exclusive = device.exclusive(self.opt.platform) and not self.opt.probe
         self.device_lock: device.DeviceLock | None = None
+        self._device_nodes: list[str] | None = None
 
     # -- spawning
     def start(self, timeout: float = 30.0):
@@ -123,11 +124,16 @@ class SandboxedChild:
         if self.opt.platform == "gpu":
             # the GPU client would otherwise take most of the device's memory at start
             env["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"
+            # CUDA's indices in PCI order, as nvidia-smi numbers GPUs and as the sandbox maps
+            # CUDA_VISIBLE_DEVICES to device nodes (bwrap.nvidia_device_nodes)
+            env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
         fake_dir = device.sim_dir(self.opt.platform) if self.exclusive and self.opt.platform == "cpu" else None
 
         if uid is not None:
             assert gid is not None  # set together with uid
             os.chown(self.host_work, uid, gid)
+        # the accelerator's device nodes the sandbox binds (without bubblewrap: the host's /dev)
+        self._device_nodes = device_nodes(self.opt.platform) if mode.startswith("bwrap") else None
         if mode.startswith("bwrap"):
             argv = bwrap_argv(
                 env,
@@ -141,6 +147,7 @@ class SandboxedChild:
                 tmp_bytes=lim.tmp_bytes,
                 platform=self.opt.platform,
                 fake_device=src_for(fake_dir) if fake_dir else None,
+                nodes=self._device_nodes,
             )
             if fake_dir:
                 argv += ["--fake-device", device.SIM_MOUNT]
@@ -284,6 +291,8 @@ class SandboxedChild:
             "device_lock": device.lock_path(self.opt.platform) if self.exclusive else None,
             "simulated_device": bool(self.exclusive and self.opt.platform == "cpu"),
             "gpu_preallocate": False if self.opt.platform == "gpu" else None,
+            # the device nodes bound into the sandbox (None: no bubblewrap, the host's /dev)
+            "device_nodes": self._device_nodes,
             "launcher_errors": self.launcher.get("errors", []),
         }
 

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from jaxbench import harness
-from jaxbench.sandbox import device
+from jaxbench.sandbox import bwrap, device
 from jaxbench.sandbox.child import SandboxedChild
 from jaxbench.sandbox.options import SandboxOptions
 
@@ -164,6 +164,13 @@ def test_a_gpu_child_starts_without_the_device_and_without_preallocation():
         assert pythons
         env = open(f"/proc/{pythons[-1]}/environ", "rb").read().split(b"\0")
         assert b"XLA_PYTHON_CLIENT_PREALLOCATE=false" in env
+        assert b"CUDA_DEVICE_ORDER=PCI_BUS_ID" in env
+        # what was bound is recorded: this host's NVIDIA nodes (none on a CPU-only host)
+        nodes = child.protections["device_nodes"]
+        if child.protections["sandbox"] == "bubblewrap":
+            assert nodes == bwrap.device_nodes("gpu")
+        else:
+            assert nodes is None
 
 
 class _Waiting(logging.Handler):
