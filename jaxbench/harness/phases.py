@@ -340,7 +340,7 @@ def _read_trace(child, name: str, platform: str, space=None):
         if len(pbs) != 1 or len(files) > 16:
             raise xplane.TraceError(f"expected one .xplane.pb, found {len(pbs)}")
         space = xplane.XSpace(work.read(f"{base}/{runs[0]}/{pbs[0]}", TRACE_CAP))
-    ex = xplane.program_executions(space, name, platform)
+    ex = xplane.program_executions(space, name, platform, expected=ITERS)
     if len(ex.durations_s) != ITERS:
         raise xplane.TraceError(
             f"the trace holds {len(ex.durations_s)} executions of the program, expected exactly {ITERS}"
