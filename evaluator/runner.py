@@ -12,11 +12,13 @@ import logging
 import threading
 import time
 
+import dramatiq
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
 from django.utils import timezone
 
 from catalog.models import Baseline
+from evaluator import outage
 from evaluator.models import Evaluation
 from evaluator.outage import with_database
 from evaluator.pipeline import enqueue_many
@@ -346,5 +348,14 @@ def run_evaluation(evaluation_id: int) -> str:
         raise InfrastructureError(record.get("message") or "the harness returned no verdict")
     # the lease was last renewed at most a third of it ago: store the verdict before it lapses
     lease_left = time.monotonic() + lease_seconds() * 2 / 3
-    with_database(lambda: finish(ev, record, state), deadline=lease_left)
+    try:
+        with_database(lambda: finish(ev, record, state), deadline=lease_left)
+    except outage.UNREACHABLE:
+        # the row's lease lapses: another attempt will measure it again. One line, and a retry
+        # Dramatiq does not log as a failure (a traceback per row says nothing more)
+        log.warning(
+            "evaluation %s: measured, but the database stayed away until its lease lapsed; it will be measured again",
+            ev.pk,
+        )
+        raise dramatiq.Retry("the database stayed away past the lease") from None
     return state

@@ -5,6 +5,7 @@ import logging
 import threading
 import time
 
+import dramatiq
 import pytest
 from django.db.utils import OperationalError
 
@@ -121,3 +122,23 @@ def test_each_service_logs_once_per_outage_and_backs_off_per_thread(waits, caplo
     assert not outage.DATABASE.down  # services are apart
     broker.back_off()
     assert waits[-1] == 0.5  # back up: the next outage starts from the first wait
+
+
+def test_an_outage_past_the_lease_is_one_line_and_a_quiet_retry(one_row, monkeypatch, waits, settings, caplog):
+    settings.JAXBENCH_LEASE_SECONDS = 0  # no time left to store the verdict: it is measured again
+    monkeypatch.setattr(runner, "run_harness", lambda ev: ({"outcome": "incorrect"}, Evaluation.DONE))
+
+    def finish(*a, **k):
+        raise OperationalError("connection refused")
+
+    monkeypatch.setattr(runner, "finish", finish)
+    with caplog.at_level(logging.WARNING), pytest.raises(dramatiq.Retry):
+        runner.run_evaluation(one_row.pk)
+    outage.DATABASE.note_up()
+    lines = [r.getMessage() for r in caplog.records if r.name == "evaluator.runner"]
+    assert lines == [
+        f"evaluation {one_row.pk}: measured, but the database stayed away until its lease lapsed; "
+        "it will be measured again"
+    ]
+    one_row.refresh_from_db()
+    assert one_row.state == Evaluation.RUNNING  # its lease lapses; the reconciler or the retry takes it
