@@ -96,8 +96,12 @@ class LeaseKeeper:
                 Evaluation.objects.filter(pk=self.evaluation_id, state=Evaluation.RUNNING, worker=self.me[:120]).update(
                     lease_expires_at=timezone.now() + datetime.timedelta(seconds=lease_seconds())
                 )
+            except outage.UNREACHABLE as exc:  # said once per outage; the next period tries again
+                outage.DATABASE.note_down(exc)
             except Exception:
                 log.warning("lease renewal failed for %s", self.evaluation_id, exc_info=True)
+            else:
+                outage.DATABASE.note_up()
             finally:
                 connection.close()
 

@@ -12,6 +12,7 @@ from django.db.utils import OperationalError
 from evaluator import outage, pipeline, runner
 from evaluator.models import Evaluation
 from tests import factories
+from tests.conftest import wait_for
 
 pytestmark = pytest.mark.django_db
 
@@ -142,3 +143,22 @@ def test_an_outage_past_the_lease_is_one_line_and_a_quiet_retry(one_row, monkeyp
     ]
     one_row.refresh_from_db()
     assert one_row.state == Evaluation.RUNNING  # its lease lapses; the reconciler or the retry takes it
+
+
+@pytest.mark.django_db(transaction=True)  # the keeper's thread writes through its own connection
+def test_lease_renewal_during_an_outage_is_said_once(monkeypatch, settings, caplog):
+    settings.JAXBENCH_LEASE_SECONDS = 3  # renewed every second
+    calls = []
+
+    def connect():
+        calls.append(1)
+        if len(calls) <= 2:  # two renewals fail, then the database is back
+            raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(runner, "close_old_connections", connect)
+    with caplog.at_level(logging.WARNING):
+        with runner.LeaseKeeper(0, "w"):
+            wait_for(lambda: len(calls) >= 3 and not outage.DATABASE.down, timeout=60, message="a renewal that works")
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 2, lines
+    assert lines[0].startswith("database unreachable") and lines[1].startswith("database back after")
