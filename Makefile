@@ -8,7 +8,7 @@ PG_URL     ?= postgres://postgres@127.0.0.1:5432/jaxbench
 REDIS_URL  ?= redis://127.0.0.1:6379/15
 AMQP_URL   ?= amqp://guest:guest@127.0.0.1:5672/%2F
 
-.PHONY: run test setup venv venv-test system-deps lint format typecheck test-embedded test-postgres-redis test-postgres-rabbitmq demo bench clean
+.PHONY: run test setup venv venv-test venv-gpu system-deps lint format typecheck test-embedded test-postgres-redis test-postgres-rabbitmq demo bench clean
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,6 +24,13 @@ $(VENV)/.test: requirements-test.txt $(VENV)/.runtime
 
 venv: $(VENV)/.runtime
 venv-test: $(VENV)/.test
+
+# GPU hosts: the runtime plus JAX's CUDA plugin (requirements-gpu.txt); never part of `make test`
+$(VENV)/.gpu: requirements-gpu.txt $(VENV)/.runtime
+	$(PY) -m pip install -q -r requirements-gpu.txt
+	touch $@
+
+venv-gpu: $(VENV)/.gpu
 
 setup: venv
 	$(PY) manage.py migrate --noinput -v0

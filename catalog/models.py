@@ -7,6 +7,7 @@ from django.urls import reverse
 
 from jaxbench import record as record_terms
 from jaxbench import workloads as registry
+from jaxbench.hardware import PRECHECK_PLATFORMS
 
 
 class HardwareTarget(models.Model):
@@ -27,6 +28,11 @@ class HardwareTarget(models.Model):
     @property
     def is_accelerator(self) -> bool:
         return self.platform != "cpu"
+
+    @property
+    def prechecked(self) -> bool:
+        """Whether candidates for this target start with the CPU pre-check (TPU targets only)."""
+        return self.platform in PRECHECK_PLATFORMS
 
 
 class Workload(models.Model):

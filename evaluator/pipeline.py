@@ -28,8 +28,9 @@ EVALUATE_ACTOR = "evaluate"
 
 
 def first_stage(hardware) -> str:
-    """Accelerator targets start with the CPU pre-check; the cpu target runs one stage."""
-    return Evaluation.PRECHECK if hardware.is_accelerator else Evaluation.MAIN
+    """TPU targets start with the CPU pre-check (lowering for TPU, TPU interpret mode); GPU
+    targets and the cpu target run one stage (``HardwareTarget.prechecked``)."""
+    return Evaluation.PRECHECK if hardware.prechecked else Evaluation.MAIN
 
 
 def schedule_submission(submission) -> list[int]:

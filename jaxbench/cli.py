@@ -248,10 +248,26 @@ def _share_line(share: dict) -> str:
     return summary(share) + (f" (largest outside: {where})" if where else "")
 
 
+def _device_lock_line(lock: dict) -> str:
+    if not lock["exclusive"]:
+        return f"device lock     not used (cpu children run side by side; {lock['path']} under the simulated device)"
+    if lock["in_use"]:
+        return f"device lock     {lock['path']}: in use, held by {lock['holder']} (check-env waits for it)"
+    if lock["in_use"] is None:
+        return f"device lock     {lock['path']}: {lock['holder']}"
+    return f"device lock     {lock['path']}: free"
+
+
 def cmd_check_env(args):
     from . import harness  # deferred: each subcommand imports what it uses (list/check start without JAX)
+    from .sandbox import device  # deferred: as above
 
+    # before the probe, which opens the device and so waits for its lock
+    lock = device.state(harness._platform_hint(None))
+    if not args.json:
+        print(_device_lock_line(lock), flush=True)
     env = harness.probe_environment()
+    env["device_lock"] = lock
     if args.json:
         print(json.dumps(env, indent=1))
         return EXIT_OK
@@ -281,6 +297,10 @@ def cmd_check_env(args):
         "work_dir_quota",
         "phase_timeouts",
         "process_group_kill",
+        "device_lock",
+        "simulated_device",
+        "gpu_preallocate",
+        "device_nodes",
     ):
         val = sb.get(key)
         if isinstance(val, list):

@@ -238,6 +238,22 @@ VARIABLES: tuple[Variable, ...] = (
         "harness",
         ("bwrap-unprivileged", "bwrap", "none-unprivileged", "none"),
     ),
+    V(
+        "JAXBENCH_DEVICE_LOCK_DIR",
+        "path",
+        None,
+        "Directory of the per-device locks (one process holds a TPU chip or GPU at a time, across "
+        "the host's workers); unset: jaxbench-device-locks under the system's temporary directory",
+        "harness, worker",
+    ),
+    V(
+        "JAXBENCH_SIMULATE_EXCLUSIVE_DEVICE",
+        "boolean",
+        False,
+        "Test mode: cpu behaves as an exclusive device (the device lock is required and a fake device "
+        "node fails loudly when two children hold it)",
+        "harness, tests",
+    ),
     # -- the client --------------------------------------------------------------------------------
     V("JAXBENCH_URL", "url", None, "The portal's address, for `python -m jaxbench.client`", "client"),
     V("JAXBENCH_TOKEN", "string", None, "An API token (account page), for the client", "client"),

@@ -14,6 +14,11 @@ import re
 import subprocess
 import sys
 
+# Platforms whose candidates are pre-checked on CPU before they reach the device: lowering for
+# the platform (Mosaic runs on any host) and numerics in TPU interpret mode. Both are TPU's: a
+# GPU (Triton) kernel lowers only beside a CUDA toolchain, so GPU targets start on the device.
+PRECHECK_PLATFORMS = ("tpu",)
+
 
 @dataclasses.dataclass(frozen=True)
 class Target:
@@ -31,6 +36,10 @@ class Target:
     @property
     def is_accelerator(self) -> bool:
         return self.platform != "cpu"
+
+    @property
+    def prechecked(self) -> bool:
+        return self.platform in PRECHECK_PLATFORMS
 
 
 TARGETS = {
@@ -95,7 +104,22 @@ def detect_in_child(timeout: float = 300.0) -> Target:
     """:func:`detect` in a short-lived child process. A worker must never open the accelerator
     itself: libtpu lets one process per chip hold it (the worker would lock out every child that
     runs programs), and a GPU client pre-allocates most of the device's memory. The child opens
-    the device, reports, and exits, releasing it."""
+    the device, reports, and exits, releasing it; on an exclusive device (TPU, GPU) only while
+    this process holds the device's lock, so a worker starting beside another one's busy chip
+    waits instead of failing."""
+    from .sandbox import device  # deferred: the sandbox's lock, needed only here
+
+    lock = device.DeviceLock(device.installed_platform()) if device.exclusive(device.installed_platform()) else None
+    if lock is not None:
+        lock.acquire()
+    try:
+        return _detect_in_child(timeout)
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _detect_in_child(timeout: float) -> Target:
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p))
     try:

@@ -308,6 +308,26 @@ def trim(text: str, cap: int = MESSAGE_CAP) -> str:
     return text if len(text) <= cap else text[: cap - 15] + " ... [trimmed]"
 
 
+FAILED_OUTCOMES: tuple[Outcome, ...] = tuple(o for o in Outcome if o not in CORRECT_OUTCOMES)
+# classify_child_error appends the candidate's own frames as "  at candidate.py:N in f: code"
+_WHERE_PREFIX = "at candidate.py:"
+
+
+def message_head(message: str | None, lines: int = 3) -> str:
+    """The first ``lines`` non-blank lines of a failure message, without the candidate's frames:
+    what a table row shows (the full text goes behind an expander)."""
+    out = [
+        ln.rstrip() for ln in (message or "").splitlines() if ln.strip() and not ln.strip().startswith(_WHERE_PREFIX)
+    ]
+    return "\n".join(out[:lines])
+
+
+def message_where(message: str | None) -> list[str]:
+    """The candidate's source lines a failure message names ("candidate.py:7 in workload: ..."),
+    innermost last; empty when it names none."""
+    return [ln.strip()[3:] for ln in (message or "").splitlines() if ln.strip().startswith(_WHERE_PREFIX)]
+
+
 def json_safe(obj: Any) -> Any:
     """``obj`` with every non-finite float replaced by None: records are stored as JSON, and
     PostgreSQL's jsonb and SQLite's JSON1 refuse NaN/Infinity."""

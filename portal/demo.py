@@ -9,6 +9,7 @@ import io
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from catalog.models import HardwareTarget
 from catalog.starter import starter_source
 from jaxbench import traces as trace_format
 from jaxbench.kernels import examples  # the files are read as text: no JAX
@@ -18,8 +19,10 @@ from submissions.models import Membership, Submission, Team
 TEAM_NAME = "JAXBench examples"
 
 
-def example_files() -> dict[str, str]:
-    return {wid: examples.source(wid) for wid in examples.EXAMPLES}
+def example_files(hardware: str = "cpu") -> dict[str, str]:
+    """The example kernels written for ``hardware``'s platform (Triton ones on a GPU target)."""
+    platform = HardwareTarget.objects.get(slug=hardware).platform
+    return {wid: examples.source(wid, platform=platform) for wid in examples.for_platform(platform)}
 
 
 def broken_variants(wid: str, code: str) -> list[tuple[str, str]]:
@@ -58,7 +61,7 @@ def demo_trace(hardware: str = "cpu") -> str:
             "settings": {"generated_by": "manage.py demo"},
         }
     ]
-    for wid, code in example_files().items():
+    for wid, code in example_files(hardware).items():
         for index, (_note, variant) in enumerate(broken_variants(wid, code)):
             sample = {"workload": wid, "index": index, "round": index, "code": variant}
             if index:
@@ -95,7 +98,7 @@ def create_demo(hardware: str = "cpu") -> list[Submission]:
                 "description": "The example kernels of jaxbench/kernels/examples, evaluated on this machine.",
                 "upload_key": "demo-kernels",
             },
-            [(f"{wid}.py", code) for wid, code in example_files().items()],
+            [(f"{wid}.py", code) for wid, code in example_files(hardware).items()],
         )
         trace = intake.create_trace_submission(
             team, user, io.BytesIO(demo_trace(hardware).encode()), upload_key="demo-trace"

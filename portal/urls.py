@@ -3,16 +3,19 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from portal.views import accounts, pages
+from submissions.views.post_only import post_only
 
 urlpatterns = [
     path("", pages.home, name="home"),
     path("docs/", pages.docs, name="docs"),
     path("health/", pages.health, name="health"),
+    path("favicon.ico", pages.favicon, name="favicon"),
     path("admin/", admin.site.urls),
     # accounts
     path("accounts/signup/", accounts.signup, name="signup"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # POST-only since Django 5; a GET (a typed or bookmarked URL) goes home
+    path("accounts/logout/", post_only(lambda request: "/")(auth_views.LogoutView.as_view()), name="logout"),
     path("accounts/password/change/", auth_views.PasswordChangeView.as_view(), name="password_change"),
     path("accounts/password/change/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
     path("accounts/password/reset/", auth_views.PasswordResetView.as_view(), name="password_reset"),

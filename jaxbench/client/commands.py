@@ -333,10 +333,16 @@ def _fmt_outcomes(outcomes: dict) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items(), key=lambda kv: -kv[1])) or "none yet"
 
 
+# without a terminal (a log file, CI) tqdm draws nothing: a line on each change and at least
+# this often says the wait is alive
+PROGRESS_EVERY_S = 30.0
+
+
 def wait_and_summarise(args, portal: Portal, sid: int) -> int:
     st = portal.get(f"submissions/{sid}/status/")
     deadline = time.monotonic() + args.timeout if args.timeout else None
     warned = False
+    last_line, last_at = "", -PROGRESS_EVERY_S
     with tqdm(
         total=st["total"], unit="kernel", desc=f"#{sid}", file=sys.stderr, disable=None, dynamic_ncols=True
     ) as bar:
@@ -345,6 +351,11 @@ def wait_and_summarise(args, portal: Portal, sid: int) -> int:
             bar.n = st["done"]
             bar.set_postfix_str(_fmt_outcomes(st.get("outcomes", {})), refresh=False)
             bar.refresh()
+            if bar.disable:
+                line = f"#{sid}: {st['done']}/{st['total']} evaluated; {_fmt_outcomes(st.get('outcomes', {}))}"
+                if line != last_line or time.monotonic() - last_at >= PROGRESS_EVERY_S:
+                    print(f"{time.strftime('%H:%M:%S')} {line}", file=sys.stderr, flush=True)
+                    last_line, last_at = line, time.monotonic()
             if st.get("waiting_for") and not warned:
                 bar.write(f"waiting for a worker for {st['waiting_for']}: none is live right now", file=sys.stderr)
                 warned = True
@@ -364,17 +375,50 @@ def wait_and_summarise(args, portal: Portal, sid: int) -> int:
     return print_summary(args, portal, sid, st)
 
 
-def per_workload(evaluations: list[dict]) -> list[dict]:
-    """Each candidate's final outcome (its main stage, or the pre-check that stopped it),
-    folded per workload."""
+def _final(evaluations: list[dict]) -> list[tuple[tuple[str, int], dict]]:
+    """Each candidate's final evaluation (its main stage, or the pre-check that stopped it), in
+    workload and sample order."""
     final: dict[tuple, dict] = {}
     for e in evaluations:
         key = (e["workload"], e["index"])
         cur = final.get(key)
         if cur is None or (e["stage"] == "main" and cur["stage"] != "main"):
             final[key] = e
+    return sorted(final.items(), key=lambda kv: (int(kv[0][0][:-1] or 0), kv[0][1]))
+
+
+def _is_done(e: dict) -> bool:
+    return (e["stage"] == "main" and e["state"] in ("done", "skipped", "failed")) or (
+        e["stage"] == "precheck" and e["state"] == "skipped"
+    )
+
+
+def failures(evaluations: list[dict]) -> list[dict]:
+    """Every finished sample that is not correct (an infrastructure failure included), with the
+    reason: its whole message and the candidate's lines it names."""
+    out = []
+    for (wid, index), e in _final(evaluations):
+        if not _is_done(e) or e.get("outcome") in CORRECT:
+            continue
+        message = e.get("message") or ""
+        out.append(
+            {
+                "workload": wid,
+                "index": index,
+                "outcome": e.get("outcome") or ("infrastructure" if e["state"] == "failed" else ""),
+                "category": (e.get("record") or {}).get("error_category") or "",
+                "message": message,
+                "where": record.message_where(message),
+            }
+        )
+    return out
+
+
+def per_workload(evaluations: list[dict]) -> list[dict]:
+    """Each candidate's final outcome (its main stage, or the pre-check that stopped it),
+    folded per workload."""
     rows: dict[str, dict] = {}
-    for (wid, index), e in sorted(final.items(), key=lambda kv: (int(kv[0][0][:-1] or 0), kv[0][1])):
+    for (wid, index), e in _final(evaluations):
         r = rows.setdefault(
             wid,
             {
@@ -391,10 +435,7 @@ def per_workload(evaluations: list[dict]) -> list[dict]:
             },
         )
         r["samples"] += 1
-        done = (e["stage"] == "main" and e["state"] in ("done", "skipped", "failed")) or (
-            e["stage"] == "precheck" and e["state"] == "skipped"
-        )
-        if not done:
+        if not _is_done(e):
             continue
         r["evaluated"] += 1
         if e.get("outcome") in CORRECT:
@@ -408,11 +449,15 @@ def per_workload(evaluations: list[dict]) -> list[dict]:
     return list(rows.values())
 
 
+MAX_FAILURE_LINES = 50  # failed samples printed; --json has them all
+
+
 def print_summary(args, portal: Portal, sid: int, st: dict) -> int:
     evaluations = portal.get_all(f"submissions/{sid}/evaluations/", page_size=1000)
     rows = per_workload(evaluations)
+    failed = failures(evaluations)
     if args.json:
-        print(json.dumps({"status": st, "workloads": rows}, indent=2))
+        print(json.dumps({"status": st, "workloads": rows, "failures": failed}, indent=2))
         return EXIT_OK
     print(
         f"Submission #{sid}: {st['done']}/{st['total']} evaluated"
@@ -468,6 +513,17 @@ def print_summary(args, portal: Portal, sid: int, st: dict) -> int:
             + (f", {tied} within noise of XLA (a tie: the 95% interval holds 1.0)" if tied else "")
             + "."
         )
+    if failed:
+        print(f"\nWhy samples failed ({len(failed)}):")
+        for f in failed[:MAX_FAILURE_LINES]:
+            category = f" ({f['category']})" if f["category"] else ""
+            print(f"  {f['workload']} #{f['index']} {f['outcome']}{category}: {record.message_head(f['message'], 1)}")
+            if f["where"]:
+                print(f"      at {f['where'][-1]}")
+        if len(failed) > MAX_FAILURE_LINES:
+            print(
+                f"  ... and {len(failed) - MAX_FAILURE_LINES} more: `--json status {sid}` lists every message in full"
+            )
     return EXIT_OK
 
 

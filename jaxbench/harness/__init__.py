@@ -59,7 +59,10 @@ Processes: children are started from the calling thread and die with it (the lau
 threads (the warm pool spawns and cleans up from its own thread). The trusted side's own JAX
 (inputs, references) is pinned to the CPU platform so a worker never holds the accelerator its
 children need; on accelerator targets the references are therefore computed by XLA:CPU on the
-host (slow for some ``full`` shapes; see the report of the harness task).
+host (slow for some ``full`` shapes; see the report of the harness task). On an exclusive
+device (TPU, GPU) a child opens its device only once the calling thread holds the device's lock
+(:mod:`jaxbench.sandbox.device`), released when that child is dead: calls from several threads
+or processes on one device queue there, the wait recorded as ``phases["device_wait_s"]``.
 
 Modules: ``api`` (the calls above), ``prepare`` (the trusted side's JAX, inputs, answers,
 exported baseline, the child's files, limits, target), ``phases`` (one run through a child,

@@ -157,10 +157,26 @@ def _hello(child, timeout: float) -> dict:
         raise InfrastructureError(f"the sandboxed child did not start: {exc}; {child.stderr_tail()[-2000:]}") from None
 
 
+def _open_device(child, phases: dict, timeout: float) -> None:
+    """The child opens its device: on an exclusive device (TPU, GPU) only once this thread
+    holds the device's lock. The wait is recorded (``device_wait_s``) and counts against no
+    limit of the candidate's: no candidate code exists in the child yet, and a child that cannot
+    open the device is the harness's failure."""
+    try:
+        opened = child.open_device(timeout)
+    except (PhaseTimeout, ChildGone, SandboxError) as exc:
+        raise InfrastructureError(
+            f"the sandboxed child could not open the device: {exc}; {child.stderr_tail()[-2000:]}"
+        ) from None
+    phases["device_wait_s"] = round(opened["wait_s"], 6)
+    if isinstance(opened.get("open_s"), (int, float)):
+        phases["device_open_s"] = round(opened["open_s"], 6)
+
+
 def _start_job(
     child, rec: dict, timeouts: dict, *, mode: str, source: str | None, wl, profile, hardware, manifest_writer
 ):
-    """hello (trustworthy: before any candidate code), the files, the job. A candidate's child
+    """hello (trustworthy: before any candidate code), the device, the files, the job. A candidate's child
     also gets the exported XLA baseline, compiled there before the candidate's module is
     imported, to be timed beside it. Returns (program name, baseline program name or None)."""
     phases = rec["phases"]
@@ -168,6 +184,7 @@ def _start_job(
     if child.hello_info is None:
         _hello(child, timeouts["startup"])
     phases["startup_s"] = round(phases.get("startup_s", 0) + time.monotonic() - t, 6)
+    _open_device(child, phases, timeouts["startup"])
     hello = child.hello_info
     rec["sandbox"] = dict(child.protections)  # complete now (CPU pinning happens at hello)
     target = child.target = _target_for(hardware, hello)
@@ -323,7 +340,7 @@ def _read_trace(child, name: str, platform: str, space=None):
         if len(pbs) != 1 or len(files) > 16:
             raise xplane.TraceError(f"expected one .xplane.pb, found {len(pbs)}")
         space = xplane.XSpace(work.read(f"{base}/{runs[0]}/{pbs[0]}", TRACE_CAP))
-    ex = xplane.program_executions(space, name, platform)
+    ex = xplane.program_executions(space, name, platform, expected=ITERS)
     if len(ex.durations_s) != ITERS:
         raise xplane.TraceError(
             f"the trace holds {len(ex.durations_s)} executions of the program, expected exactly {ITERS}"

@@ -4,7 +4,6 @@ the files a child reads, the sizes and limits of its sandbox, and the target it 
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import secrets
 import threading
@@ -14,6 +13,7 @@ import numpy as np
 from .. import arrays, environment
 from .. import hardware as hw
 from ..profiling import jaxpr_cost
+from ..sandbox import device
 from ..sandbox.options import Limits
 from .settings import (
     DEFAULT_TIMEOUTS,
@@ -288,9 +288,4 @@ def _platform_hint(hardware) -> str:
 
 def _detect_platform() -> str:
     """Which JAX platform a child would get: a GPU/TPU plugin installed means that platform."""
-    if importlib.util.find_spec("libtpu") is not None:
-        return "tpu"
-    for name in ("jax_cuda12_plugin", "jax_cuda13_plugin", "jax_rocm60_plugin"):
-        if importlib.util.find_spec(name) is not None:
-            return "gpu"
-    return "cpu"
+    return device.installed_platform()

@@ -28,9 +28,17 @@ How a program execution is found, per platform:
   the stats ``hlo_module`` (``jit_<name>``) and ``run_id``. One execution of the program is the
   set of thunk events sharing a ``run_id``; its time is the span from the first thunk's start
   to the last thunk's end (dispatch from Python is excluded).
-* TPU/GPU (``/device:*`` planes): the ``XLA Modules`` line holds one event per program
+* TPU (``/device:TPU:*`` planes): the ``XLA Modules`` line holds one event per program
   execution named ``jit_<name>(<program id>)``; where that line is absent, kernel events with
   an ``hlo_module`` stat are grouped by ``run_id`` (or ``correlation_id``) as on CPU.
+* GPU (``/device:GPU:*`` planes, CUPTI's activity records): one event per kernel (and copy,
+  memset) on ``Stream #N`` lines, with the stats XLA's launch annotation carries
+  (``hlo_module``, ``hlo_op``, ``program_id``) and a ``correlation_id`` that is per launch, not
+  per execution. Kernel events of the module are grouped by ``run_id`` where every one has it;
+  otherwise, in start order, into the ``expected`` executions the child ran: each execution of
+  a compiled XLA GPU program launches the same sequence of kernels, which is checked (the same
+  count and names in every group) before the span of each group is taken as its device time.
+  Host planes are never used: their events time the launches, not the kernels.
 """
 
 from __future__ import annotations
@@ -417,7 +425,7 @@ def read_trace_file(path: str, *, max_bytes: int = MAX_FILE_BYTES) -> XSpace:
 class Executions:
     durations_s: list  # one per execution, in start order
     starts_ps: list
-    method: str  # "cpu_thunk_span", "device_xla_module", "device_kernel_span"
+    method: str  # "cpu_thunk_span", "device_xla_module", "device_kernel_span", "gpu_kernel_sequence"
     plane: str
 
 
@@ -425,22 +433,24 @@ def _module_name_re(module: str):
     return re.compile(r"^" + re.escape(module) + r"(\(\d+\))?$")
 
 
-def program_executions(space: XSpace, program_name: str, platform: str) -> Executions:
-    """The executions of the program ``jit_<program_name>`` found in the trace."""
+def program_executions(space: XSpace, program_name: str, platform: str, expected: int | None = None) -> Executions:
+    """The executions of the program ``jit_<program_name>`` found in the trace; ``expected``:
+    how many the child ran (needed on GPU, where kernel events carry no execution id)."""
     module = f"jit_{program_name}"
     if platform == "cpu":
         planes = [p for p in space.planes if p.name == "/host:CPU"]
         if len(planes) != 1:
             raise TraceError("the trace has no single /host:CPU plane")
         return _grouped(space, planes[0], module, "cpu_thunk_span")
+    prefix = "/device:GPU:" if platform == "gpu" else "/device:"
     devs = [
         p
         for p in space.planes
-        if p.name.startswith("/device:") and not p.name.startswith("/device:CUSTOM") and p.name != "/device:CPU"
+        if p.name.startswith(prefix) and not p.name.startswith("/device:CUSTOM") and p.name != "/device:CPU"
     ]
     if not devs:
         raise TraceError(f"the trace has no device plane for platform {platform}")
-    devs.sort(key=lambda p: p.name)
+    devs.sort(key=lambda p: (len(p.name), p.name))  # /device:GPU:10 after /device:GPU:2
     plane = devs[0]  # the child runs the program on its first device only
     rx = _module_name_re(module)
     for line in plane.lines:
@@ -454,7 +464,41 @@ def program_executions(space: XSpace, program_name: str, platform: str) -> Execu
             return Executions(
                 [e.duration_ps * 1e-12 for e in evs], [e.start_ps for e in evs], "device_xla_module", plane.name
             )
+    if platform == "gpu":
+        return _gpu_kernel_sequence(space, plane, module, expected)
     return _grouped(space, plane, module, "device_kernel_span")
+
+
+def _gpu_kernel_sequence(space, plane, module, expected) -> Executions:
+    kernels = []  # (start, end, kernel name, run_id): a few per execution, decoded whole
+    for _line, ev in space.events_containing(plane, _needles(plane, module)):
+        if ev.stats.get("hlo_module") == module:
+            kernels.append((ev.start_ps, ev.end_ps, ev.name, ev.stats.get("run_id")))
+    if not kernels:
+        return Executions([], [], "gpu_kernel_sequence", plane.name)
+    kernels.sort(key=lambda k: (k[0], k[1]))
+    if all(k[3] is not None for k in kernels):
+        runs: dict = {}
+        for s, e, _, rid in kernels:
+            lo, hi = runs.get(rid, (s, e))
+            runs[rid] = (min(lo, s), max(hi, e))
+        spans = sorted(runs.values())
+        return Executions([(e - s) * 1e-12 for s, e in spans], [s for s, _ in spans], "device_kernel_span", plane.name)
+    if not expected or len(kernels) % expected:
+        raise TraceError(
+            f"{len(kernels)} kernel events of {module} on {plane.name} do not split into {expected} executions"
+        )
+    per = len(kernels) // expected
+    groups = [kernels[i * per : (i + 1) * per] for i in range(expected)]
+    first = [k[2] for k in groups[0]]
+    for g in groups[1:]:
+        if [k[2] for k in g] != first:
+            raise TraceError(f"the kernels of {module} on {plane.name} do not repeat one sequence per execution")
+    spans = [(g[0][0], max(k[1] for k in g)) for g in groups]
+    for (_, e), (s, _) in zip(spans, spans[1:]):
+        if s < e:  # executions run one after another on the device; overlap means a bad split
+            raise TraceError(f"the kernel groups of {module} on {plane.name} overlap")
+    return Executions([(e - s) * 1e-12 for s, e in spans], [s for s, _ in spans], "gpu_kernel_sequence", plane.name)
 
 
 def _encode_varint(v: int) -> bytes:

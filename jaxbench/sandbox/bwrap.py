@@ -11,6 +11,8 @@ import subprocess
 import sys
 from typing import Any, cast
 
+from .device import SIM_MOUNT
+
 INSIDE_UID = 65534  # the uid the child sees ("nobody")
 CHILD_PATH = "/harness/sandbox_child.py"  # where the child script is mounted inside
 
@@ -110,19 +112,84 @@ def site_entries(site: str) -> list[str]:
     return sorted(set(out))
 
 
-def accelerator_binds(platform: str) -> list[str]:
-    args = []
-    devs = []
+# NVIDIA nodes every CUDA process opens besides its GPUs' own /dev/nvidiaN: the control device,
+# unified memory (and its tools node, which CUPTI, hence the profiler, opens), and the MIG
+# capability directory
+NVIDIA_SHARED_NODES = ("nvidiactl", "nvidia-uvm", "nvidia-uvm-tools", "nvidia-caps")
+
+
+def _gpu_minors_by_index(root: str) -> list[int] | None:
+    """The device minor (the N of /dev/nvidiaN) of each GPU in PCI bus order, which is the
+    order of CUDA's indices under ``CUDA_DEVICE_ORDER=PCI_BUS_ID`` (set for GPU children) and of
+    nvidia-smi's; None where the driver's /proc files are not there to say."""
+    base = os.path.join(root, "proc", "driver", "nvidia", "gpus")
     try:
-        names = os.listdir("/dev")
+        buses = sorted(os.listdir(base))
+    except OSError:
+        return None
+    minors = []
+    for bus in buses:
+        try:
+            with open(os.path.join(base, bus, "information"), encoding="ascii", errors="replace") as f:
+                text = f.read()
+        except OSError:
+            return None
+        found = [ln.split(":", 1)[1].strip() for ln in text.splitlines() if ln.startswith("Device Minor:")]
+        if not found or not found[0].isdigit():
+            return None
+        minors.append(int(found[0]))
+    return minors
+
+
+def nvidia_device_nodes(root: str = "/", visible: str | None = None) -> list[str]:
+    """The NVIDIA device nodes under ``root``/dev that a GPU child gets, as paths inside the
+    sandbox (``/dev/nvidia0``, ``/dev/nvidiactl``, ...): the shared nodes that exist and the GPUs
+    that ``visible`` (``CUDA_VISIBLE_DEVICES``) selects, every GPU when it is unset or names
+    GPUs by UUID or MIG instance (which this cannot map to nodes). A consumer that sees one GPU
+    cannot open another's node: the chip split is enforced, not only requested."""
+    dev = os.path.join(root, "dev")
+    try:
+        names = set(os.listdir(dev))
+    except OSError:
+        return []
+    gpus = sorted((n for n in names if n.startswith("nvidia") and n[6:].isdigit()), key=lambda n: int(n[6:]))
+    wanted = [p.strip() for p in (visible or "").split(",") if p.strip()]
+    if wanted and all(w.isdigit() for w in wanted):
+        minors = _gpu_minors_by_index(root)
+        chosen = set()
+        for w in wanted:
+            i = int(w)
+            if minors is None:
+                chosen.add(f"nvidia{i}")  # no driver table: index and minor coincide on a plain host
+            elif i < len(minors):
+                chosen.add(f"nvidia{minors[i]}")
+        gpus = [g for g in gpus if g in chosen]
+    return [f"/dev/{n}" for n in (*gpus, *(n for n in NVIDIA_SHARED_NODES if n in names))]
+
+
+def device_nodes(platform: str, root: str = "/", environ: dict | None = None) -> list[str]:
+    """The device nodes a child on ``platform`` gets (paths inside the sandbox); none on cpu."""
+    env = os.environ if environ is None else environ
+    try:
+        names = sorted(os.listdir(os.path.join(root, "dev")))
     except OSError:
         names = []
     if platform == "tpu":
-        devs = [n for n in names if n.startswith(("accel", "vfio"))]
-    elif platform == "gpu":
-        devs = [n for n in names if n.startswith(("nvidia", "dri", "kfd"))]
-    for n in sorted(devs):
-        args += ["--dev-bind-try", f"/dev/{n}", f"/dev/{n}"]
+        return [f"/dev/{n}" for n in names if n.startswith(("accel", "vfio"))]
+    if platform == "gpu":
+        nodes = nvidia_device_nodes(root, env.get("CUDA_VISIBLE_DEVICES"))
+        if not nodes:  # no NVIDIA driver here: a ROCm host's compute and render nodes
+            nodes = [f"/dev/{n}" for n in names if n in ("kfd", "dri")]
+        return nodes
+    return []
+
+
+def accelerator_binds(nodes: list[str]) -> list[str]:
+    """bubblewrap arguments giving the child ``nodes`` (device nodes as they are, so that the
+    driver's permissions still apply) and /sys read-only (the drivers read their topology)."""
+    args = []
+    for n in nodes:
+        args += ["--dev-bind-try", n, n]
     args += ["--ro-bind-try", "/sys", "/sys"]
     return args
 
@@ -139,9 +206,12 @@ def bwrap_argv(
     work_dir: str,
     tmp_bytes: int,
     platform: str,
+    fake_device: str | None = None,
+    nodes: list[str] | None = None,
 ) -> list[str]:
     """The bubblewrap command line that runs ``child_file`` with ``env`` as the child uid;
-    ``stage(path)`` gives the host path to bind for ``path`` (see :class:`host.Stager`)."""
+    ``stage(path)`` gives the host path to bind for ``path`` (see :class:`host.Stager`);
+    ``nodes``: the device nodes to bind (:func:`device_nodes` when None)."""
     # never None here: a bwrap mode is chosen (or forced, probe.best_mode) only where bwrap exists
     info = cast("dict[str, Any]", bwrap_info())
     flags = set(info["flags"])
@@ -189,7 +259,9 @@ def bwrap_argv(
         argv += ["--size", str(min(tmp_bytes, 256 << 20))]
     argv += ["--tmpfs", "/dev/shm"]
     if platform != "cpu":
-        argv += accelerator_binds(platform)
+        argv += accelerator_binds(device_nodes(platform) if nodes is None else nodes)
+    if fake_device:  # the simulated exclusive device of the tests (sandbox/device.py)
+        argv += ["--bind", fake_device, SIM_MOUNT]
     # the root (bubblewrap's own tmpfs) read-only: only /work, /tmp and /dev/shm take writes
     argv += ["--remount-ro", "/"]
     argv += [

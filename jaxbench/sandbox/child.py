@@ -18,8 +18,8 @@ import time
 import weakref
 from typing import TYPE_CHECKING, Any, cast
 
-from . import host
-from .bwrap import bwrap_argv, bwrap_info
+from . import device, host
+from .bwrap import bwrap_argv, bwrap_info, device_nodes
 from .cgroups import Cgroup, cgroup_info
 from .options import ChildGone, PhaseTimeout, SandboxError, SandboxOptions
 from .output import Drain
@@ -86,6 +86,11 @@ class SandboxedChild:
         self._work_via_proc = False
         self.started_at: float | None = None
         self.closed = False
+        # exclusive devices (TPU, GPU; cpu when simulated): the child opens its device only on
+        # open_device(), under the device lock held here until the child is dead
+        self.exclusive = device.exclusive(self.opt.platform) and not self.opt.probe
+        self.device_lock: device.DeviceLock | None = None
+        self._device_nodes: list[str] | None = None
 
     # -- spawning
     def start(self, timeout: float = 30.0):
@@ -116,10 +121,19 @@ class SandboxedChild:
             for k, v in os.environ.items():
                 if k.startswith(ACCEL_ENV_PREFIXES) and not any(w in k for w in ACCEL_ENV_DENY):
                     env[k] = v
+        if self.opt.platform == "gpu":
+            # the GPU client would otherwise take most of the device's memory at start
+            env["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"
+            # CUDA's indices in PCI order, as nvidia-smi numbers GPUs and as the sandbox maps
+            # CUDA_VISIBLE_DEVICES to device nodes (bwrap.nvidia_device_nodes)
+            env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
+        fake_dir = device.sim_dir(self.opt.platform) if self.exclusive and self.opt.platform == "cpu" else None
 
         if uid is not None:
             assert gid is not None  # set together with uid
             os.chown(self.host_work, uid, gid)
+        # the accelerator's device nodes the sandbox binds (without bubblewrap: the host's /dev)
+        self._device_nodes = device_nodes(self.opt.platform) if mode.startswith("bwrap") else None
         if mode.startswith("bwrap"):
             argv = bwrap_argv(
                 env,
@@ -132,7 +146,11 @@ class SandboxedChild:
                 work_dir=self.host_work,
                 tmp_bytes=lim.tmp_bytes,
                 platform=self.opt.platform,
+                fake_device=src_for(fake_dir) if fake_dir else None,
+                nodes=self._device_nodes,
             )
+            if fake_dir:
+                argv += ["--fake-device", device.SIM_MOUNT]
             run_env = {"PATH": "/usr/bin:/bin"}
             chdir = "/"
         else:
@@ -157,10 +175,14 @@ class SandboxedChild:
                 "--site",
                 child_site,
             ]
+            if fake_dir:
+                argv += ["--fake-device", src_for(fake_dir)]
             run_env = env
             chdir = self.host_work
         if self.opt.probe:
             argv.append("--probe")
+        elif self.exclusive:
+            argv.append("--lazy-device")
 
         # rlimits
         rl = {"cpu": lim.cpu_seconds, "fsize": lim.file_bytes, "nofile": lim.open_files, "core": 0}
@@ -265,6 +287,12 @@ class SandboxedChild:
             "oom_score_adj": steps.get("oom_score_adj"),
             "phase_timeouts": True,
             "process_group_kill": True,
+            # one device-holding process per device: the lock this child's device is opened under
+            "device_lock": device.lock_path(self.opt.platform) if self.exclusive else None,
+            "simulated_device": bool(self.exclusive and self.opt.platform == "cpu"),
+            "gpu_preallocate": False if self.opt.platform == "gpu" else None,
+            # the device nodes bound into the sandbox (None: no bubblewrap, the host's /dev)
+            "device_nodes": self._device_nodes,
             "launcher_errors": self.launcher.get("errors", []),
         }
 
@@ -309,8 +337,34 @@ class SandboxedChild:
         if msg.get("type") != "hello":
             raise SandboxError(f"child did not say hello: {msg!r}")
         self.hello_info = msg
-        self._pin()
+        if not msg.get("lazy_device"):
+            self._pin()
         return msg
+
+    def open_device(self, timeout: float) -> dict:
+        """Have the child open its device: on an exclusive device, first wait for the device's
+        lock (held until this child is dead, see close()), then ask the child, which is still
+        free of candidate code. Returns the seconds waited for the lock and those the child
+        took to open the device; the device's description joins ``hello_info``."""
+        assert self.hello_info is not None  # after hello()
+        if not self.hello_info.get("lazy_device"):
+            return {"wait_s": 0.0, "open_s": self.hello_info.get("device_open_s")}
+        if self.device_lock is None:
+            lock = device.DeviceLock(self.opt.platform)
+            wait_s = lock.acquire()
+            self.device_lock = lock
+        else:
+            wait_s = 0.0
+        self.send({"cmd": "open"})
+        reply = self.recv(timeout)
+        if reply.get("type") != "device":
+            raise SandboxError(
+                f"the child could not open the device {self.device_lock.name}: {reply.get('message', reply)}"
+            )
+        self.hello_info.update({k: reply.get(k) for k in ("platform", "device_kind", "n_devices")})
+        self.hello_info.update(lazy_device=False, device_open_s=reply.get("open_s"))
+        self._pin()  # now that the backend sized its thread pool
+        return {"wait_s": wait_s, "open_s": reply.get("open_s")}
 
     def _pin(self):
         """Confine the child to its CPUs now that JAX is initialised (XLA sized its thread
@@ -509,6 +563,9 @@ class SandboxedChild:
             if self.cgroup:
                 self.cgroup.remove()
             shutil.rmtree(self.run_dir, ignore_errors=True)
+            if self.device_lock is not None:
+                # only now: every process of the sandbox has been killed and reaped above
+                self.device_lock.release()
 
     def __enter__(self):
         return self

@@ -11,9 +11,16 @@ Protocol (everything here is data; the trusted side decides every verdict):
   versions), sent after JAX is imported and warmed up and BEFORE any candidate code exists in
   this process, so it is trustworthy. Every later reply may be forged by the candidate and is
   treated as a claim that the trusted side checks.
-* fd 0 (commands): one JSON object per line, in order: ``job`` (what to run: program name
-  chosen by the harness, CONFIG, sets, iteration counts), then ``compile``, ``check``,
-  ``timing`` and finally ``exit``. The trusted side sends a phase only when the previous one
+* The device: opened (backend initialised, a warm-up jit) at start, and described in hello;
+  with ``--lazy-device`` (exclusive devices: one process per TPU chip or GPU) only on the
+  ``open`` command, which the trusted side sends once it holds the device's lock
+  (``jaxbench/sandbox/device.py``), still before any candidate code; the reply ``device``
+  carries what hello would have. With ``--fake-device DIR`` (the simulated exclusive device
+  of the tests) opening the device first takes ``DIR/node`` with a non-blocking exclusive
+  flock and fails loudly when another process holds it, as libtpu does.
+* fd 0 (commands): one JSON object per line, in order: ``open`` (lazy device only), ``job``
+  (what to run: program name chosen by the harness, CONFIG, sets, iteration counts), then
+  ``compile``, ``check``, ``timing`` and finally ``exit``. The trusted side sends a phase only when the previous one
   passed, and times every phase with its own clock.
 * Inputs: ``<in>/manifest.json`` (dtypes, shapes, file names) and ``<in>/sets/<set>/<k>.npy``;
   bfloat16 arrays are stored as their raw uint16 bits. Loaded with ``allow_pickle=False``.
@@ -40,7 +47,7 @@ CANDIDATE_FILE = "candidate.py"
 
 
 def _parse_args(argv):
-    opts = {"site": [], "in": None, "work": None, "probe": False}
+    opts = {"site": [], "in": None, "work": None, "probe": False, "lazy_device": False, "fake_device": None}
     it = iter(argv)
     for a in it:
         if a in ("--in", "--work"):
@@ -49,6 +56,10 @@ def _parse_args(argv):
             opts["site"].append(next(it))
         elif a == "--probe":
             opts["probe"] = True
+        elif a == "--lazy-device":
+            opts["lazy_device"] = True
+        elif a == "--fake-device":
+            opts["fake_device"] = next(it)
     return opts
 
 
@@ -105,9 +116,8 @@ try:
 except Exception:  # noqa: BLE001 - pallas missing is reported in hello
     _pltpu = None
 
-_dev = jax.devices()[0]
-jax.jit(lambda a: a * 2 + 1)(jnp.arange(8, dtype=jnp.float32)).block_until_ready()
 _BF16 = np.dtype(jnp.bfloat16)
+_dev = None  # the device, once opened (_open_device)
 
 
 def _profiler_options():
@@ -164,8 +174,72 @@ def _warm_profiler():
     shutil.rmtree(d, ignore_errors=True)
 
 
-_warm_profiler()
 _import_s = time.perf_counter() - _t_import
+
+# --------------------------------------------------------------------------- the device
+
+_CHILD_ID = os.urandom(4).hex()  # tells children apart in the simulated device's log (pids repeat)
+_fake_fd = None
+
+
+def _fake_log(event):
+    """One line per open/release of the simulated device: written after taking it and before
+    releasing it, so logged intervals lie inside the real holds."""
+    line = f"{event} {time.time_ns()} {os.getpid()} {_CHILD_ID}\n".encode()
+    fd = os.open(os.path.join(OPTS["fake_device"], "log"), os.O_WRONLY | os.O_APPEND)
+    try:
+        os.write(fd, line)
+    finally:
+        os.close(fd)
+
+
+def _take_fake_device():
+    import fcntl  # deferred: only the simulated device needs it
+
+    global _fake_fd
+    fd = os.open(os.path.join(OPTS["fake_device"], "node"), os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip()
+        os.close(fd)
+        raise RuntimeError(f"device busy: held by {holder or 'another process'}") from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"pid {os.getpid()} (child {_CHILD_ID})".encode(), 0)
+    _fake_fd = fd
+    _fake_log("open")
+
+
+def _release_fake_device():
+    global _fake_fd
+    if _fake_fd is not None:
+        _fake_log("close")
+        os.close(_fake_fd)
+        _fake_fd = None
+
+
+def _open_device():
+    """Initialise the backend on the device and warm it up (a jit, the profiler); returns the
+    seconds it took."""
+    global _dev
+    t = time.perf_counter()
+    if OPTS["fake_device"]:
+        _take_fake_device()
+    _dev = jax.devices()[0]
+    jax.jit(lambda a: a * 2 + 1)(jnp.arange(8, dtype=jnp.float32)).block_until_ready()
+    _warm_profiler()
+    return time.perf_counter() - t
+
+
+def _device_info():
+    return {
+        "platform": _dev.platform,
+        "device_kind": getattr(_dev, "device_kind", ""),
+        "n_devices": len(jax.devices()),
+    }
+
+
+_open_s = None if OPTS["lazy_device"] else _open_device()
 
 # --------------------------------------------------------------------------- helpers
 
@@ -567,9 +641,8 @@ def main():
     send(
         {
             "type": "hello",
-            "platform": _dev.platform,
-            "device_kind": getattr(_dev, "device_kind", ""),
-            "n_devices": len(jax.devices()),
+            **(_device_info() if _dev is not None else {"lazy_device": True}),
+            "device_open_s": _open_s,
             "jax_version": jax.__version__,
             "jaxlib_version": _jaxlib_version(),
             "python": sys.version.split()[0],
@@ -583,7 +656,14 @@ def main():
     while True:
         cmd = recv()
         kind = cmd.get("cmd")
-        if kind == "job":
+        if kind == "open":
+            try:
+                open_s = _open_device() if _dev is None else 0.0
+            except BaseException as exc:  # noqa: BLE001 - a busy or broken device: infrastructure
+                send({"type": "error", "stage": "device", "message": f"{type(exc).__name__}: {exc}"[:2000]})
+                continue
+            send({"type": "device", **_device_info(), "open_s": open_s})
+        elif kind == "job":
             job = Job(cmd)
             try:
                 _load_cost_model()
@@ -614,6 +694,7 @@ def main():
                 )
             )
         elif kind == "exit":
+            _release_fake_device()
             break
         else:
             send({"type": "error", "stage": "protocol", "message": f"unknown command {kind!r}"})

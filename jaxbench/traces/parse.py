@@ -27,14 +27,24 @@ def _decode(raw: bytes | str, line: int) -> tuple[Any, ErrorItem | None]:
             raw = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             return None, {"line": line, "field": None, "message": f"not UTF-8 (byte {exc.start + 1} of the line)"}
+    # without its line break: json would place an error at the end of the text on "line 2,
+    # column 1" of the one line, after the break, instead of where the line stops
+    text = raw.rstrip("\r\n")
     try:
-        return json.loads(raw, parse_constant=_reject_constant), None
+        return json.loads(text, parse_constant=_reject_constant), None
     except RecursionError:
         return None, {"line": line, "field": None, "message": "not valid JSON: nested too deeply"}
-    except ValueError as exc:  # json.JSONDecodeError is a ValueError
-        msg = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
-        col = f" at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
-        return None, {"line": line, "field": None, "message": f"not valid JSON: {msg}{col}"}
+    except json.JSONDecodeError as exc:
+        msg = exc.msg.removesuffix(" at")  # "Unterminated string starting at" + " at column N"
+        if exc.pos >= len(text) or exc.msg.startswith("Unterminated string"):
+            # a line cut short: say where it stops (and where an unclosed string began)
+            where = f" ({msg} at column {exc.colno})" if exc.pos < len(text) else ""
+            message = f"not valid JSON: the line ends at column {len(text)} before its value is complete{where}"
+        else:
+            message = f"not valid JSON: {msg} at column {exc.colno}"
+        return None, {"line": line, "field": None, "message": message}
+    except ValueError as exc:  # _reject_constant's NaN/Infinity
+        return None, {"line": line, "field": None, "message": f"not valid JSON: {exc}"}
 
 
 def iter_lines(

@@ -23,6 +23,7 @@ from leaderboard.views.submission_rows import (
     best_sources,
     can_manage,
     can_view_code,
+    failed_samples,
     mark_outside_pallas,
     progress_for,
     summaries_of,
@@ -73,15 +74,28 @@ def submission_detail(request, pk):
             "first_faster_index",
             "expert_speedup",
             "gap",
+            "message",
         ]
         rows = workload_rows(submission, primary)
+        failures, _ = failed_samples(submission, limit=None)
+        # a workload's message: why its first failed sample failed (every one is in "failures")
+        first = {}
+        for f in failures:
+            first.setdefault(f["wid"], f"sample {f['index']}: {f['outcome']}: {f['head']}")
+        for r in rows:
+            r["message"] = first.get(r["wid"], "")
         return export_response(
             fmt,
             f"submission-{submission.pk}-{hw.slug}",
             meta,
             rows,
             cols,
-            extra={"sets": primary.sets if primary else {}},
+            extra={
+                "sets": primary.sets if primary else {},
+                "failures": [
+                    {k: f[k] for k in ("wid", "index", "outcome", "category", "message", "where")} for f in failures
+                ],
+            },
         )
     progress = progress_for(submission, evaluated)
     code = can_view_code(request.user, submission)
@@ -160,6 +174,7 @@ def _render_body(submission, evaluated, reported, primary, rows, code: bool) -> 
     best = best_candidates(submission, rows)
     sources = best_sources(submission, best) if code else None
     mark_outside_pallas(submission, rows, best)
+    failures, n_failures = failed_samples(submission)
     html = render_to_string(
         "leaderboard/_submission_body.html",
         {
@@ -172,6 +187,8 @@ def _render_body(submission, evaluated, reported, primary, rows, code: bool) -> 
             "figures": figures,
             "sources": sources,
             "outcomes": metrics.OUTCOMES,
+            "failures": failures,
+            "n_failures": n_failures,
         },
     )
     return {"html": html, "has_figures": bool(figures), "has_sources": bool(sources)}

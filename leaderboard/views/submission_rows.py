@@ -3,13 +3,14 @@ per-workload rows and the sources of its best samples."""
 
 from __future__ import annotations
 
+from django.db.models import Q
 from django.shortcuts import get_object_or_404
 
 from catalog.models import Baseline, Workload
 from evaluator.models import Evaluation
 from evaluator.progress import ACCELERATOR_OVERHEAD_S, submission_progress
 from jaxbench import metrics
-from jaxbench.record import Outcome
+from jaxbench.record import CORRECT_OUTCOMES, Outcome, message_head, message_where
 from jaxbench.verdict import pallas_share
 from leaderboard.data import experts_for
 from leaderboard.highlight import highlighted
@@ -17,6 +18,7 @@ from leaderboard.models import SubmissionSummary, WorkloadResult
 from submissions.models import Candidate, Submission
 
 MAX_SOURCES = 100
+MAX_FAILURES = 200  # failed samples listed on the page; the rest are in the per-workload views
 
 
 # --------------------------------------------------------------------------------------------
@@ -195,3 +197,49 @@ def best_sources(submission, best: dict[int, int]) -> list[dict]:
             }
         )
     return out
+
+
+def failed_samples(submission, limit: int | None = MAX_FAILURES) -> tuple[list[dict], int]:
+    """(up to ``limit`` failed or refused samples with the reason each failed, how many there
+    are in all), in workload and sample order. A sample's outcome is its main evaluation's, or
+    its pre-check's when that stopped it; an infrastructure failure counts with its message."""
+    rows = (
+        Evaluation.objects.filter(candidate__submission=submission, hardware=submission.hardware)
+        .filter(
+            Q(stage=Evaluation.MAIN, state=Evaluation.FAILED)
+            | Q(stage=Evaluation.MAIN, state=Evaluation.DONE)
+            | Q(stage=Evaluation.PRECHECK, state=Evaluation.SKIPPED)
+        )
+        .exclude(outcome__in=list(CORRECT_OUTCOMES))
+        .order_by("candidate__workload__number", "candidate__index")
+        .values(
+            "candidate__workload__wid",
+            "candidate__index",
+            "candidate__filename",
+            "stage",
+            "state",
+            "outcome",
+            "message",
+            "record__error_category",
+        )
+    )
+    found = list(rows if limit is None else rows[: limit + 1])
+    # counted only when there are more than are shown: one query on an ordinary page
+    total = len(found) if limit is None or len(found) <= limit else rows.count()
+    out = []
+    for ev in found[:limit]:
+        message = ev["message"] or ""
+        out.append(
+            {
+                "wid": ev["candidate__workload__wid"],
+                "index": ev["candidate__index"],
+                "filename": ev["candidate__filename"],
+                "outcome": ev["outcome"] or ("infrastructure" if ev["state"] == Evaluation.FAILED else ""),
+                "category": ev["record__error_category"] or "",
+                "precheck": ev["stage"] == Evaluation.PRECHECK,
+                "head": message_head(message),
+                "message": message,
+                "where": message_where(message),
+            }
+        )
+    return out, total

@@ -2,10 +2,11 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST
+from django.urls import reverse
 
 from portal.forms import SignupForm, TokenForm
 from submissions.models import ApiToken
+from submissions.views.post_only import post_only
 
 
 def signup(request):
@@ -34,7 +35,7 @@ def account(request):
 
 
 @login_required
-@require_POST
+@post_only(lambda request, **_: reverse("account"))
 def token_create(request):
     form = TokenForm(request.POST)
     if not form.is_valid():
@@ -46,7 +47,7 @@ def token_create(request):
 
 
 @login_required
-@require_POST
+@post_only(lambda request, **_: reverse("account"))
 def token_revoke(request, pk):
     token = request.user.api_tokens.filter(pk=pk).first()
     if token is None:

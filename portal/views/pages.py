@@ -1,5 +1,6 @@
 from django.conf import settings
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.templatetags.static import static
 
 from catalog.models import Workload
 from evaluator.health import status
@@ -26,3 +27,9 @@ def docs(request):
 
 def health(request):
     return render(request, "portal/health.html", {"status": status()})
+
+
+def favicon(request):
+    """Browsers ask for /favicon.ico whatever the page links: send them to the static icon
+    (a temporary redirect: the hashed static name changes with the file)."""
+    return redirect(static("favicon.svg"))

@@ -99,6 +99,9 @@ def check_kernel_source(raw: bytes | str, name: str) -> tuple[str | None, list[d
     return code, []
 
 
+LIST_HINT = "the workloads are listed at /workloads/ and by `python -m jaxbench.client workloads`"
+
+
 def validate_kernel_uploads(
     uploads: Iterable[Upload], catalog: trace_format.WorkloadCatalog
 ) -> tuple[list[KernelFile], list[dict]]:
@@ -135,12 +138,14 @@ def validate_kernel_uploads(
                     add("name", f"the file is named for workload {named} but was given for {wid}")
                     continue
             else:
-                if not base.endswith(".py") and named is None:
+                # a name without an extension is a workload key (the API's "kernels" object):
+                # the workload is what is wrong with it, not the file type
+                if not base.endswith(".py") and named is None and "." in base:
                     add("name", "a kernel file must be a .py file named by its workload (or a .zip of them)")
                     continue
                 wid = named
                 if wid is None:
-                    add("name", f"unknown workload name {base!r}: {catalog.hint()}")
+                    add("name", f"unknown workload {base.removesuffix('.py')!r}: {catalog.hint()}; {LIST_HINT}")
                     continue
         raw = read_capped(up.data, MAX_KERNEL_BYTES) if not isinstance(up.data, str) else up.data
         code, errs = check_kernel_source(raw, up.name)

@@ -13,7 +13,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 
 from catalog.models import Workload
 from jaxbench import limits
@@ -21,6 +21,7 @@ from jaxbench import traces as trace_format
 from submissions import intake
 from submissions.forms import KernelSubmissionForm, TraceUploadForm
 from submissions.models import Submission
+from submissions.views.post_only import post_only
 
 
 def detail_url(submission) -> str:
@@ -164,7 +165,7 @@ def submit(request):
 
 
 @login_required
-@require_POST
+@post_only(lambda request: reverse("submissions:submit") + "#trace")
 @refuse_oversized(max_trace_form_bytes, _trace_limit_message, "trace")
 def submit_trace(request):
     form = TraceUploadForm(request.POST, request.FILES, user=request.user)
@@ -202,7 +203,7 @@ def _back(request, submission):
 
 
 @login_required
-@require_POST
+@post_only(lambda request, pk: reverse("leaderboard:submission-detail", args=[pk]))
 def submission_publish(request, pk):
     submission = _member_submission(request, pk)
     submission.publish()
@@ -215,7 +216,7 @@ def submission_publish(request, pk):
 
 
 @login_required
-@require_POST
+@post_only(lambda request, pk: reverse("leaderboard:submission-detail", args=[pk]))
 def submission_withdraw(request, pk):
     submission = _member_submission(request, pk)
     submission.withdraw()

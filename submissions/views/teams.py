@@ -3,10 +3,15 @@ from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_POST
+from django.urls import reverse
 
 from submissions.forms import JoinTeamForm, TeamForm
 from submissions.models import Membership, Team
+from submissions.views.post_only import post_only
+
+
+def _team_page(request, slug, **_):
+    return reverse("submissions:team-detail", args=[slug])
 
 
 @login_required
@@ -58,7 +63,7 @@ def team_join(request, code=None):
 
 
 @login_required
-@require_POST
+@post_only(_team_page)
 def team_remove_member(request, slug, user_id):
     team = _member_team(request, slug)
     if not team.is_owner(request.user):
@@ -76,7 +81,7 @@ def team_remove_member(request, slug, user_id):
 
 
 @login_required
-@require_POST
+@post_only(_team_page)
 def team_leave(request, slug):
     team = _member_team(request, slug)
     membership = team.memberships.filter(user=request.user).first()
@@ -95,7 +100,7 @@ def team_leave(request, slug):
 
 
 @login_required
-@require_POST
+@post_only(_team_page)
 def team_rotate_code(request, slug):
     team = _member_team(request, slug)
     if not team.is_owner(request.user):
@@ -107,7 +112,7 @@ def team_rotate_code(request, slug):
 
 
 @login_required
-@require_POST
+@post_only(_team_page)
 def team_make_owner(request, slug, user_id):
     team = _member_team(request, slug)
     if not team.is_owner(request.user):

@@ -42,6 +42,26 @@ def test_accelerator_targets_start_with_the_cpu_precheck(sent, django_capture_on
     assert Evaluation.objects.get(pk=ids[0]).stage == Evaluation.PRECHECK
 
 
+@pytest.mark.parametrize("hw", ["gpu-h200", "gpu-h100"])
+def test_gpu_targets_skip_the_tpu_precheck(sent, hw, django_capture_on_commit_callbacks):
+    """The pre-check lowers for TPU and runs TPU interpret mode: nothing a GPU kernel passes."""
+    with django_capture_on_commit_callbacks(execute=True):
+        sub = factories.submission([("12p", CODE)], hw=hw)
+        ids = pipeline.schedule_submission(sub)
+    assert sent == [(ids, f"eval.{hw}")]
+    assert Evaluation.objects.get(pk=ids[0]).stage == Evaluation.MAIN
+
+
+def test_only_tpu_targets_are_prechecked():
+    from jaxbench import hardware
+
+    assert {t.slug for t in hardware.TARGETS.values() if t.prechecked} == {
+        t.slug for t in hardware.TARGETS.values() if t.platform == "tpu"
+    }
+    assert factories.hardware("tpu-v5e").prechecked and not factories.hardware("gpu-h200").prechecked
+    assert not factories.hardware("cpu").prechecked
+
+
 def _one_row(sent):
     sub = factories.submission([("12p", CODE)])
     pipeline.schedule_submission(sub)

@@ -41,6 +41,19 @@ def test_the_packages_pins_are_the_portals():
     assert not any(d.split("==")[0].lower() in ("django", "djangorestframework", "dramatiq") for d in deps)
 
 
+def test_the_gpu_requirements_pin_the_cuda_plugin_to_jax():
+    """requirements-gpu.txt adds only JAX's CUDA plugin, at exactly the runtime's jax version (a
+    plugin of another version refuses to load, and the GPU worker would fall back to nothing)."""
+    text = (ROOT / "requirements-gpu.txt").read_text()
+    assert "-r requirements.txt" in text.splitlines()
+    jax_version = _pins(ROOT / "requirements.txt")["jax"]
+    gpu = dict(re.findall(r"^([a-z0-9-]+)(?:\[[a-z-]+\])?==(\S+)$", text, re.M))
+    assert gpu == {"jax-cuda12-plugin": jax_version, "jax-cuda12-pjrt": jax_version}
+    assert "jax-cuda12-plugin[with-cuda]==" in text  # the CUDA libraries come as pip packages
+    # CI and `make test` never install it
+    assert "requirements-gpu.txt" not in (ROOT / "requirements-test.txt").read_text()
+
+
 def test_the_wheel_holds_jaxbench_alone_and_runs_without_the_portal(tmp_path):
     out = subprocess.run(
         [

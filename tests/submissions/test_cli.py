@@ -286,3 +286,80 @@ def test_summary_counts_ties_apart_and_prints_intervals(capsys):
     row3 = next(line for line in out.splitlines() if line.startswith("3p"))
     assert row3.split() == ["3p", "1", "1", "1", "1", "0", "1.20x", "0"]
     assert "3/3 workloads solved, 2 faster than XLA, 1 within noise of XLA" in out
+
+
+def test_status_says_why_each_sample_failed(capsys):
+    """status prints each failed sample's first message line and its candidate line; --json
+    carries the whole message. The wrong-signature kernel's TypeError is the example."""
+    import types
+
+    from jaxbench.client import commands
+    from jaxbench.verdict.rules import classify_child_error
+
+    outcome, category, message = classify_child_error(
+        {
+            "type": "error",
+            "stage": "trace",
+            "exc_type": "TypeError",
+            "message": "TypeError: workload() takes 1 positional argument but 2 were given\n",
+            "where": ["candidate.py:9 in run: return workload(x, weight)"],
+        },
+        "compile",
+    )
+    long = "max |cand - exact| = 3.2 beyond the allowance\nsecond line\nthird line"
+    base = {"stage": "main", "state": "done", "speedup": None, "speedup_lo": None, "speedup_hi": None}
+    evaluations = [
+        {**base, "workload": "12p", "index": 0, "outcome": outcome, "message": message},
+        {**base, "workload": "12p", "index": 1, "outcome": "correct_faster", "speedup": 1.3, "message": ""},
+        {**base, "workload": "8p", "index": 0, "outcome": "incorrect", "message": long},
+        {**base, "workload": "8p", "index": 1, "outcome": "", "message": "", "state": "queued"},
+    ]
+    evaluations[0]["record"] = {"error_category": category}
+    portal = types.SimpleNamespace(get_all=lambda path, page_size=None: evaluations)
+    st = {"done": 3, "total": 4, "finished": False, "outcomes": {"compile_error": 1}}
+    assert commands.print_summary(types.SimpleNamespace(json=False), portal, 7, st) == commands.EXIT_OK
+    out = capsys.readouterr().out
+    why = out.split("Why samples failed (2):")[1].splitlines()
+    assert why[1:4] == [  # in workload order
+        "  8p #0 incorrect: max |cand - exact| = 3.2 beyond the allowance",
+        "  12p #0 compile_error (trace_error): TypeError: workload() takes 1 positional argument but 2 were given",
+        "      at candidate.py:9 in run: return workload(x, weight)",
+    ]
+    assert "second line" not in out
+    assert commands.print_summary(types.SimpleNamespace(json=True), portal, 7, st) == commands.EXIT_OK
+    failed = json.loads(capsys.readouterr().out)["failures"]
+    assert [(f["workload"], f["index"], f["outcome"]) for f in failed] == [("8p", 0, "incorrect"), ("12p", 0, outcome)]
+    assert failed[0]["message"] == long
+    assert failed[1]["where"] == ["candidate.py:9 in run: return workload(x, weight)"]
+
+
+def test_status_wait_without_a_terminal_prints_progress_lines(capsys, monkeypatch):
+    """tqdm draws nothing when stderr is not a terminal: a line on each change and every
+    PROGRESS_EVERY_S seconds in between, so a log shows the wait is alive."""
+    import types
+
+    from jaxbench.client import commands
+
+    clock = {"t": 0.0}
+    monkeypatch.setattr(commands.time, "monotonic", lambda: clock["t"])
+    monkeypatch.setattr(commands.time, "sleep", lambda s: clock.__setitem__("t", clock["t"] + s))
+    # polled every 10 s: 0/2 for 70 s, then 1/2, then finished
+    states = [(0, {})] * 8 + [(1, {"correct_faster": 1})] * 2 + [(2, {"correct_faster": 2})]
+    polls = iter(states)
+
+    def get(path):
+        done, outcomes = next(polls)
+        return {"done": done, "total": 2, "finished": done == 2, "outcomes": outcomes}
+
+    portal = types.SimpleNamespace(get=get, get_all=lambda path, page_size=None: [])
+    monkeypatch.setattr(commands, "print_summary", lambda args, portal, sid, st: commands.EXIT_OK)
+    args = types.SimpleNamespace(timeout=None, interval=10.0, json=False)
+    assert commands.wait_and_summarise(args, portal, 7) == commands.EXIT_OK
+    lines = [ln.split(" ", 1)[1] for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+    assert lines == [
+        "#7: 0/2 evaluated; none yet",  # t=0
+        "#7: 0/2 evaluated; none yet",  # t=30
+        "#7: 0/2 evaluated; none yet",  # t=60
+        "#7: 1/2 evaluated; correct_faster 1",  # t=80, a change
+        "#7: 2/2 evaluated; correct_faster 2",  # t=100
+    ]

@@ -108,8 +108,11 @@ def test_zip_layouts(catalog, people, members, expected):
             "workload",
             "no module-level `workload`",
         ),
-        ([("99p.py", kernel())], "name", "unknown workload name '99p.py'"),
-        ([("12p_Wrong.py", kernel())], "name", "unknown workload name"),
+        ([("99p.py", kernel())], "name", "unknown workload '99p': use an ID such as 12p"),
+        # a bare key (the API's "kernels" object): the workload is unknown, and how to list them
+        ([("99p", kernel())], "name", "unknown workload '99p'"),
+        ([("99p", kernel())], "name", "listed at /workloads/ and by `python -m jaxbench.client workloads`"),
+        ([("12p_Wrong.py", kernel())], "name", "unknown workload '12p_Wrong'"),
         ([("notes.txt", kernel())], "name", "must be a .py file"),
         ([("12p.py", b"x" * (intake.MAX_KERNEL_BYTES + 1))], "size", "larger than 256 KB"),
         ([("12p.py", "")], "code", "empty"),

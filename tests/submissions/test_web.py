@@ -231,7 +231,10 @@ def test_publish_and_withdraw_from_the_list(client, catalog, people):
     assert r.status_code == 302 and r["Location"] == "/submissions/"
     sub.refresh_from_db()
     assert not sub.is_public and sub.withdrawn_at is not None
-    assert client.get(f"/submissions/{sub.pk}/publish/").status_code == 405
+    # a GET (the URL left in the address bar) goes to the submission's page; PUT stays refused
+    r = client.get(f"/submissions/{sub.pk}/publish/")
+    assert r.status_code == 302 and r["Location"] == f"/submissions/{sub.pk}/"
+    assert client.put(f"/submissions/{sub.pk}/publish/").status_code == 405
 
 
 @pytest.mark.parametrize("public", [False, True])

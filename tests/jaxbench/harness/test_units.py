@@ -292,3 +292,97 @@ def test_a_forced_bubblewrap_mode_without_bubblewrap_is_refused_clearly(monkeypa
     monkeypatch.setattr(probe, "bwrap_info", lambda: None)
     with pytest.raises(sandbox.SandboxError, match="needs bubblewrap, which is not installed"):
         probe.best_mode("cpu")
+
+
+# --------------------------------------------------------------------------- GPU device planes
+
+
+def _gpu_space(runs=4, kernels=("fusion_1", "triton_rmsnorm", "fusion_2"), gap=2000, run_ids=False, shuffle=None):
+    """An XSpace like a CUDA child's: ``/device:GPU:0`` with CUPTI kernel events on a stream
+    line (interned ``hlo_module``, a ``correlation_id`` per launch), executions of the candidate
+    ``jit_prog`` interleaved with the baseline's ``jit_base``, a copy on another stream, and a
+    host plane whose launch events (same module, much longer) must not be taken for device time."""
+    stat_md = {1: "hlo_module", 2: "correlation_id", 3: "jit_prog", 4: "jit_base", 5: "run_id"}
+    names = {i + 1: n for i, n in enumerate((*kernels, "base_fusion", "MemcpyH2D"))}
+    ids = {n: i for i, n in names.items()}
+    events, copies = b"", b""
+    t, corr = 0, 1000
+    expected = []
+    for run in range(runs):
+        seq = list(kernels) if shuffle is None or run != shuffle else list(reversed(kernels))
+        start = t
+        for k, kname in enumerate(seq):
+            dur = 3000 + 1000 * k
+            ev = _field(1, ids[kname]) + _field(2, t * 1000) + _field(3, dur * 1000)
+            ev += _field(4, _stat(1, ref=3)) + _field(4, _stat(2, i=corr))
+            if run_ids:
+                ev += _field(4, _stat(5, i=77 + run))
+            events += _field(4, ev)
+            corr += 1
+            t += dur + 500  # launch gap inside one execution: device time all the same
+        expected.append((t - 500 - start) * 1e-9)
+        # the baseline's execution between two of the candidate's (ABBA interleaving)
+        ev = _field(1, ids["base_fusion"]) + _field(2, t * 1000) + _field(3, 9000 * 1000)
+        events += _field(4, ev + _field(4, _stat(1, ref=4)) + _field(4, _stat(2, i=corr)))
+        corr += 1
+        t += 9000 + gap
+    # a host-to-device copy with no module (inputs staged before the loop)
+    copies += _field(4, _field(1, ids["MemcpyH2D"]) + _field(2, 0) + _field(3, 10**6))
+    plane = _field(2, b"/device:GPU:0")
+    plane += _field(3, _field(1, 13) + _field(2, b"Stream #13(Kernel)") + _field(3, 0) + events)
+    plane += _field(3, _field(1, 14) + _field(2, b"Stream #14(MemcpyH2D)") + _field(3, 0) + copies)
+    for k, v in stat_md.items():
+        plane += _field(5, _field(1, k) + _field(2, _field(1, k) + _field(2, v.encode())))
+    for k, v in names.items():
+        plane += _field(4, _field(1, k) + _field(2, _field(1, k) + _field(2, v.encode())))
+    # host side: one long launch event per execution, with the module and a run_id
+    host_ev = b""
+    for run in range(runs):
+        ev = _field(1, 1) + _field(2, run * 10**8) + _field(3, 5 * 10**7)
+        host_ev += _field(4, ev + _field(4, _stat(1, ref=3)) + _field(4, _stat(2, i=500 + run)))
+    host = _field(2, b"/host:CPU") + _field(3, _field(2, b"python") + _field(3, 0) + host_ev)
+    for k, v in {1: "hlo_module", 2: "run_id", 3: "jit_prog"}.items():
+        host += _field(5, _field(1, k) + _field(2, _field(1, k) + _field(2, v.encode())))
+    host += _field(4, _field(1, 1) + _field(2, _field(1, 1) + _field(2, b"ExecuteOnStream")))
+    return _field(1, host) + _field(1, plane) + _field(1, _field(2, b"/device:GPU:1")), expected
+
+
+def test_gpu_device_time_comes_from_the_kernels_on_the_gpu_plane():
+    data, expected = _gpu_space(runs=4)
+    space = xplane.XSpace(data)
+    ex = xplane.program_executions(space, "prog", "gpu", expected=4)
+    assert ex.method == "gpu_kernel_sequence" and ex.plane == "/device:GPU:0"
+    # each execution: three kernels of 3, 4, 5 us with 0.5 us gaps, 13 us; never the host's 50 us
+    assert ex.durations_s == pytest.approx(expected) and ex.durations_s == pytest.approx([13e-6] * 4)
+    assert ex.starts_ps == sorted(ex.starts_ps)
+    # the interleaved baseline is its own program, one kernel per execution
+    base = xplane.program_executions(space, "base", "gpu", expected=4)
+    assert base.durations_s == pytest.approx([9e-6] * 4)
+    # the CPU reader of the same trace would have timed the host's launch events instead
+    assert xplane.program_executions(space, "prog", "cpu").durations_s == pytest.approx([50e-6] * 4)
+
+
+def test_gpu_kernel_groups_must_match_the_executions_the_child_ran():
+    space = xplane.XSpace(_gpu_space(runs=4)[0])
+    with pytest.raises(xplane.TraceError, match="do not split into 5"):
+        xplane.program_executions(space, "prog", "gpu", expected=5)  # 12 kernels, 3 per run
+    with pytest.raises(xplane.TraceError, match="do not split"):
+        xplane.program_executions(space, "prog", "gpu")  # no count: no guess
+    # 12 kernels do split into 6 groups of 2, but not into one repeated sequence
+    with pytest.raises(xplane.TraceError, match="one sequence"):
+        xplane.program_executions(space, "prog", "gpu", expected=6)
+    odd = xplane.XSpace(_gpu_space(runs=4, shuffle=2)[0])
+    with pytest.raises(xplane.TraceError, match="one sequence"):
+        xplane.program_executions(odd, "prog", "gpu", expected=4)
+
+
+def test_gpu_kernels_with_a_run_id_are_grouped_by_it():
+    data, expected = _gpu_space(runs=3, run_ids=True)
+    ex = xplane.program_executions(xplane.XSpace(data), "prog", "gpu")
+    assert ex.method == "device_kernel_span" and ex.durations_s == pytest.approx(expected)
+
+
+def test_gpu_trace_without_a_gpu_plane_is_refused():
+    tpu_only = _field(1, _field(2, b"/device:TPU:0"))
+    with pytest.raises(xplane.TraceError, match="no device plane for platform gpu"):
+        xplane.program_executions(xplane.XSpace(tpu_only), "prog", "gpu", expected=1)

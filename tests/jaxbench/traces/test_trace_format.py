@@ -127,6 +127,24 @@ def test_every_error_names_line_and_field(data, line, field, needle):
     assert match, errors
 
 
+@pytest.mark.parametrize(
+    "line, needle",
+    [
+        # cut after a comma: json alone says "line 2 column 1" (past the line break)
+        ('{"workload": "12p",', "the line ends at column 19 before its value is complete"),
+        # cut inside the code string: where it stops and where the string began
+        (
+            '{"workload": "12p", "index": 1, "code": "def wor',
+            "the line ends at column 48 before its value is complete (Unterminated string starting at column 41)",
+        ),
+        ('{"workload": "12p", "index": 1, "code": tru}', "Expecting value at column 41"),
+    ],
+)
+def test_a_broken_json_line_is_named_where_it_broke(line, needle):
+    errors = errors_of(lines(HEADER, sample(), line))
+    assert [e["message"] for e in errors if e["line"] == 3] == [f"not valid JSON: {needle}"], errors
+
+
 def test_non_utf8_line_is_named():
     errors = errors_of(lines(HEADER, sample()) + b'{"workload": "12p", "index": 1, "code": "\xff\xfe"}\n')
     assert errors == [{"line": 3, "field": None, "message": "not UTF-8 (byte 42 of the line)"}]
