@@ -22,7 +22,7 @@ from evaluator import broker as broker_state
 from evaluator import outage, workers
 from evaluator.queues import MAINTENANCE_QUEUE, PRECHECK_QUEUE, hardware_queue
 from evaluator.workers import HEARTBEAT_SECONDS, worker_name
-from jaxbench.hardware import detect_in_child, initialized_backends
+from jaxbench.hardware import detect_for_worker, initialized_backends
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ class HardwareQueues(dramatiq.Middleware):
             slug = settings.JAXBENCH_WORKER_HARDWARE
         else:
             # in a short-lived child: this process must never open the accelerator itself
-            slug = detect_in_child().slug
+            slug = detect_for_worker().slug  # refuses a host whose accelerator is missing
             queues = queues_for(slug)
         workers.set_hardware(slug)
         for q in sorted(queues):

@@ -119,6 +119,35 @@ def detect_in_child(timeout: float = 300.0) -> Target:
             lock.release()
 
 
+class DeviceMissing(RuntimeError):
+    """A TPU/GPU plugin is installed but JAX found only the CPU: a worker must not start."""
+
+
+def device_missing(installed: str, detected: Target) -> str | None:
+    """Why a worker on this host must not serve ``detected``'s queue (pure): JAX falls back to
+    the CPU, with only a warning, when the accelerator its plugin expects is absent, its driver
+    is not loaded or another process holds it; the worker would then serve ``eval.cpu``."""
+    if installed == "cpu" or detected.platform == installed:
+        return None
+    return (
+        f"the {installed} plugin is installed but JAX found no {installed} device (it fell back to "
+        f"{detected.slug}): the device is missing, its driver is not loaded, or another process holds "
+        "it. Check the host with `python -m jaxbench check-env`; to serve the cpu queue on purpose, "
+        "set JAXBENCH_WORKER_HARDWARE=cpu and JAXBENCH_WORKER_QUEUES=eval.cpu"
+    )
+
+
+def detect_for_worker(timeout: float = 300.0) -> Target:
+    """:func:`detect_in_child`, refusing a host whose accelerator is missing (DeviceMissing)."""
+    from .sandbox import device  # deferred: see detect_in_child
+
+    target = detect_in_child(timeout)
+    problem = device_missing(device.installed_platform(), target)
+    if problem:
+        raise DeviceMissing(problem)
+    return target
+
+
 def _detect_in_child(timeout: float) -> Target:
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p))

@@ -3,6 +3,8 @@
 import subprocess
 import sys
 
+import pytest
+
 from jaxbench import hardware
 
 
@@ -31,3 +33,21 @@ def test_the_h200_target_runs_the_full_profile_without_the_tpu_precheck():
     assert (t.peak_flops, t.peak_bandwidth) == (989e12, 4.8e12)
     assert t.is_accelerator and not t.prechecked
     assert hardware.slug_for_device_kind("gpu", "NVIDIA H200") == "gpu-h200"
+
+
+def test_a_worker_refuses_a_host_whose_accelerator_is_missing(monkeypatch):
+    cpu, v6e = hardware.get_target("cpu"), hardware.get_target("tpu-v6e")
+    assert hardware.device_missing("cpu", cpu) is None
+    assert hardware.device_missing("tpu", v6e) is None
+    msg = hardware.device_missing("tpu", cpu)
+    assert msg and msg.startswith("the tpu plugin is installed but JAX found no tpu device (it fell back to cpu)")
+    assert "check-env" in msg and "JAXBENCH_WORKER_HARDWARE=cpu" in msg
+    # the worker's path: libtpu installed, JAX fell back to the CPU (a real detection child)
+    from jaxbench.sandbox import device
+
+    monkeypatch.setattr(device, "installed_platform", lambda: "tpu")
+    monkeypatch.setattr(device, "exclusive", lambda platform: False)  # no real TPU lock here
+    with pytest.raises(hardware.DeviceMissing, match="JAX found no tpu device"):
+        hardware.detect_for_worker()
+    monkeypatch.setattr(device, "installed_platform", lambda: "cpu")
+    assert hardware.detect_for_worker().slug == "cpu"
