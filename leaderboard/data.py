@@ -337,6 +337,7 @@ def rank_rows(rows: list[dict]) -> None:
         return (-r["geomean"], u is None, -(u or 0.0), -(r["solved"] or 0), r["submission"])
 
     ordered = sorted(rows, key=key)
+    rows[:] = ordered  # tied rows keep this order under every sort
     prev = None
     for pos, r in enumerate(ordered, start=1):
         if prev is not None and metrics.tied(
@@ -360,7 +361,7 @@ def sort_rows(rows: list[dict], sort: str) -> list[dict]:
         v = r[field]
         return v.lower() if isinstance(v, str) else v
 
-    present.sort(key=lambda r: (r.get("rank") or 0, r["submission"]))  # stable tie-break
+    present.sort(key=lambda r: r.get("rank") or 0)  # stable: rank_rows' order within a rank
     present.sort(key=k, reverse=desc)
     return present + missing
 
