@@ -341,7 +341,7 @@ def workload_curves(agg: WorkloadAggregate, records: Mapping[int, Any], mode: st
 # --------------------------------------------------------------------------------------------
 
 
-def set_values(curves: Mapping[str, Any], size: int, n: int | None = None) -> dict[str, float]:
+def set_values(curves: Mapping[str, Any], size: int, n: int | None = None) -> dict[str, Any]:
     """solved, floored geomean (+ interval), unfloored geomean (+ interval; None when nothing
     is solved or the curves predate it) and fast@n of one set from its summed curves."""
     if size <= 0:
@@ -351,10 +351,11 @@ def set_values(curves: Mapping[str, Any], size: int, n: int | None = None) -> di
         }  # fmt: skip
     solved = curve_value(curves["solved"], n)
     unf = [curve_value(curves[k], n) if k in curves else math.nan for k in ("ulog", "ulo", "uhi")]
+    ugeomean: float | None = None
+    ulow: float | None = None
+    uhigh: float | None = None
     if solved > 0 and not any(math.isnan(v) for v in unf):
         ugeomean, ulow, uhigh = (math.exp(v / solved) for v in unf)
-    else:
-        ugeomean = ulow = uhigh = None
     return {
         "size": size,
         "solved": solved,
