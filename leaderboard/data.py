@@ -32,6 +32,7 @@ DEFAULT_SORT = "-geomean"
 # sort key -> (label, row field, default descending)
 SORTS = {
     "geomean": ("Floored geomean", "geomean"),
+    "ugeomean": ("Unfloored geomean", "ugeomean"),
     "solved": ("Solved", "solved"),
     "correctness": ("Per-sample correctness", "correctness"),
     "fast": ("fast@N", "fast"),
@@ -303,6 +304,9 @@ def _row(s: Mapping, q: Query, curves, expert_curves, sizes: Mapping[str, int], 
         "geomean": v["geomean"],
         "geomean_low": v["low"],
         "geomean_high": v["high"],
+        "ugeomean": v.get("ugeomean"),
+        "ugeomean_low": v.get("ulow"),
+        "ugeomean_high": v.get("uhigh"),
         "fast": v["fast"],
         "expert_geomean": ex["geomean"] if sizes["expert"] else None,
         "expert_pct": (ex["geomean"] / expert_gm) if expert_gm and sizes["expert"] else None,
@@ -324,9 +328,16 @@ def _row(s: Mapping, q: Query, curves, expert_curves, sizes: Mapping[str, int], 
 
 
 def rank_rows(rows: list[dict]) -> None:
-    """Rank by floored geomean (descending). Rows whose geomean intervals overlap
-    (``metrics.tied``) with the row above share its rank and are marked tied."""
-    ordered = sorted(rows, key=lambda r: (-r["geomean"], -(r["solved"] or 0), r["submission"]))
+    """Rank by floored geomean (descending), equal ones by unfloored geomean (descending; none
+    solved last), then solved. Rows whose geomean intervals overlap (``metrics.tied``) with the
+    row above share its rank and are marked tied."""
+
+    def key(r):
+        u = r.get("ugeomean")
+        return (-r["geomean"], u is None, -(u or 0.0), -(r["solved"] or 0), r["submission"])
+
+    ordered = sorted(rows, key=key)
+    rows[:] = ordered  # tied rows keep this order under every sort
     prev = None
     for pos, r in enumerate(ordered, start=1):
         if prev is not None and metrics.tied(
@@ -350,7 +361,7 @@ def sort_rows(rows: list[dict], sort: str) -> list[dict]:
         v = r[field]
         return v.lower() if isinstance(v, str) else v
 
-    present.sort(key=lambda r: (r.get("rank") or 0, r["submission"]))  # stable tie-break
+    present.sort(key=lambda r: r.get("rank") or 0)  # stable: rank_rows' order within a rank
     present.sort(key=k, reverse=desc)
     return present + missing
 
@@ -424,6 +435,7 @@ def _compute(q: Query) -> dict:
             "geomean": 1.0,
             "geomean_low": 1.0,
             "geomean_high": 1.0,
+            "ugeomean": 1.0,
             "solved": None,
             "fast": 0.0,
             "expert_pct": None,
@@ -451,6 +463,9 @@ def _compute(q: Query) -> dict:
                 "geomean": ex_gm_set,
                 "geomean_low": ex_gm_set,
                 "geomean_high": ex_gm_set,
+                "ugeomean": metrics.unfloored_geomean_of(
+                    _expert_speedup(experts.get(w["pk"])) for w in members[q.wset]
+                ),
                 "solved": solved,
                 "fast": fast / len(ex_ids) if ex_ids else 0.0,
                 "expert_pct": 1.0,

@@ -12,8 +12,13 @@ by their index 0, 1, 2, ...:
   (default p = 1.0). The fast@N curve is fast_p@N for N = 1..max.
 * per-sample correctness = correct samples / all samples; outcome shares over the taxonomy
   ``OUTCOMES``; "correct" means ``correct_slower``, ``correct_tie`` or ``correct_faster``.
-* gap to expert: per workload ``s_w / max(1, expert speedup)``, and the ratio of the floored
-  geomean of S to the floored geomean of the experts on the same set ("77% of expert").
+* unfloored geomean(N) = exp(mean of ln best_w(N)) over the workloads solved within N, the raw
+  best speedups (possibly < 1); an unsolved or missing workload contributes nothing; None
+  when none is solved. It ranks boards where nothing beats XLA (the floored one is 1.0 there).
+* gap to expert: the study's per workload ``s_w / max(1, expert speedup)``, and the ratio of
+  the floored geomean of S to the floored geomean of the experts on the same set ("77% of
+  expert"). The raw gap ``best_w / expert speedup`` (``raw_expert_gaps``) compares the
+  unfloored speedups: below 1 whenever the kernel is slower than the expert.
 
 Conventions used by every function here:
 
@@ -74,7 +79,7 @@ from .aggregate import (
     update,
 )
 from .cost import per_solved
-from .expert import expert_gaps, expert_ratio
+from .expert import expert_gaps, expert_ratio, raw_expert_gaps
 from .noise import geomean_interval, relative_spread, speedup_interval, tied, timing_summary
 from .over_sets import (
     api_runtime_failure_share,
@@ -89,6 +94,9 @@ from .over_sets import (
     per_sample_correctness,
     solved,
     solved_curve,
+    unfloored_geomean,
+    unfloored_geomean_of,
+    unfloored_log_sum,
 )
 from .per_workload import (
     best_within,
@@ -121,6 +129,9 @@ __all__ = [
     "expected_log_speedup",
     "floored_geomean",
     "floored_geomean_of",
+    "unfloored_geomean",
+    "unfloored_geomean_of",
+    "unfloored_log_sum",
     "solved",
     "fast_p",
     "curve_length",
@@ -133,6 +144,7 @@ __all__ = [
     "api_runtime_failure_share",
     "expert_gaps",
     "expert_ratio",
+    "raw_expert_gaps",
     "timing_summary",
     "relative_spread",
     "speedup_interval",

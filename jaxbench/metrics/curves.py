@@ -3,9 +3,10 @@
 Curves. For every workload w and budget N = 1..L_w the aggregate gives w's contribution to the
 set metrics: ``log`` = E[ln s_w(N)], ``lo``/``hi`` = ln of the floored ends of the speedup interval
 of the sample that defines s_w(N), ``solved`` = P(solved within N), ``fast`` = P(fast within N)
-(p = 1). Beyond L_w (the last index + 1, or the sample count in independent mode) every
+(p = 1); ``ulog``/``ulo``/``uhi`` the same unfloored, 0 while unsolved (``metrics.unfloored_log_sum``). Beyond L_w (the last index + 1, or the sample count in independent mode) every
 contribution is constant. A set's curves are the sums over its workloads, so the floored geomean
-at N is ``exp(log_sum(N) / |W|)`` (exactly ``metrics.floored_geomean``), solved(N) is
+at N is ``exp(log_sum(N) / |W|)`` (exactly ``metrics.floored_geomean``), the unfloored one
+``exp(ulog_sum(N) / solved_sum(N))`` (``metrics.unfloored_geomean``), solved(N) is
 ``solved_sum(N)`` and fast@N is ``fast_sum(N) / |W|``: any N is answered from one summary row.
 Curves are stored as packed little-endian float64 arrays (``pack_curves``): a page reads the
 value at N of hundreds of summaries in microseconds.
@@ -30,8 +31,10 @@ from jaxbench import metrics
 from jaxbench.metrics import INDEPENDENT, WorkloadAggregate
 from jaxbench.record import Outcome
 
-CURVE_KEYS = ("log", "lo", "hi", "solved", "fast")
+CURVE_KEYS = ("log", "lo", "hi", "solved", "fast", "ulog", "ulo", "uhi")
+_OLD_KEYS = 5  # blobs packed before the unfloored curves: those read as NaN until a rebuild
 HI_CAP = 1e12  # an interval whose high end is +inf (noise swamps the time) is capped here
+LO_CAP = 1e-12  # an interval whose low end is 0 (noise swamps the baseline) is raised here
 
 
 # --------------------------------------------------------------------------------------------
@@ -64,6 +67,8 @@ def unpack_curves(blob: bytes | bytearray | memoryview | None) -> dict[str, arra
     arr.frombytes(data[4 : 4 + 8 * n * len(CURVE_KEYS)])
     if sys.byteorder != "little":
         arr.byteswap()
+    if len(arr) == n * _OLD_KEYS:  # packed before the unfloored curves
+        arr.extend([math.nan] * (n * (len(CURVE_KEYS) - _OLD_KEYS)))
     return {k: arr[i * n : (i + 1) * n] for i, k in enumerate(CURVE_KEYS)}
 
 
@@ -247,14 +252,21 @@ def _floored_log(x: float | None) -> float:
     return math.log(min(x, HI_CAP)) if x is not None and x > 1.0 else 0.0
 
 
-def _independent_log_curve(agg: WorkloadAggregate, length: int) -> list[float]:
+def _raw_log(x: float | None) -> float:
+    assert x is not None  # a record's ends are set
+    return math.log(min(max(x, LO_CAP), HI_CAP))
+
+
+def _independent_log_curve(agg: WorkloadAggregate, length: int, floored: bool = True) -> list[float]:
     """E[ln s_w(N)] for N = 1..length in independent mode: ``metrics.expected_log_speedup`` for
     every N at once. The weight of the k-th smallest value, C(k-1, N-1) / C(n, N), follows
     w(N+1) = w(N) (k - N)(N + 1) / (N (n - N)) from w(1) = 1/n (tests check it against
-    ``metrics.expected_log_speedup`` at every N)."""
+    ``metrics.expected_log_speedup`` at every N). ``floored=False``: every correct speedup
+    (``metrics.unfloored_log_sum``); the other samples rank below them."""
     n = agg.n_samples
     # the point speedups above 1 (the non-zero logarithms): a tie's point may be one of them
-    faster = agg.correct_speedups[bisect.bisect_right(agg.correct_speedups, 1.0) :]
+    cut = bisect.bisect_right(agg.correct_speedups, 1.0) if floored else 0
+    faster = agg.correct_speedups[cut:]
     if not faster or n == 0:
         return [0.0] * length
     first_rank = n - len(faster)
@@ -287,19 +299,22 @@ def workload_curves(agg: WorkloadAggregate, records: Mapping[int, Any], mode: st
         fast = [1.0 if ff is not None and ff < n else 0.0 for n in range(1, length + 1)]
     if mode == INDEPENDENT:
         logs = _independent_log_curve(agg, length)
-        lo, hi = list(logs), list(logs)
+        ulogs = _independent_log_curve(agg, length, floored=False)
+        lo, hi, ulo, uhi = list(logs), list(logs), list(ulogs), list(ulogs)
         if agg.progression:  # at the full budget: the interval of the best sample
             rec = records.get(agg.progression[-1][0])
             if rec:
                 lo[-1], hi[-1] = _floored_log(rec[0]), _floored_log(rec[1])
-        return {"log": logs, "lo": lo, "hi": hi, "solved": solved, "fast": fast}
+                ulo[-1], uhi[-1] = _raw_log(rec[0]), _raw_log(rec[1])
+        return {"log": logs, "lo": lo, "hi": hi, "solved": solved, "fast": fast, "ulog": ulogs, "ulo": ulo, "uhi": uhi}
     # Sequential: every value at N is a step of the progression (the running best of the
     # samples with index < N), so one walk gives all N (equal to metrics.expected_log_speedup
     # at every N; tests check it).
-    logs, lo, hi = [], [], []
+    logs, lo, hi, ulogs, ulo, uhi = [], [], [], [], [], []
     prog = agg.progression
     j = 0
     cur = (0.0, 0.0, 0.0)
+    ucur = (0.0, 0.0, 0.0)
     for n in range(1, length + 1):
         if j < len(prog) and prog[j][0] < n:
             while j < len(prog) and prog[j][0] < n:
@@ -311,10 +326,14 @@ def workload_curves(agg: WorkloadAggregate, records: Mapping[int, Any], mode: st
                 _floored_log(rec[0] if rec else s),
                 _floored_log(rec[1] if rec else s),
             )
+            ucur = (math.log(s), _raw_log(rec[0] if rec else s), _raw_log(rec[1] if rec else s))
         logs.append(cur[0])
         lo.append(cur[1])
         hi.append(cur[2])
-    return {"log": logs, "lo": lo, "hi": hi, "solved": solved, "fast": fast}
+        ulogs.append(ucur[0])
+        ulo.append(ucur[1])
+        uhi.append(ucur[2])
+    return {"log": logs, "lo": lo, "hi": hi, "solved": solved, "fast": fast, "ulog": ulogs, "ulo": ulo, "uhi": uhi}
 
 
 # --------------------------------------------------------------------------------------------
@@ -322,15 +341,29 @@ def workload_curves(agg: WorkloadAggregate, records: Mapping[int, Any], mode: st
 # --------------------------------------------------------------------------------------------
 
 
-def set_values(curves: Mapping[str, Any], size: int, n: int | None = None) -> dict[str, float]:
-    """solved, floored geomean (+ interval) and fast@n of one set from its summed curves."""
+def set_values(curves: Mapping[str, Any], size: int, n: int | None = None) -> dict[str, Any]:
+    """solved, floored geomean (+ interval), unfloored geomean (+ interval; None when nothing
+    is solved or the curves predate it) and fast@n of one set from its summed curves."""
     if size <= 0:
-        return {"size": 0, "solved": 0.0, "geomean": 1.0, "low": 1.0, "high": 1.0, "fast": 0.0}
+        return {
+            "size": 0, "solved": 0.0, "geomean": 1.0, "low": 1.0, "high": 1.0, "fast": 0.0,
+            "ugeomean": None, "ulow": None, "uhigh": None,
+        }  # fmt: skip
+    solved = curve_value(curves["solved"], n)
+    unf = [curve_value(curves[k], n) if k in curves else math.nan for k in ("ulog", "ulo", "uhi")]
+    ugeomean: float | None = None
+    ulow: float | None = None
+    uhigh: float | None = None
+    if solved > 0 and not any(math.isnan(v) for v in unf):
+        ugeomean, ulow, uhigh = (math.exp(v / solved) for v in unf)
     return {
         "size": size,
-        "solved": curve_value(curves["solved"], n),
+        "solved": solved,
         "geomean": math.exp(curve_value(curves["log"], n) / size),
         "low": math.exp(curve_value(curves["lo"], n) / size),
         "high": math.exp(curve_value(curves["hi"], n) / size),
         "fast": curve_value(curves["fast"], n) / size,
+        "ugeomean": ugeomean,
+        "ulow": ulow,
+        "uhigh": uhigh,
     }

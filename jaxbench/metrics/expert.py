@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from .aggregate import SEQUENTIAL, WorkloadAggregate, _aggs
 from .over_sets import floored_geomean, floored_geomean_of
-from .per_workload import workload_speedup
+from .per_workload import best_within, workload_speedup
 
 # --------------------------------------------------------------------------------------------
 # Gap to expert
@@ -49,3 +49,28 @@ def expert_ratio(
     if len(aggs) != len(expert_speedups):
         raise ValueError("aggregates and expert speedups must be aligned")
     return floored_geomean(aggs, n, mode) / floored_geomean_of(expert_speedups)
+
+
+def raw_expert_gaps(
+    aggregates: Sequence[WorkloadAggregate | None],
+    expert_speedups: Sequence[float | None],
+    n: int | None = None,
+) -> list[float | None]:
+    """Per workload raw best speedup within n / raw expert speedup (both unfloored; sequential
+    order), so a kernel slower than the expert is below 1 even when both are below 1 (the
+    floored gap reads 1.0 there). None without a correct sample or without an expert kernel."""
+    aggs = _aggs(aggregates)
+    if len(aggs) != len(expert_speedups):
+        raise ValueError("aggregates and expert speedups must be aligned")
+    out: list[float | None] = []
+    for a, e in zip(aggs, expert_speedups):
+        best = best_within(a, n)
+        out.append(None if best is None or e is None else best / _expert_raw(e))
+    return out
+
+
+def _expert_raw(e: float) -> float:
+    e = float(e)
+    if not math.isfinite(e) or e <= 0.0:
+        raise ValueError(f"expert speedup must be finite and > 0, got {e!r}")
+    return e

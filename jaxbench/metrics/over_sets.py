@@ -1,4 +1,4 @@
-"""Metrics over a workload set: floored geomean, solved, fast_p@N, their curves over N and the
+"""Metrics over a workload set: floored and unfloored geomean, solved, fast_p@N, their curves over N and the
 outcome shares."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from .aggregate import (
     _check_mode,
     _check_n,
 )
-from .per_workload import expected_log_speedup, fast_probability, solve_probability
+from .per_workload import best_within, expected_log_speedup, fast_probability, solve_probability
 
 # --------------------------------------------------------------------------------------------
 # Workload-set metrics
@@ -151,3 +151,59 @@ def api_runtime_failure_share(aggregates: Iterable[WorkloadAggregate | None]) ->
     counts = outcome_counts(aggregates)
     total = sum(counts.values())
     return None if total == 0 else sum(counts[o] for o in API_RUNTIME_FAILURE_OUTCOMES) / total
+
+
+# --------------------------------------------------------------------------------------------
+# Unfloored geomean (a companion of the study's floored one)
+# --------------------------------------------------------------------------------------------
+
+
+def unfloored_log_sum(agg: WorkloadAggregate | None, n: int | None = None, mode: str = SEQUENTIAL) -> float:
+    """A workload's term of the unfloored geomean: ln of its raw best correct speedup within n
+    (0.0 when none). Independent: E[ln best; solved], the expectation over random n-subsets of
+    ln(best correct speedup) on the subsets that hold a correct sample (0 on the others)."""
+    n, mode = _check_n(n), _check_mode(mode)
+    if agg is None or agg.n_correct == 0:
+        return 0.0
+    if mode == SEQUENTIAL:
+        best = best_within(agg, n)
+        return 0.0 if best is None else math.log(best)
+    total = agg.n_samples
+    if n is None or n >= total:
+        return math.log(agg.correct_speedups[-1])
+    if n == 0:
+        return 0.0
+    # the non-correct samples rank below every correct one: they are never the best
+    first_rank = total - agg.n_correct
+    denom = math.comb(total, n)
+    return math.fsum(
+        math.log(v) * (math.comb(first_rank + j, n - 1) / denom) for j, v in enumerate(agg.correct_speedups)
+    )
+
+
+def unfloored_geomean(
+    aggregates: Iterable[WorkloadAggregate | None], n: int | None = None, mode: str = SEQUENTIAL
+) -> float | None:
+    """exp(sum of ln best_w / solved) over the workloads solved within n: the geomean of the raw
+    (unfloored, possibly < 1) best speedups of the correct workloads. A workload without a
+    correct sample contributes nothing (neither a term nor a count); None when none is solved.
+    Independent: exp(sum_w E[ln best_w; solved_w] / sum_w P(solved_w)) (exact for n >= all)."""
+    aggs = _aggs(aggregates)
+    count = math.fsum(solve_probability(a, n, mode) for a in aggs)
+    if count <= 0.0:
+        return None
+    return math.exp(math.fsum(unfloored_log_sum(a, n, mode) for a in aggs) / count)
+
+
+def unfloored_geomean_of(speedups: Iterable[float | None]) -> float | None:
+    """Geomean of plain speedups, unfloored; None entries (no kernel) are left out; None when
+    every entry is None."""
+    logs = []
+    for s in speedups:
+        if s is None:
+            continue
+        s = float(s)
+        if not math.isfinite(s) or s <= 0.0:
+            raise ValueError(f"speedup must be finite and > 0, got {s!r}")
+        logs.append(math.log(s))
+    return math.exp(math.fsum(logs) / len(logs)) if logs else None

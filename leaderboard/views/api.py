@@ -35,6 +35,13 @@ class LeaderboardRowSerializer(serializers.Serializer):
     geomean = serializers.FloatField(help_text="floored geometric-mean speedup at budget N")
     geomean_low = serializers.FloatField()
     geomean_high = serializers.FloatField()
+    ugeomean = serializers.FloatField(
+        allow_null=True,
+        help_text="unfloored geomean of the best speedups over the solved workloads (None: none solved); "
+        "breaks ties of the floored one",
+    )
+    ugeomean_low = serializers.FloatField(allow_null=True)
+    ugeomean_high = serializers.FloatField(allow_null=True)
     fast = serializers.FloatField(help_text="fast_p@N")
     expert_pct = serializers.FloatField(allow_null=True, help_text="floored geomean / experts' on the expert set")
     tokens_per_solved = serializers.FloatField(allow_null=True)
@@ -54,6 +61,7 @@ class ReferenceRowSerializer(serializers.Serializer):
     team = serializers.CharField()
     method = serializers.CharField()
     geomean = serializers.FloatField()
+    ugeomean = serializers.FloatField(allow_null=True)
     solved = serializers.FloatField(allow_null=True)
     fast = serializers.FloatField()
     note = serializers.CharField()
@@ -100,7 +108,10 @@ class SubmissionAggregatesSerializer(serializers.Serializer):
     counts = serializers.DictField(child=serializers.IntegerField())
     jax_versions = serializers.ListField(child=serializers.CharField())
     harness_versions = serializers.ListField(child=serializers.CharField())
-    sets = serializers.DictField(help_text="per workload set at budget N: size, solved, geomean, low, high, fast")
+    sets = serializers.DictField(
+        help_text="per workload set at budget N: size, solved, geomean, low, high, fast, "
+        "ugeomean, ulow, uhigh (unfloored, over the solved workloads)"
+    )
     workloads = WorkloadAggregateSerializer(many=True)
 
 

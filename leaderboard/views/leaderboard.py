@@ -45,6 +45,9 @@ EXPORT_COLUMNS = [
     "geomean",
     "geomean_low",
     "geomean_high",
+    "ugeomean",
+    "ugeomean_low",
+    "ugeomean_high",
     "fast",
     "expert_pct",
     "tokens_per_solved",
@@ -141,6 +144,7 @@ def _row_html(r: dict) -> str:
             r["method"],
             solved,
             fx(r["geomean"]),
+            fx(r["ugeomean"]) if r.get("ugeomean") is not None else "",
             pct(r["fast"]),
             pct(r["expert_pct"], 0) if r.get("expert_pct") else "",
             r["note"],
@@ -160,7 +164,7 @@ def _row_html(r: dict) -> str:
         '<tr data-submission="{}" class="{}"><td class="num">{}{}</td><td><a href="/teams/{}/">{}</a></td>'
         '<td><a href="{}">{}</a>{}</td><td>{}</td><td class="num">{}/{}</td><td class="num">{}</td>'
         '<td class="num" title="interval {}"><strong>{}</strong> <span class="muted small">{}</span></td>'
-        '<td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td>{}</td>'
+        '<td class="num ugeomean">{} <span class="muted small">{}</span></td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td>{}</td>'
         '<td><span class="badge verified">verified here</span></td><td class="mono">{}</td><td class="mono">{}</td></tr>',
         r["submission"],
         "tied" if r["tied"] else "",
@@ -178,6 +182,8 @@ def _row_html(r: dict) -> str:
         iv,
         fx(r["geomean"]),
         iv,
+        fx(r["ugeomean"]) if r["ugeomean"] is not None else "—",
+        interval(r, "ugeomean"),
         pct(r["fast"]),
         pct(r["expert_pct"], 0),
         big(r["tokens_per_solved"]),

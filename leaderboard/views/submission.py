@@ -74,6 +74,7 @@ def submission_detail(request, pk):
             "first_faster_index",
             "expert_speedup",
             "gap",
+            "floored_gap",
             "message",
         ]
         rows = workload_rows(submission, primary)
@@ -167,7 +168,7 @@ def _render_body(submission, evaluated, reported, primary, rows, code: bool) -> 
                 {
                     "id": "fig-gap",
                     "figure": charts.expert_gap_bars(
-                        gaps, per_workload=True, title="Gap to expert per workload (s_w / expert)"
+                        gaps, per_workload=True, title="Gap to expert per workload (best / expert, unfloored)"
                     ),
                 }
             )

@@ -90,7 +90,8 @@ def progress_for(submission, summary: SubmissionSummary | None) -> dict:
 
 def workload_rows(submission, summary: SubmissionSummary | None, n: int | None = None) -> list[dict]:
     """Per-workload table: outcome, best speedup with interval, first correct / fast index,
-    expert speedup and gap (s_w / max(1, expert))."""
+    expert speedup and gap: ``gap`` the raw best / expert (unfloored, below 1 when slower than
+    the expert), ``floored_gap`` the study's s_w / max(1, expert)."""
     experts = experts_for(submission.hardware)
     results = {}
     if summary is not None:
@@ -139,7 +140,8 @@ def workload_rows(submission, summary: SubmissionSummary | None, n: int | None =
                 "first_faster_index": r.first_faster_index if r else None,
                 "floored_speedup": s_w,
                 "expert_speedup": expert_speedup,
-                "gap": metrics.expert_gaps([agg], [expert_speedup], n, mode)[0] if e else None,
+                "gap": metrics.raw_expert_gaps([agg], [expert_speedup], n)[0] if e else None,
+                "floored_gap": metrics.expert_gaps([agg], [expert_speedup], n, mode)[0] if e else None,
                 "precheck_stopped": r.precheck_stopped if r else 0,
             }
         )

@@ -10,6 +10,7 @@ import time
 import pytest
 
 from jaxbench import metrics as m
+from jaxbench.metrics.curves import HI_CAP, LO_CAP
 from leaderboard import aggregates as A
 from leaderboard.models import SubmissionSummary, WorkloadResult
 from tests.leaderboard.conftest import make_submission, make_team, random_interval_sequence, random_sequence
@@ -163,6 +164,8 @@ def test_curves_agree_with_metrics_at_every_n(workloads, hardware, users, sampli
             assert v["geomean"] == pytest.approx(m.floored_geomean(aggs, n, sampling), rel=REL)
             assert v["solved"] == pytest.approx(m.solved(aggs, n, sampling), rel=REL, abs=1e-12)
             assert v["fast"] == pytest.approx(m.fast_p(aggs, n, 1.0, sampling), rel=REL, abs=1e-12)
+            unf = m.unfloored_geomean(aggs, n, sampling)
+            assert v["ugeomean"] == (None if unf is None else pytest.approx(unf, rel=REL))
         # the full-budget interval is metrics.geomean_interval of the best samples' intervals
         ivs = []
         for w in members:
@@ -173,6 +176,16 @@ def test_curves_agree_with_metrics_at_every_n(workloads, hardware, users, sampli
         assert s.sets[name]["low"] == pytest.approx(lo, rel=REL)
         assert s.sets[name]["high"] == pytest.approx(hi, rel=REL)
         assert s.sets[name]["low"] <= s.sets[name]["geomean"] <= s.sets[name]["high"]
+        # the unfloored interval: the same best samples' ends, unfloored, over the solved ones
+        solved_ivs = [iv for iv in ivs if iv is not None]
+        if solved_ivs:
+            ulo = m.unfloored_geomean_of([max(a, LO_CAP) for a, _ in solved_ivs])
+            uhi = m.unfloored_geomean_of([min(b, HI_CAP) for _, b in solved_ivs])
+            assert s.sets[name]["ulow"] == pytest.approx(ulo, rel=REL)
+            assert s.sets[name]["uhigh"] == pytest.approx(uhi, rel=REL)
+            assert s.sets[name]["ulow"] <= s.sets[name]["ugeomean"] <= s.sets[name]["uhigh"]
+        else:
+            assert s.sets[name]["ugeomean"] is None
 
 
 def test_independent_log_curve_matches_metrics():
@@ -185,6 +198,28 @@ def test_independent_log_curve_matches_metrics():
             assert curve[big_n - 1] == pytest.approx(
                 m.expected_log_speedup(agg, big_n, m.INDEPENDENT), rel=1e-9, abs=1e-12
             )
+
+
+def test_unfloored_independent_log_curve_matches_metrics():
+    rng = random.Random(7)
+    for _ in range(30):
+        n = rng.randint(1, 40)
+        agg = m.from_sequence(random_sequence(rng, n, p_correct=rng.random()))
+        curve = A._independent_log_curve(agg, n + 3, floored=False)
+        for big_n in range(1, n + 4):
+            assert curve[big_n - 1] == pytest.approx(
+                m.unfloored_log_sum(agg, big_n, m.INDEPENDENT), rel=1e-9, abs=1e-12
+            )
+
+
+def test_curves_packed_before_the_unfloored_ones_read_as_unknown():
+    """An old 5-column blob still unpacks; its unfloored geomean is None until a rebuild."""
+    import array
+    import struct
+
+    old = struct.pack("<I", 1) + array.array("d", [math.log(2.0), 0.0, 1.0, 1.0, 1.0]).tobytes()
+    v = A.set_values(A.unpack_curves(old), 1)
+    assert v["geomean"] == pytest.approx(2.0) and v["ugeomean"] is None
 
 
 def test_independent_log_curve_counts_ties_with_a_point_above_one():
@@ -375,6 +410,7 @@ def test_sequential_curves_match_metrics_at_every_n():
                 rec = records.get(i)
                 assert curves["lo"][big_n - 1] == A._floored_log(rec[0] if rec else best)
                 assert curves["hi"][big_n - 1] == A._floored_log(rec[1] if rec else best)
+            assert curves["ulog"][big_n - 1] == pytest.approx(m.unfloored_log_sum(agg, big_n), rel=1e-12, abs=1e-15)
 
 
 @pytest.mark.django_db(transaction=True)
