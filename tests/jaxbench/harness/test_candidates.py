@@ -39,7 +39,10 @@ def test_candidate_verdict(name, evaluate):
         assert rec["mode"] == "interpret" and rec["has_pallas_call"] is True
         b = rec["baseline_timing"]
         assert b["n"] == 50 and b["method"] == "cpu_thunk_span" and b["program"] != t["program"]
-        assert rec["baseline_source"] == "interleaved"
+        # the guard compares timings taken minutes apart: under a load that changes meanwhile an
+        # honest kernel may be measured alone again and held (seen at load 10 on 2 cores); the
+        # outcome below must not change with it
+        assert rec["baseline_source"] in ("interleaved", "interleaved+alone")
         assert rec["baseline_median_s"] == b["median_s"]
         lo, hi = rec["speedup_ci"]
         assert lo <= rec["speedup"] <= hi
