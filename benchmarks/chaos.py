@@ -43,7 +43,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 PY = sys.executable
 PG_ADMIN = "postgres://postgres@127.0.0.1:5432/postgres"
 DB_NAMES = {"postgres-redis": "jaxbench_chaos_redis", "postgres-rabbitmq": "jaxbench_chaos_rabbitmq"}
-REDIS_URL = "redis://127.0.0.1:6379/12"
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/12"
+REDIS_URL = DEFAULT_REDIS_URL  # --redis
 VHOST = "jaxbench-chaos"
 AMQP_URL = f"amqp://guest:guest@127.0.0.1:5672/{VHOST}"
 WORKLOADS = ("12p", "8p", "41k")
@@ -584,7 +585,8 @@ def report(config: str, clean: dict, chaos: dict) -> None:
     if mon.peak_per_row or config == "postgres-redis":
         print(f"peak messages per row (broker contents, by row id): {mon.peak_per_row}")
     print(
-        f"peak messages waiting per waiting row, per queue: {mon.peak_per_waiting_row:.2f}; peak messages: {mon.peak_messages}"
+        f"peak messages per unfinished row (alive / queued or running, per queue): "
+        f"{mon.peak_per_waiting_row:.2f}; peak messages: {mon.peak_messages}"
     )
     for seconds, rate in chaos["outages"]:
         print(f"log lines per second during the {seconds} s database outage: {rate:.2f}")
@@ -597,8 +599,11 @@ def main():
     ap.add_argument("--traces", type=int, default=4, help="cpu traces (a tpu-v6e trace of 20 is added)")
     ap.add_argument("--samples", type=int, default=60)
     ap.add_argument("--timeout", type=float, default=1800)
+    ap.add_argument("--redis", default=DEFAULT_REDIS_URL, help="the Redis database to use and flush (postgres-redis)")
     ap.add_argument("--keep", action="store_true", help="keep the worker logs (printed path)")
     args = ap.parse_args()
+    global REDIS_URL
+    REDIS_URL = args.redis
     var = pathlib.Path(tempfile.mkdtemp(prefix="jxb-chaos-"))
     for k in ("PYTEST_VERSION", "JAXBENCH_WORKER_QUEUES", "JAXBENCH_WORKER_HARDWARE"):
         os.environ.pop(k, None)
