@@ -572,7 +572,9 @@ def report(config: str, clean: dict, chaos: dict) -> None:
             flips += c[2] != v[2]
         else:
             differ += 1
-            diffs.append((k, c[1:3], v[1:3]))
+            # each side's own reason, so that a difference can be told apart from a fault
+            why = [((r[5] or {}).get("error_category"), ((r[5] or {}).get("message") or "")[:300]) for r in (c, v)]
+            diffs.append((k, c[1:3], v[1:3], why))
     print(
         f"verdicts vs the fault-free run: {same} identical, {differ} different "
         f"({flips} correct rows whose faster/slower label differs: timing, not faults)"
