@@ -5,7 +5,6 @@ until a worker takes it. Time is simulated: the reconciler runs every 30 s for a
 
 import collections
 import datetime
-import os
 
 import pytest
 from django.utils import timezone
@@ -155,30 +154,3 @@ def test_a_killed_workers_heartbeat_ages_out(broker):
     live_worker(["eval.cpu"], later, name="alive:2")  # still beating
     reconciler.reconcile(now=later)
     assert list(WorkerHeartbeat.objects.values_list("name", flat=True)) == ["alive:2"]
-
-
-def test_redis_counts_what_a_dead_consumer_holds_until_it_comes_back(broker_url):
-    """A killed worker's unacked message returns to the queue at dramatiq's next maintenance:
-    it is alive, and re-sending its row would make two wake-ups for one row."""
-    import time
-
-    import redis
-    from dramatiq.brokers.redis import RedisBroker
-
-    if not broker_url.startswith(("redis", "unix")):
-        pytest.skip("Redis brokers only")
-    client = redis.Redis.from_url(broker_url)
-    ns = f"jxbtest-alive-{os.getpid()}"
-    b = RedisBroker(client=client, namespace=ns)
-    now_ms = int(time.time() * 1000)
-    try:
-        client.rpush(f"{ns}:q", "waiting")
-        client.rpush(f"{ns}:q.DQ", "retrying")
-        client.zadd(f"{ns}:__heartbeats__", {"live": now_ms, "dead": now_ms - 10 * b.heartbeat_timeout})
-        client.sadd(f"{ns}:__acks__.live.q", "held")
-        client.sadd(f"{ns}:__acks__.dead.q", "comes-back")
-        client.sadd(f"{ns}:__acks__.unregistered.q", "already-requeued")  # its consumer is gone
-        assert broker_state._redis_alive(b, "q") == 4
-    finally:
-        for key in client.scan_iter(f"{ns}:*"):
-            client.delete(key)
