@@ -27,8 +27,9 @@ Structure is followed with multiplicity: ``func.call`` (and ``stablehlo.composit
 decomposition) into the callee, each function costed once and scaled; ``stablehlo.case`` /
 ``stablehlo.if`` as the most expensive branch; ``stablehlo.while`` x its trip count where it has
 the ``fori_loop`` / ``scan`` shape (the counter starts at a constant, the condition is
-``counter < constant``, the body returns ``counter + constant``), else once with a reason in
-``uncountable`` when its body or condition holds work.
+``counter < bound``, the body returns ``counter + constant``; the bound a constant expression
+or a loop-invariant carried value that starts as one, as Pallas's interpreter writes its grid
+loop), else once with a reason in ``uncountable`` when its body or condition holds work.
 
 A Pallas kernel is a custom call to one of :data:`KERNEL_TARGETS` (``tpu_custom_call``, the
 Triton and Mosaic GPU targets). Its body is an opaque serialized kernel: never outside work.
@@ -234,6 +235,35 @@ def _const_int(value) -> int | None:
         return int(ir.IntegerAttr(a.get_splat_value()).value)
     except Exception:  # noqa: BLE001
         return None
+
+
+_FOLD = {
+    "stablehlo.add": lambda a, b: a + b,
+    "stablehlo.subtract": lambda a, b: a - b,
+    "stablehlo.multiply": lambda a, b: a * b,
+}
+
+
+def _fold_int(value, depth: int = 0) -> int | None:
+    """A scalar integer computed from constants only (+, -, *, converts), else None."""
+    ir = _ir()
+    if depth > 16 or not _is_int_scalar(value):
+        return None
+    c = _const_int(value)
+    if c is not None:
+        return c
+    owner = getattr(value.owner, "operation", value.owner)
+    if not isinstance(owner, ir.Operation):
+        return None
+    if owner.name == "stablehlo.convert":
+        return _fold_int(owner.operands[0], depth + 1)
+    fn = _FOLD.get(owner.name)
+    if fn is None or len(owner.operands) != 2:
+        return None
+    a, b = _fold_int(owner.operands[0], depth + 1), _fold_int(owner.operands[1], depth + 1)
+    if a is None or b is None or abs(a) > 2**62 or abs(b) > 2**62:
+        return None
+    return fn(a, b)
 
 
 # --------------------------------------------------------------------------- locations
@@ -562,7 +592,7 @@ class _Walker:
             counter, bound = b, a
         else:
             return None
-        upper = _const_int(bound)
+        upper = self._bound(op, bound, cond_block, body_block)
         if upper is None:
             return None
         counter = self._strip_convert(counter)
@@ -590,6 +620,23 @@ class _Walker:
         if step is None or step < 1:
             return None
         return max(0, -(-(upper - lower) // step))
+
+    def _bound(self, op, v, cond_block, body_block) -> int | None:
+        """The loop bound as an integer: a constant expression, or a loop-invariant carried
+        value (the body returns it unchanged) that starts as one (Pallas's interpreter)."""
+        ir = _ir()
+        v = self._strip_convert(v)
+        if isinstance(v, ir.BlockArgument) and v.owner == cond_block:
+            j = v.arg_number
+            ops = [o.operation for o in body_block.operations]
+            ret = ops[-1] if ops else None
+            if ret is None or ret.name != "stablehlo.return" or j >= len(ret.operands) or j >= len(op.operands):
+                return None
+            carried = ret.operands[j]
+            if not (isinstance(carried, ir.BlockArgument) and carried.owner == body_block and carried.arg_number == j):
+                return None
+            return _fold_int(op.operands[j])
+        return _fold_int(v)
 
     @staticmethod
     def _strip_convert(v):

@@ -452,3 +452,36 @@ def test_trivial_copy_costume_is_all_outside():
     assert not res["ok"] and res["category"] == pallas_share.CATEGORY
     assert res["outside_share"] == pytest.approx(1.0)
     assert res["top_outside"][0]["where"].startswith("candidate.py:")
+
+
+def test_cpu_export_interprets_kernels_into_plain_hlo():
+    """On the cpu target the export child lowers kernels through the interpreter: no custom
+    call remains and the verifier accepts it for cpu; the TPU export is refused there."""
+    import jax
+
+    wl = workloads.get("12p")
+    mod = kc.load_candidate((EXAMPLES / "12p-rmsnorm.py").read_text(), wl, "small", filename="candidate.py")
+    with kc.gpu_interpret():  # the generic interpreter, as the export child uses
+        exp = jax.export.export(jax.jit(mod.workload), platforms=["cpu"])(*wl.input_specs("small"))
+    facts = hlo_cost.facts_from_bytes(bytes(exp.serialize()))
+    assert facts["custom_calls"] == {} and facts["kernels"]["total"] == 0
+    assert artifact.verify(facts, wl.input_specs("small"), _out_specs(wl), "cpu") is None
+    _, tpu = _candidate_facts((EXAMPLES / "12p-rmsnorm.py").read_text(), "12p")
+    assert artifact.verify(dict(tpu, platforms=["cpu"]), wl.input_specs("small"), _out_specs(wl), "cpu")[0] == (
+        "disallowed_custom_call"
+    )
+
+
+def test_interpreted_grid_loop_is_counted():
+    """The interpreter's grid loop (bound carried through the loop, from a constant product)
+    has a known trip count: an interpreted GEMM counts as the GEMM's FLOPs."""
+    import jax
+
+    wl = workloads.get("8p")
+    mod = kc.load_candidate((EXAMPLES / "8p-gemm.py").read_text(), wl, "small", filename="candidate.py")
+    with kc.gpu_interpret():
+        exp = jax.export.export(jax.jit(mod.workload), platforms=["cpu"])(*wl.input_specs("small"))
+    facts = hlo_cost.facts_from_bytes(bytes(exp.serialize()))
+    assert facts["uncountable"] == []
+    ref = _ref(wl)["outside_flops"]
+    assert ref <= facts["outside_flops"] <= 1.01 * ref
