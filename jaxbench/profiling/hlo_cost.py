@@ -720,15 +720,17 @@ def module_cost(text: str, top: int = TOP_N) -> dict:
             return out
         try:
             out["custom_calls"], out["host_callbacks"], out["ops"] = _census(module)
+            walker = _Walker(module)
+            if walker.funcs.get("main") is None:
+                out["uncountable"] = ["the program has no main function"]
+                return out
+            acc = walker.function("main", 0)
         except Uncountable as exc:
             out["uncountable"] = [str(exc)]
             return out
-        walker = _Walker(module)
-        main = walker.funcs.get("main")
-        if main is None:
-            out["uncountable"] = ["the program has no main function"]
+        except Exception as exc:  # noqa: BLE001 - never raise for a malformed program
+            out["uncountable"] = [f"the program could not be walked ({type(exc).__name__})"]
             return out
-        acc = walker.function("main", 0)
     kernels = out["kernels"]
     for target, uncond, w in acc.kernels:
         kernels["total"] += 1

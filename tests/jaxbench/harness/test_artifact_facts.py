@@ -485,3 +485,31 @@ def test_interpreted_grid_loop_is_counted():
     assert facts["uncountable"] == []
     ref = _ref(wl)["outside_flops"]
     assert ref <= facts["outside_flops"] <= 1.01 * ref
+
+
+def _loop(step: str, bound: str = "%c3") -> str:
+    return _module(
+        "    %c0 = stablehlo.constant dense<0> : tensor<i32>\n"
+        "    %c3 = stablehlo.constant dense<3> : tensor<i32>\n"
+        f"    %s = stablehlo.constant dense<{step}> : tensor<i32>\n"
+        "    %r:2 = stablehlo.while(%i = %c0, %x = %arg0) : tensor<i32>, tensor<4x4xf32>\n"
+        "     cond {\n"
+        f"      %p = stablehlo.compare LT, %i, {bound}, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+        "      stablehlo.return %p : tensor<i1>\n"
+        "    } do {\n"
+        "      %n = stablehlo.add %i, %s : tensor<i32>\n"
+        "      %y = stablehlo.exponential %x : tensor<4x4xf32>\n"
+        "      stablehlo.return %n, %y : tensor<i32>, tensor<4x4xf32>\n"
+        "    }\n"
+        "    return %r#1 : tensor<4x4xf32>"
+    )
+
+
+def test_loop_shapes():
+    assert hlo_cost.module_cost(_loop("1"))["by_op"] == {"exponential": 3 * 16}
+    assert hlo_cost.module_cost(_loop("2"))["by_op"] == {"exponential": 2 * 16}
+    for step in ("0", "-1"):  # never ends, or not by the count: untrusted
+        res = hlo_cost.module_cost(_loop(step))
+        assert res["uncountable"] and res["uncountable"][0].startswith("while loop with a data-dependent trip count")
+    res = hlo_cost.module_cost(_loop("1", bound="%i"))  # i < i: not the fori shape
+    assert res["uncountable"]
