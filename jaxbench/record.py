@@ -155,6 +155,15 @@ CATEGORIES = {
         "timed_output_mismatch",
         "trace_invalid",
         "implausible_timing",
+        # the exported artifact (verdict/artifact.py, pallas_share.assess_artifact)
+        "uncountable_work",
+        "disallowed_custom_call",
+        "artifact_too_large",
+        "artifact_unreadable",
+        "wrong_platform",
+        "signature_mismatch",
+        "multi_device",
+        "ordered_effects",
     ),
 }
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import arrays, environment
 from .. import hardware as hw
-from ..profiling import jaxpr_cost
+from ..profiling import hlo_cost, jaxpr_cost
 from ..sandbox import device
 from ..sandbox.options import Limits
 from .settings import (
@@ -101,6 +101,23 @@ def reference_cost(wl, profile: str) -> dict:
             traced = jax.jit(wl.baseline(profile)).trace(*specs)
             _REF_COST_CACHE[k] = jaxpr_cost.program_cost(traced.jaxpr)
     return _REF_COST_CACHE[k]
+
+
+_REF_HLO_CACHE: dict = {}
+
+
+def reference_hlo_cost(wl, profile: str, platform: str = "tpu") -> dict:
+    """The workload's FLOPs as ``hlo_cost`` counts them in the exported baseline
+    (:func:`exported_baseline` for ``platform``, deserialized here): the denominator of the
+    share of FLOPs outside Pallas when the numerator is the candidate's exported artifact
+    (``pallas_share.assess_artifact``), so that both come from one representation. The TPU
+    export by default: the CPU target's share is measured on the candidate's TPU export."""
+    k = (wl.id, wl.reference, profile, platform)
+    if k not in _REF_HLO_CACHE:
+        data = exported_baseline(wl, profile, platform)
+        with _JAX_LOCK:
+            _REF_HLO_CACHE[k] = hlo_cost.facts_from_bytes(data)
+    return _REF_HLO_CACHE[k]
 
 
 def _write_input(in_dir, name: str, data: str | bytes):

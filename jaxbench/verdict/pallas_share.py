@@ -10,6 +10,36 @@ FLOPs. :func:`assess` divides one by the other and decides.
 
 Layout glue (reshape, transpose, broadcast, pad, slice, concatenate, casts, gather/scatter
 indexing, iota, masks) costs nothing in the walk, so the share measures arithmetic only.
+
+The trusted replacement, :func:`assess_artifact`, reads the same share from the candidate's
+exported program (``jaxbench/profiling/hlo_cost.py`` over its StableHLO, in the timer child that
+runs no candidate code) over the same walk of the workload's exported baseline
+(``prepare.reference_hlo_cost``), and fails closed where the count cannot be trusted. Measured
+with ``benchmarks/pallas_share.py --artifact`` (JAX 0.10.2; TPU export under an abstract
+"TPU v6 lite" target, at the small and the full profile; "jaxpr" is the old claim's share; x N:
+the default configuration and every SWEEP/SWEEP_SMALL point; every honest row has >= 1 kernel
+call that runs unconditionally, 0 only inside branches)::
+
+    kernel                      small: artifact (jaxpr)       full: artifact (jaxpr)     verdict
+    examples 12p 1p 37k 41k 8p  0.00% (0.00%)                 0.00% (0.00%)              ok
+    example 9p (2 kernels)      0.00% (0.00%)                 0.00% (0.00%)              ok
+    expert 1p, 4p               0.10% (0.10%) x4              0.01% (0.01%) x24          ok
+    expert 2p, 6p               0.19% (0.19%) x4              0.01% (0.01%) x24, x15     ok
+    expert 3p (MLA)             71.30% (71.30%) x4            68.85% (68.85%) x25        ok (3p allowance 75%)
+    expert 7p, 8p, 11p          0.00% (0.00%) x4              0.00% (0.00%) x22/x28/x50  ok
+    JAX candidates 1p 4p 11p    0.00% (0.00%)                 0.00% (0.00%)              ok
+    JAX candidate 2p            0.10% (0.10%)                 0.01% (0.01%)              ok
+    JAX candidate 3p (MLA)      71.23% (71.23%)               68.84% (68.84%)            ok (3p allowance 75%)
+    test rmsnorms (2)           0.00% (0.00%)                 0.00% (0.00%)              ok
+    costume trivial copy        100% (100%)                   100% (100%)                work_outside_pallas
+    costume kernel in cond      100% (100%), kernel 0/1       100% (100%)                no_pallas_call
+    costume while, data bound   125% (125%)                   125% (125%)                uncountable_work
+    costume opaque custom call  0.00% (0.00%: passes the old)  0.00% (0.00%)             uncountable_work
+
+The two walks agree on every honest kernel (no CHLO function such as erf is involved, which
+the HLO counts as several operations and the jaxpr as one); the opaque custom call is the
+costume the jaxpr claim cannot see at all. Costumes: ``tests/jaxbench/adversarial/candidates/
+trivial_copy_pallas_around_xla.py`` and ``tests/jaxbench/harness/artifact_costumes/``.
 """
 
 from __future__ import annotations
@@ -170,6 +200,128 @@ def assess(
         out["ok"] = not require_pallas
     else:
         out["message"] = f"{_pct(share)} of the workload's FLOPs run outside Pallas kernels"
+    return out
+
+
+UNCOUNTABLE = "uncountable_work"
+NO_KERNEL = "no_pallas_call"
+
+
+class ArtifactShare(PallasShare, total=False):
+    """:func:`assess_artifact`'s dict: :class:`PallasShare` plus why it is not ok."""
+
+    category: str  # "" when ok, else UNCOUNTABLE, NO_KERNEL or CATEGORY
+    uncountable: list[str]
+    kernels_unconditional: int
+    kernels_conditional: int
+
+
+def _reasons(v: object) -> list[str]:
+    if not isinstance(v, list):
+        return ["the artifact's facts carry no list of uncountable work"]
+    return [str(r)[:300] for r in v[:MAX_REASONS]]
+
+
+MAX_REASONS = 20
+
+
+def assess_artifact(
+    facts: object, reference_flops: object, require_pallas: bool, threshold: float = THRESHOLD
+) -> ArtifactShare:
+    """The share of the workload's FLOPs a candidate's EXPORTED PROGRAM computes outside its
+    Pallas kernels, from ``hlo_cost.artifact_facts`` of the artifact (computed by the timer
+    child, which never runs candidate code) over ``reference_flops``: the same walk over the
+    workload's exported baseline (``prepare.reference_hlo_cost(...)["outside_flops"]``; the
+    facts dict itself is accepted too). For the CPU target, ``facts`` are those of the
+    candidate's TPU export (the CPU export holds no kernel: the interpreter lowers them).
+
+    Returns :class:`PallasShare`'s dict (as :func:`assess`) plus ``category``, ``uncountable``
+    and the kernel counts. Fail closed, in this order, when ``require_pallas``:
+
+    * ``uncountable`` non-empty (a loop of data-dependent trip count holding work, an opaque
+      custom call, an unknown operation, a program that cannot be read; missing or malformed
+      facts count as such): not ok, category :data:`UNCOUNTABLE`, the reasons in the message;
+    * no kernel call that runs unconditionally (none at all, or only inside a ``cond`` branch
+      or a loop that may not run): not ok, category :data:`NO_KERNEL`;
+    * the share above ``threshold``: not ok, category :data:`CATEGORY`.
+
+    Without ``require_pallas`` the share and the reasons are shown and ``ok`` stays True."""
+    if isinstance(reference_flops, dict):
+        reference_flops = reference_flops.get("outside_flops")
+    total = _count(reference_flops)
+    out: ArtifactShare = {
+        "outside_flops": None,
+        "total_flops": total,
+        "inside_flops": None,  # a kernel's body is opaque in the artifact
+        "outside_share": None,
+        "threshold": threshold,
+        "by_primitive": {},
+        "top_outside": [],
+        "unknown_trip_loops": 0,
+        "ok": True,
+        "message": "",
+        "category": "",
+        "uncountable": [],
+        "kernels_unconditional": 0,
+        "kernels_conditional": 0,
+    }
+    d = facts if isinstance(facts, dict) else {}
+    outside = _count(d.get("outside_flops"))
+    reasons = _reasons(d.get("uncountable")) if d else ["no facts about the artifact"]
+    if outside is None and not reasons:
+        reasons = ["the artifact's facts carry no FLOP count"]
+    kern_v = d.get("kernels")
+    kern: dict[str, Any] = kern_v if isinstance(kern_v, dict) else {}
+    uncond = _count(kern.get("unconditional")) or 0
+    cond = _count(kern.get("conditional")) or 0
+    out["kernels_unconditional"], out["kernels_conditional"] = uncond, cond
+    out["uncountable"] = reasons
+    out["unknown_trip_loops"] = sum(1 for r in reasons if "trip count" in r)
+    by = d.get("by_op")
+    if isinstance(by, dict):
+        pairs = [(str(k)[:64], _count(v)) for k, v in list(by.items())[:64]]
+        out["by_primitive"] = dict(sorted(((k, v) for k, v in pairs if v), key=lambda kv: -kv[1]))
+    out["top_outside"] = _top(d.get("top_outside"))
+    if outside is not None:
+        out["outside_flops"] = outside
+        out["outside_share"] = (outside / total) if total else (0.0 if outside == 0 else 1.0)
+    share = out["outside_share"]
+    measured = f"{_pct(share)} of the workload's FLOPs run outside Pallas kernels" if share is not None else ""
+
+    def reject(category: str, message: str) -> ArtifactShare:
+        out["message"] = message
+        out["category"] = category if require_pallas else ""
+        out["ok"] = not require_pallas
+        return out
+
+    if reasons:
+        more = f" (and {len(reasons) - 1} more)" if len(reasons) > 1 else ""
+        return reject(
+            UNCOUNTABLE,
+            "the work outside Pallas kernels cannot be counted: "
+            + reasons[0]
+            + more
+            + "; write loops with a static trip count (fori_loop/scan with constant bounds)"
+            " and call no custom calls other than Pallas kernels",
+        )
+    if uncond == 0:
+        why = (
+            f"{cond} Pallas kernel call(s) only inside a conditional branch or a loop that may not run"
+            if cond
+            else "the exported program contains no Pallas kernel call"
+        )
+        return reject(NO_KERNEL, f"no Pallas kernel runs unconditionally: {why} (this leaderboard requires one)")
+    assert share is not None and outside is not None  # no reasons: outside was counted
+    if share > threshold:
+        where = ""
+        if out["top_outside"]:
+            t = out["top_outside"][0]
+            where = f": {t['primitive']} at {t['where']}"
+        return reject(
+            CATEGORY,
+            f"{measured}{where} (at most {_pct(threshold)} may; {outside:.3g} of {total or 0:.3g} FLOPs)",
+        )
+    out["message"] = measured
     return out
 
 
