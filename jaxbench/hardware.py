@@ -81,6 +81,24 @@ def slug_for_device_kind(platform: str, device_kind: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", f"{platform}-{kind}").strip("-")
 
 
+# jax.export's names for the harness's platforms (it calls a GPU "cuda" or "rocm")
+EXPORT_PLATFORMS = {"cpu": "cpu", "tpu": "tpu", "gpu": "cuda"}
+
+
+def export_platform(platform: str) -> str:
+    """The platform name ``jax.export`` lowers a program for on this harness platform."""
+    return EXPORT_PLATFORMS.get(platform, platform)
+
+
+def device_kind_of(slug: str) -> str | None:
+    """The JAX device kind of a TPU target ("tpu-v6e" -> "TPU v6 lite", "tpu-v5p" -> "TPU v5"):
+    what a TPU kernel is lowered for when the timer's device is not open yet; None otherwise."""
+    m = re.fullmatch(r"tpu-v(\d+)(e|p)?", slug or "")
+    if not m:
+        return None
+    return f"TPU v{m.group(1)}" + (" lite" if m.group(2) == "e" else "")
+
+
 def detect() -> Target:
     """The target this process runs on, from ``jax.devices()``; unknown accelerators get a
     target with zero peaks (their roofline is then unknown, not invented)."""

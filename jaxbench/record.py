@@ -17,16 +17,28 @@ EvalRecord keys
 ``profile``            "small" or "full".
 ``hardware``           hardware target slug ("cpu", "tpu-v6e"); ``platform`` JAX platform.
 ``device_kind``        the child's ``jax.devices()[0].device_kind``.
-``mode``               "interpret" (Pallas TPU interpret mode on CPU) or "compiled".
+``mode``               "interpret" (cpu target: the candidate's Pallas kernels exported through
+                       JAX's generic Pallas interpreter, plain HLO) or "compiled".
 ``require_pallas``     the rule flag the evaluation ran under.
-``has_pallas_call``    the candidate's program contains a pallas_call (and, on TPU/GPU, the
-                       lowered module contains the Mosaic/Triton custom call).
-``host_callbacks``     host-callback primitives found in the program (list of names).
+``has_pallas_call``    a Pallas kernel runs unconditionally in the exported program: a Mosaic /
+                       Triton kernel custom call outside every conditional branch (cpu target:
+                       in the candidate's TPU export), read by the timer before anything ran.
+``host_callbacks``     host-callback custom calls found in the exported program (list).
+``artifact``           None, or what the timer read from the candidate's exported program before
+                       running it (``verdict.artifact.summary``): custom calls, kernels, module
+                       size, FLOPs outside the kernels.
+``artifact_bytes``     size of the serialized program the export child wrote, or None.
+``timed_outputs``      None, or {calls, identical_to_checked, checked_here}: every timed output
+                       was hashed by the timer; one equal to its input set's checked output is
+                       checked, any other was written and compared with the exact answer here.
+``timing_order``       None, or {seed, block, baseline_first}: the block order of the interleaved
+                       timing (which program opens each block), drawn by the trusted side.
 ``pallas_share``       None (not reached or a baseline), or how much of the workload's FLOPs the
-                       candidate computes outside its pallas_call kernels
-                       (``pallas_share.assess``): ``outside_flops`` (the child's walk of its
-                       jaxpr, a claim), ``total_flops`` (the same walk over the XLA reference,
-                       trusted), ``inside_flops``, ``outside_share`` (outside / total, None when
+                       candidate computes outside its Pallas kernels
+                       (``pallas_share.assess_artifact``): ``outside_flops`` (the walk of the
+                       exported program outside its kernel custom calls, by the timer before it
+                       ran anything), ``total_flops`` (the same walk over the exported XLA
+                       reference), ``inside_flops``, ``outside_share`` (outside / total, None when
                        not measured), ``threshold``, ``by_primitive``, ``top_outside``
                        [{primitive, flops, where: "candidate.py:LINE"}], ``unknown_trip_loops``,
                        ``ok``, ``message``. Measured whatever the rule; decisive (rejected,
@@ -63,7 +75,9 @@ EvalRecord keys
                        the child's own claims: child_compile (import/trace/lower/compile),
                        child_exec_s, child_loop_s, child_baseline_s (compiling, warming up and
                        timing the baseline beside the candidate).
-``child_output``       {"stdout": tail, "stderr": tail, "bytes": {...}} (capped).
+``child_output``       the timer child's {"stdout": tail, "stderr": tail, "bytes": {...}} (capped).
+``export_child_output`` the export child's {"stdout": tail, "stderr": tail} (capped): what the
+                       candidate's own code printed.
 ``notes``              list of remarks (e.g. "numerics not pre-checked").
 
 Sandbox keys (``sandbox``)
@@ -139,6 +153,7 @@ CATEGORIES = {
         "lowering_error",
         "mosaic_error",
         "xla_compile_error",
+        "cpu_unsupported",
     ),
     "runtime_error": ("exception", "crash", "oom", "exit", "protocol", "bad_output"),
     "timeout": ("compile", "check", "timing", "export"),
@@ -202,12 +217,16 @@ class EvalRecord(TypedDict):
     require_pallas: bool
     has_pallas_call: bool | None
     host_callbacks: list[str]
+    artifact: dict[str, Any] | None
+    artifact_bytes: int | None
     pallas_share: dict[str, Any] | None
     max_abs_err: float | None
     max_rel_err: float | None
     errors: dict[str, Any] | None
     timing: Timing | None
     baseline_timing: Timing | None
+    timed_outputs: dict[str, int] | None
+    timing_order: dict[str, Any] | None
     speedup: float | None
     speedup_ci: list[float] | None
     speedup_method: str | None
@@ -223,6 +242,7 @@ class EvalRecord(TypedDict):
     sandbox: dict[str, Any]
     phases: dict[str, Any]
     child_output: dict[str, Any]
+    export_child_output: dict[str, Any]
     notes: list[str]
 
 
@@ -282,12 +302,16 @@ def new_record(**fields: Any) -> dict[str, Any]:
         "require_pallas": True,
         "has_pallas_call": None,
         "host_callbacks": [],
+        "artifact": None,
+        "artifact_bytes": None,
         "pallas_share": None,
         "max_abs_err": None,
         "max_rel_err": None,
         "errors": None,
         "timing": None,
         "baseline_timing": None,
+        "timed_outputs": None,
+        "timing_order": None,
         "speedup": None,
         "speedup_ci": None,
         "speedup_method": None,
@@ -303,6 +327,7 @@ def new_record(**fields: Any) -> dict[str, Any]:
         "sandbox": {},
         "phases": {},
         "child_output": {},
+        "export_child_output": {},
         "notes": [],
     }
     unknown = set(fields) - set(rec)

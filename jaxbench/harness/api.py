@@ -13,16 +13,17 @@ from ..record import Outcome, json_safe, new_record, trim
 from ..sandbox import probe as sandbox_probe
 from ..sandbox.child import SandboxedChild
 from ..sandbox.options import Limits
+from ..verdict import artifact as artifact_rules
 from ..verdict import pallas_share
-from ..verdict import rules as verdict
+from .export import export_candidate, new_export_child
 from .phases import (
     _check_phase,
     _compile_phase,
     _hello,
+    _load_phase,
     _new_child,
     _open_device,
     _program_name,
-    _read_texts,
     _Run,
     _send_job,
     _start_job,
@@ -40,11 +41,11 @@ from .prepare import (
     _timeouts,
     _trusted_jax,
     _workload,
-    _write_cost_model,
+    _write_artifact_model,
     _write_input,
-    reference_cost,
+    reference_hlo_cost,
 )
-from .settings import DEFAULT_TIMEOUTS, MAX_SOURCE_BYTES, InfrastructureError
+from .settings import DEFAULT_TIMEOUTS, MAX_ARTIFACT_BYTES, MAX_SOURCE_BYTES, InfrastructureError
 from .speed import _speed_verdict
 
 _BASELINES: dict = {}
@@ -84,8 +85,13 @@ def _evaluate(
     baseline,
     timeouts,
     child: SandboxedChild | None,
+    exporter: SandboxedChild | None = None,
     closer=None,
 ) -> dict:
+    """One evaluation in two children: ``exporter`` (an export child: the only process that
+    runs the candidate's Python; closed, every process of it dead, before the timer starts) and
+    ``child`` (the timer: deserializes the artifact and the baseline, is verified, checks and
+    times them). Either may come warm from a pool; None: started here."""
     t0 = time.monotonic()
     _trusted_jax()
     wl = _workload(workload)
@@ -109,6 +115,10 @@ def _evaluate(
         phases["startup_s"] = round(time.monotonic() - t, 6)
     assert child is not None  # made just above when not given
     rec["sandbox"] = dict(child.protections)
+    if exporter is None:
+        t = time.monotonic()
+        exporter = new_export_child()
+        phases["export_startup_s"] = round(time.monotonic() - t, 6)
     stopped = True
     try:
         # the guard's reference, the baseline measured alone in a clean child: before this
@@ -121,18 +131,52 @@ def _evaluate(
             raise InfrastructureError(f"inputs/reference failed: {type(exc).__name__}: {exc}") from None
         phases["prepare_s"] = round(time.monotonic() - t, 6)
         try:
+            if child.hello_info is None:
+                t = time.monotonic()
+                _hello(child, tmo["startup"])
+                phases["startup_s"] = round(phases.get("startup_s", 0) + time.monotonic() - t, 6)
+            assert child.hello_info is not None  # set by _hello
+            if child.opt.platform != "cpu":
+                # the accelerator's generation is what the candidate is lowered for: the timer
+                # (no candidate code in it, ever) opens its device first and says which it is
+                _open_device(child, phases, tmo["startup"])
+            t = time.monotonic()
+            artifacts = export_candidate(
+                exporter,
+                rec,
+                tmo,
+                source=source,
+                wl=wl,
+                profile=profile,
+                platform=child.opt.platform,
+                device_kind=_device_kind_for(hardware, child),
+            )
+            phases["export_total_s"] = round(time.monotonic() - t, 6)
             name, base_name = _start_job(
                 child,
                 rec,
                 tmo,
                 mode="candidate",
-                source=source,
+                artifacts=artifacts,
                 wl=wl,
                 profile=profile,
                 hardware=hardware,
                 manifest_writer=prep.write_manifest,
             )
-            _compile_phase(child, rec, tmo, mode="candidate", require_pallas=require_pallas, wl=wl, profile=profile)
+            if artifacts.get("share_error"):
+                rec["notes"].append("the TPU export failed: " + trim(artifacts["share_error"], 1000))
+            _load_phase(
+                child,
+                prep,
+                rec,
+                tmo,
+                wl=wl,
+                profile=profile,
+                require_pallas=require_pallas,
+                has_share=bool(artifacts.get("share")),
+                share_error=artifacts.get("share_error"),
+            )
+            _compile_phase(child, rec, tmo, mode="candidate")
             checked = _check_phase(child, prep, rec, tmo, mode="candidate", atol=wl.atol, rtol=wl.rtol)
             _timing_phase(
                 child,
@@ -153,6 +197,8 @@ def _evaluate(
             pass
         rec["seeds"] = prep.seeds_hex()  # recorded after the run
     finally:
+        if not exporter.closed:
+            exporter.close()  # a failure before the export: the candidate's child never ran code
         t = time.monotonic()
         if closer is None:
             child.close()
@@ -174,6 +220,16 @@ def _evaluate(
         )
         phases["total_s"] = round(time.monotonic() - t0, 6)
     return json_safe(rec)
+
+
+def _device_kind_for(hardware, child) -> str | None:
+    """The device generation the candidate is exported for: the timer's device where it is open
+    already, else the target's (a TPU kernel lowers per generation)."""
+    info = child.hello_info or {}
+    if info.get("device_kind"):
+        return info["device_kind"]
+    slug = hardware.slug if isinstance(hardware, hw.Target) else hardware
+    return hw.device_kind_of(slug) if slug else None
 
 
 def _check_baseline(b: dict, wl, profile, hardware):
@@ -226,13 +282,13 @@ def measure_baseline(
                 rec,
                 tmo,
                 mode="baseline",
-                source=None,
+                artifacts=None,
                 wl=wl,
                 profile=profile,
                 hardware=hardware,
                 manifest_writer=prep.write_manifest,
             )
-            _compile_phase(child, rec, tmo, mode="baseline", require_pallas=False)
+            _compile_phase(child, rec, tmo, mode="baseline")
             _check_phase(child, prep, rec, tmo, mode="baseline", atol=wl.atol, rtol=wl.rtol)
             _timing_phase(
                 child, prep, rec, tmo, wl=wl, profile=profile, mode="baseline", name=name, atol=wl.atol, rtol=wl.rtol
@@ -303,64 +359,80 @@ def lower_for_platform(
         "jax_version": None,
         "sandbox": {},
     }
-    child = _new_child("cpu", Limits())
     rec: dict[str, Any] = {"phases": {}, "notes": []}  # what _Run writes; its outcome is copied into ``out``
+    exporter = new_export_child()
+    out["sandbox"] = dict(exporter.protections)
+    t = time.monotonic()
     try:
-        out["sandbox"] = dict(child.protections)
-        arrays.write_manifest(child.in_dir, _manifest_specs(wl, _specs(wl, profile)[0]), {})
-        _write_input(child.in_dir, "candidate.py", source)
-        _write_cost_model(child.in_dir)
-        hello = _hello(child, tmo["startup"])
-        _send_job(
-            child,
+        artifacts = export_candidate(
+            exporter,
             rec,
             tmo,
-            {
-                "cmd": "job",
-                "mode": "candidate",
-                "name": _program_name(),
-                "interpret": False,
-                "config": wl.config(profile),
-                "platform": platform,
-                "workload": wl.id,
-                "profile": profile,
-            },
+            source=source,
+            wl=wl,
+            profile=profile,
+            platform=platform,
+            device_kind=None,
+            only_run=True,
+            phase="export",
         )
-        out["jax_version"] = hello.get("jax_version")
-        t = time.monotonic()
+    except _Stop:
+        out.update(outcome=rec["outcome"], error_category=rec["error_category"], message=rec["message"])
+    else:
+        out["jax_version"] = (exporter.hello_info or {}).get("jax_version")
+        # read back in a child that never ran the candidate's code (no device opened)
+        reader = _new_child("cpu", Limits())
         try:
-            reply = _Run(child, tmo, rec).phase("export", {"cmd": "export"}, "exported")
-        except _Stop:
-            out.update(outcome=rec["outcome"], error_category=rec["error_category"], message=rec["message"])
-        else:
-            texts = _read_texts(child.work)
-            scan = verdict.scan_program(reply.get("primitives"), {"lowered": texts.get("exported", "")}, platform)
-            share = pallas_share.assess(
-                reply.get("cost"),
-                reference_cost(wl, profile)["outside_flops"],
-                require_pallas=require_pallas,
-                threshold=pallas_share.threshold_for(wl.id),
-            )
+            facts = _describe_artifact(reader, rec, tmo, wl, profile, artifacts["run"])
+        finally:
+            reader.close()
+        share = pallas_share.assess_artifact(
+            facts,
+            reference_hlo_cost(wl, profile, platform)["outside_flops"],
+            require_pallas=require_pallas,
+            threshold=pallas_share.threshold_for(wl.id),
+        )
+        out.update(
+            has_pallas_call=bool(share.get("kernels_unconditional")),
+            host_callbacks=list(facts.get("host_callbacks") or []),
+            pallas_share=share,
+            artifact=artifact_rules.summary(facts),
+        )
+        specs, out_leaves = _specs(wl, profile)
+        bad = artifact_rules.verify(facts, specs, out_leaves, hw.export_platform(platform))
+        if bad:
+            out.update(outcome=Outcome.REJECTED, error_category=bad[0], message=bad[1])
+        elif not share["ok"]:
             out.update(
-                has_pallas_call=scan["has_pallas_call"], host_callbacks=scan["host_callbacks"], pallas_share=share
+                outcome=Outcome.REJECTED,
+                error_category=share.get("category") or pallas_share.CATEGORY,
+                message=trim(share["message"]),
             )
-            if scan["host_callbacks"]:
-                out.update(
-                    outcome=Outcome.REJECTED,
-                    error_category="host_callback",
-                    message="host callbacks: " + ", ".join(scan["host_callbacks"]),
-                )
-            elif not share["ok"]:
-                out.update(
-                    outcome=Outcome.REJECTED, error_category=pallas_share.CATEGORY, message=trim(share["message"])
-                )
-            else:
-                out.update(ok=True, message=f"lowers for {platform} at {profile} shapes")
-        out["lower_s"] = round(time.monotonic() - t, 6)
-    finally:
-        child.close()
-        out["duration_s"] = round(time.monotonic() - t0, 6)
+        else:
+            out.update(ok=True, message=f"lowers for {platform} at {profile} shapes")
+    out["lower_s"] = round(time.monotonic() - t, 6)
+    out["duration_s"] = round(time.monotonic() - t0, 6)
     return out
+
+
+def _describe_artifact(reader, rec, tmo, wl, profile, data: bytes) -> dict:
+    """The facts of an exported program, read in ``reader`` (a timer-role child that never ran
+    candidate code and opens no device)."""
+    _hello(reader, tmo["startup"])
+    arrays.write_manifest(reader.in_dir, _manifest_specs(wl, _specs(wl, profile)[0]), {})
+    _write_input(reader.in_dir, "candidate.jaxexport", data)
+    _write_artifact_model(reader.in_dir)
+    _send_job(reader, rec, tmo, {"cmd": "job", "mode": "candidate", "name": _program_name()})
+    try:
+        reply = _Run(reader, tmo, rec).phase(
+            "load",
+            {"cmd": "load", "artifact": "candidate.jaxexport", "max_bytes": MAX_ARTIFACT_BYTES},
+            "loaded",
+            timeout_key="export",
+        )
+    except _Stop:
+        return {"error": rec.get("message") or "the artifact could not be read"}
+    return reply.get("facts") or {"error": "no facts"}
 
 
 def probe_environment(platform: str | None = None) -> dict:

@@ -5,21 +5,39 @@ parsed, and every failure written into the record as its outcome."""
 
 from __future__ import annotations
 
+import random
 import secrets
 import time
 
 import numpy as np
 
 from .. import arrays, environment
+from .. import hardware as hw
 from ..profiling import xplane
 from ..record import Outcome, trim
 from ..sandbox.child import SandboxedChild
 from ..sandbox.options import ChildGone, PhaseTimeout, SandboxError, SandboxOptions
-from ..sandbox.safedir import SafeDir
+from ..verdict import artifact as artifact_rules
 from ..verdict import pallas_share
 from ..verdict import rules as verdict
-from .prepare import _Prepared, _target_for, _write_cost_model, _write_input, exported_baseline, reference_cost
-from .settings import BLOCK, EXTERNAL_SIGNALS, ITERS, TEXT_CAP, TRACE_CAP, WARMUP, ChildKilled, InfrastructureError
+from .prepare import (
+    _Prepared,
+    _target_for,
+    _write_artifact_model,
+    _write_input,
+    exported_baseline,
+    reference_hlo_cost,
+)
+from .settings import (
+    BLOCK,
+    EXTERNAL_SIGNALS,
+    ITERS,
+    MAX_ARTIFACT_BYTES,
+    TRACE_CAP,
+    WARMUP,
+    ChildKilled,
+    InfrastructureError,
+)
 
 
 class _Run:
@@ -37,16 +55,18 @@ class _Run:
         finally:
             self.phases[f"{phase}_s"] = round(time.monotonic() - t, 6)
 
-    def phase(self, phase: str, cmd: dict, expect: str, *, strict: bool = False) -> dict:
+    def phase(
+        self, phase: str, cmd: dict, expect: str, *, strict: bool = False, timeout_key: str | None = None
+    ) -> dict:
         """Ask the child for ``phase`` and return its reply of type ``expect``. Anything else
         ends the evaluation with its outcome in the record (raises _Stop): a timeout (the
         child's stacks, then it is killed), the child's death, an error reply (classified) or
         another reply (a protocol breach). With ``strict`` (the baseline's own timing) each of
         them is the harness's failure instead (raises InfrastructureError). ``replied_ns``:
         the wall clock when the reply arrived."""
-        rec, child, limit = self.rec, self.child, self.timeouts[phase]
+        rec, child, limit = self.rec, self.child, self.timeouts[timeout_key or phase]
         try:
-            reply = self.ask(phase, cmd)
+            reply = self.ask(phase, cmd, timeout_key)
         except PhaseTimeout:
             if strict:
                 raise InfrastructureError(f"the baseline's {phase} exceeded {limit:g} s") from None
@@ -123,16 +143,6 @@ def _crash(rec, child, phase):
     _finish(rec, Outcome.RUNTIME_ERROR, "exit", f"the child exited (status {rc}) during {phase}\n{tail}")
 
 
-def _read_texts(work: SafeDir) -> dict:
-    texts = {}
-    for name in ("jaxpr", "lowered", "compiled", "exported"):
-        try:
-            texts[name] = work.read(f"compile/{name}.txt", TEXT_CAP + 4096).decode("utf-8", "replace")
-        except OSError:
-            pass
-    return texts
-
-
 def _load_outputs(work, tag, meta, out_specs):
     out = []
     for k, (dt, shape) in enumerate(out_specs):
@@ -174,11 +184,12 @@ def _open_device(child, phases: dict, timeout: float) -> None:
 
 
 def _start_job(
-    child, rec: dict, timeouts: dict, *, mode: str, source: str | None, wl, profile, hardware, manifest_writer
+    child, rec: dict, timeouts: dict, *, mode: str, artifacts: dict | None, wl, profile, hardware, manifest_writer
 ):
-    """hello (trustworthy: before any candidate code), the device, the files, the job. A candidate's child
-    also gets the exported XLA baseline, compiled there before the candidate's module is
-    imported, to be timed beside it. Returns (program name, baseline program name or None)."""
+    """hello (trustworthy: before any program of the candidate's exists there), the device, the
+    files, the job, in a timer child. A candidate's timer also gets the exported XLA baseline,
+    compiled there before the candidate's artifact is loaded, to be timed beside it. Returns
+    (program name, baseline program name or None)."""
     phases = rec["phases"]
     t = time.monotonic()
     if child.hello_info is None:
@@ -196,15 +207,17 @@ def _start_job(
         jaxlib_version=hello.get("jaxlib_version"),
         python_version=hello.get("python"),
     )
-    if source is not None:
-        _write_input(child.in_dir, "candidate.py", source)
+    if artifacts is not None:
+        _write_input(child.in_dir, "candidate.jaxexport", artifacts["run"])
+        if artifacts.get("share"):
+            _write_input(child.in_dir, "share.jaxexport", artifacts["share"])
     _write_input(child.in_dir, "baseline.jaxexport", exported_baseline(wl, profile, hello["platform"]))
-    _write_cost_model(child.in_dir)
+    _write_artifact_model(child.in_dir)
     manifest_writer(child.in_dir)
     name = _program_name()
     base_name = _program_name() if mode == "candidate" else None
-    interpret = mode == "candidate" and hello["platform"] == "cpu"
-    rec["mode"] = "interpret" if interpret else "compiled"
+    # on the cpu target the candidate's kernels run as exported through the generic interpreter
+    rec["mode"] = "interpret" if mode == "candidate" and hello["platform"] == "cpu" else "compiled"
     _send_job(
         child,
         rec,
@@ -213,7 +226,6 @@ def _start_job(
             "cmd": "job",
             "mode": mode,
             "name": name,
-            "interpret": interpret,
             "config": wl.config(profile),
             "workload": wl.id,
             "profile": profile,
@@ -234,45 +246,71 @@ def _send_job(child, rec: dict, timeouts: dict, job: dict) -> None:
         raise InfrastructureError(f"the child did not accept the job: {str(ack)[:1000]}")
 
 
-def _compile_phase(child, rec, timeouts, *, mode, require_pallas, wl=None, profile=None):
+def _load_phase(
+    child, prep: _Prepared, rec, timeouts, *, wl, profile, require_pallas: bool, has_share: bool, share_error=None
+):
+    """The timer child deserializes the candidate's artifact and describes it (before any of it
+    runs, so the description is the timer's, not the candidate's); the trusted side verifies it
+    (exact signature, allowed custom calls, no host callbacks) and applies the Pallas rules to
+    the artifact that runs (accelerators) or to the candidate's TPU export (cpu target)."""
     run = _Run(child, timeouts, rec)
-    phases = rec["phases"]
+    rec["phase"] = "compile"
+    reply = run.phase(
+        "load",
+        {
+            "cmd": "load",
+            "artifact": "candidate.jaxexport",
+            "share": "share.jaxexport" if has_share else None,
+            "max_bytes": MAX_ARTIFACT_BYTES,
+        },
+        "loaded",
+        timeout_key="compile",
+    )
+    iso = reply.get("isolation") or {}
+    if iso.get("role") != "timer" or iso.get("candidate_module") or iso.get("py_files"):
+        raise InfrastructureError(f"the timer child is not free of candidate code: {iso}")
+    platform = child.hello_info["platform"]
+    facts = reply.get("facts") or {}
+    expected_in = [[list(s["shape"]), s["dtype"]] for s in prep.input_specs]
+    expected_out = [[list(shape), dt] for dt, shape in prep.out_specs]
+    rec["artifact"] = artifact_rules.summary(facts)
+    rec["host_callbacks"] = list(facts.get("host_callbacks") or [])
+    judged = verdict.output_signature_verdict(
+        facts.get("out_tree"), facts.get("out_avals"), prep.treedef, prep.out_specs
+    )
+    if judged:
+        _finish(rec, *judged)
+    bad = artifact_rules.verify(facts, expected_in, expected_out, hw.export_platform(platform))
+    if bad:
+        _finish(rec, Outcome.REJECTED, bad[0], bad[1])
+    # the share: from the artifact that runs; on the cpu target (kernels interpreted into plain
+    # HLO) from the candidate's TPU export, against the reference exported the same way
+    share_facts = facts
+    if platform == "cpu":
+        share_facts = reply.get("share_facts") or {
+            "uncountable": [f"the candidate's TPU export, on which the share is counted, failed: {share_error}"]
+        }
+    share = rec["pallas_share"] = pallas_share.assess_artifact(
+        share_facts,
+        reference_hlo_cost(wl, profile, "tpu" if platform == "cpu" else platform)["outside_flops"],
+        require_pallas=require_pallas,
+        threshold=pallas_share.threshold_for(wl.id),
+    )
+    rec["has_pallas_call"] = bool(share.get("kernels_unconditional"))
+    if not share["ok"]:
+        _finish(rec, Outcome.REJECTED, share.get("category") or pallas_share.CATEGORY, share["message"])
+
+
+def _compile_phase(child, rec, timeouts, *, mode):
+    """The timer compiles the verified program for its device."""
+    run = _Run(child, timeouts, rec)
     rec["phase"] = "compile"
     reply = run.phase("compile", {"cmd": "compile"}, "compiled")
-    phases["child_compile"] = {
+    rec["phases"]["child_compile"] = {
         k: round(float(v), 6) for k, v in (reply.get("times") or {}).items() if isinstance(v, (int, float))
     }
-    scan = verdict.scan_program(reply.get("primitives"), _read_texts(child.work), child.hello_info["platform"])
-    rec["has_pallas_call"] = scan["has_pallas_call"] if mode == "candidate" else False
-    rec["host_callbacks"] = scan["host_callbacks"]
-    if mode == "candidate":
-        # the Pallas kernels must carry the work: the share of the workload's FLOPs computed
-        # outside them (the child's walk of its jaxpr, over the trusted walk of the reference),
-        # recorded on every candidate that compiled, decisive below only under require_pallas
-        share = None
-        if wl is not None:
-            share = rec["pallas_share"] = pallas_share.assess(
-                reply.get("cost"),
-                reference_cost(wl, profile)["outside_flops"],
-                require_pallas=require_pallas,
-                threshold=pallas_share.threshold_for(wl.id),
-            )
-        if scan["host_callbacks"]:
-            _finish(
-                rec,
-                Outcome.REJECTED,
-                "host_callback",
-                "the program calls back into the host: " + ", ".join(scan["host_callbacks"]),
-            )
-        if require_pallas and not scan["has_pallas_call"]:
-            _finish(
-                rec,
-                Outcome.REJECTED,
-                "no_pallas_call",
-                "the compiled program contains no pallas_call (this leaderboard requires a Pallas kernel)",
-            )
-        if share is not None and not share["ok"]:
-            _finish(rec, Outcome.REJECTED, pallas_share.CATEGORY, share["message"])
+    if mode != "candidate":
+        rec["has_pallas_call"] = False
 
 
 def _check_phase(child, prep: _Prepared, rec, timeouts, *, mode, atol, rtol) -> dict:
@@ -320,11 +358,19 @@ def _check_phase(child, prep: _Prepared, rec, timeouts, *, mode, atol, rtol) -> 
     return cands
 
 
-def _save_iters(prep: _Prepared) -> list[int]:
-    """One timed call per timing set, drawn from the second half, whose output is checked."""
-    rng = secrets.SystemRandom()
-    m = len(prep.timing_ids)
-    return sorted(rng.choice([i for i in range(ITERS // 2, ITERS) if i % m == s]) for s in range(m))
+def block_order(seed: int, n_blocks: int) -> list[int]:
+    """Which program opens each block of the interleaved timing (0: the candidate, 1: the
+    baseline), drawn from ``seed`` (recorded: the order can be rebuilt)."""
+    rng = random.Random(seed)
+    return [rng.getrandbits(1) for _ in range(n_blocks)]
+
+
+def _differing(claimed, saved) -> list[int]:
+    """The timed calls the timer wrote because their output differed from the checked one."""
+    out = sorted({int(i) for i in (claimed or []) if isinstance(i, int) and 0 <= i < ITERS})
+    if set(map(str, out)) != set(saved):
+        raise InfrastructureError("the timer's list of differing timed outputs does not match the files it wrote")
+    return out
 
 
 def _read_trace(child, name: str, platform: str, space=None):
@@ -370,7 +416,11 @@ def _timing_phase(
     phases = rec["phases"]
     rec["phase"] = "timing"
     platform = child.hello_info["platform"]
-    save_iters = _save_iters(prep) if mode == "candidate" else []
+    order = None
+    if base_name:
+        seed = secrets.randbits(64)
+        order = block_order(seed, -(-ITERS // BLOCK))
+        rec["timing_order"] = {"seed": f"{seed:016x}", "block": BLOCK, "baseline_first": sum(order)}
     t_lo = time.time_ns()
     reply = run.phase(
         "timing",
@@ -379,8 +429,8 @@ def _timing_phase(
             "sets": prep.timing_ids,
             "warmup": WARMUP,
             "iters": ITERS,
-            "save_iters": save_iters,
             "block": BLOCK,
+            "order": order,
         },
         "timed",
         strict=mode != "candidate",
@@ -397,7 +447,15 @@ def _timing_phase(
     t_v = time.monotonic()
     m = len(prep.timing_ids)
     saved = reply.get("saved") or {}
-    for i in save_iters:
+    differing = _differing(reply.get("differing"), saved) if mode == "candidate" else []
+    # every timed output was hashed by the timer: equal to its input set's checked output (checked
+    # above), or written and checked here
+    rec["timed_outputs"] = {
+        "calls": ITERS,
+        "identical_to_checked": ITERS - len(differing),
+        "checked_here": len(differing),
+    }
+    for i in differing:
         sid = prep.timing_ids[i % m]
         meta = saved.get(str(i))
         bad = verdict.check_claims(meta, prep.treedef, prep.out_specs)

@@ -82,7 +82,7 @@ def exported_baseline(wl, profile: str, platform: str) -> bytes:
     if k not in _EXPORT_CACHE:
         with _JAX_LOCK:
             specs = _specs(wl, profile)[0]
-            exp = jax.export.export(jax.jit(wl.baseline(profile)), platforms=[platform])(*specs)
+            exp = jax.export.export(jax.jit(wl.baseline(profile)), platforms=[hw.export_platform(platform)])(*specs)
             _EXPORT_CACHE[k] = bytes(exp.serialize())
     return _EXPORT_CACHE[k]
 
@@ -128,10 +128,11 @@ def _write_input(in_dir, name: str, data: str | bytes):
     os.chmod(path, 0o644)
 
 
-def _write_cost_model(in_dir):
-    """The FLOP walk the child applies to its traced program (``jaxpr_cost.py``)."""
-    with open(jaxpr_cost.__file__, encoding="utf-8") as src:
-        _write_input(in_dir, "jaxpr_cost.py", src.read())
+def _write_artifact_model(in_dir):
+    """What a timer child applies to an exported program before any of it runs: the trusted
+    side's description of it (``hlo_cost.py``: signature, custom calls, kernels, FLOPs)."""
+    with open(hlo_cost.__file__, encoding="utf-8") as src:
+        _write_input(in_dir, "hlo_cost.py", src.read())
 
 
 def inputs_from_seed(workload, profile: str, seed) -> tuple:

@@ -13,6 +13,9 @@ SET_BUDGET_BYTES = 8 << 30  # all input sets of one evaluation together
 MAX_SOURCE_BYTES = 1 << 20
 TRACE_CAP = 512 << 20  # interpret-mode paged attention (6p expert, small): ~280 MB
 TEXT_CAP = 4 << 20
+# a candidate's serialized program (jax.export); the honest kernels' are 3-60 KB at the small
+# profile, closed-over constants make it grow
+MAX_ARTIFACT_BYTES = 64 << 20
 PUBLIC_SEEDS = (0, 1)  # fixed keys a memorising candidate would have used
 
 

@@ -9,6 +9,7 @@ import time
 from ..sandbox.child import SandboxedChild
 from ..sandbox.options import Limits
 from .api import _evaluate
+from .export import new_export_child
 from .phases import _new_child
 from .prepare import _platform_hint
 from .settings import DEFAULT_TIMEOUTS, InfrastructureError
@@ -61,31 +62,36 @@ class WarmPool:
             try:
                 child = _new_child(self.platform, self.limits)
                 child.hello(DEFAULT_TIMEOUTS["startup"])
+                exporter = new_export_child()
+                exporter.hello(DEFAULT_TIMEOUTS["startup"])
                 if self._closed:
                     child.close()
+                    exporter.close()
                     continue
-                self._ready.put(child)
+                self._ready.put((child, exporter))
             except Exception as exc:  # noqa: BLE001 - reported to the next acquire()
                 self._errors.append(f"{type(exc).__name__}: {exc}")
                 self._ready.put(None)
 
-    def acquire(self, timeout: float = 300.0) -> SandboxedChild:
+    def acquire(self, timeout: float = 300.0) -> tuple[SandboxedChild, SandboxedChild]:
+        """A warm (timer child, export child) pair."""
         if self._closed:
             raise RuntimeError("pool closed")
         try:
-            child = self._ready.get(timeout=timeout)
+            pair = self._ready.get(timeout=timeout)
         except queue.Empty:
             raise InfrastructureError("no warm child became ready") from None
-        if child is None:
+        if pair is None:
             self._requests.put(1)
             raise InfrastructureError(
                 "warm child failed to start: " + (self._errors[-1] if self._errors else "unknown")
             )
-        if not child.alive():
-            child.close()
+        if not all(c.alive() for c in pair):
+            for c in pair:
+                c.close()
             self._requests.put(1)
             return self.acquire(timeout)
-        return child
+        return pair
 
     def evaluate(
         self,
@@ -98,7 +104,7 @@ class WarmPool:
         baseline: dict | None = None,
         timeouts: dict | None = None,
     ) -> dict:
-        child = self.acquire()
+        child, exporter = self.acquire()
         if self.refill == "immediately" and not self._closed:
             self._requests.put(1)
         try:
@@ -111,6 +117,7 @@ class WarmPool:
                 baseline=baseline,
                 timeouts=timeouts,
                 child=child,
+                exporter=exporter,
                 closer=self._requests.put,
             )
         finally:
@@ -138,8 +145,9 @@ class WarmPool:
                     item = q.get_nowait()
                 except queue.Empty:
                     break
-                if isinstance(item, SandboxedChild):
-                    item.close()
+                for c in item if isinstance(item, tuple) else (item,):
+                    if isinstance(c, SandboxedChild):
+                        c.close()
 
     def __enter__(self):
         return self

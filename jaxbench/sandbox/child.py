@@ -18,6 +18,7 @@ import time
 import weakref
 from typing import TYPE_CHECKING, Any, cast
 
+from ..hardware import export_platform
 from . import device, host
 from .bwrap import bwrap_argv, bwrap_info, device_nodes
 from .cgroups import Cgroup, cgroup_info
@@ -86,9 +87,14 @@ class SandboxedChild:
         self._work_via_proc = False
         self.started_at: float | None = None
         self.closed = False
+        self._left_pids: list[int] = []
         # exclusive devices (TPU, GPU; cpu when simulated): the child opens its device only on
         # open_device(), under the device lock held here until the child is dead
-        self.exclusive = device.exclusive(self.opt.platform) and not self.opt.probe
+        if self.opt.role not in ("timer", "export"):
+            raise ValueError(f"unknown child role {self.opt.role!r}")
+        if self.opt.role == "export" and self.opt.platform != "cpu":
+            raise ValueError("an export child has no device: its platform is cpu")
+        self.exclusive = device.exclusive(self.opt.platform) and not self.opt.probe and self.opt.role == "timer"
         self.device_lock: device.DeviceLock | None = None
         self._device_nodes: list[str] | None = None
 
@@ -112,7 +118,8 @@ class SandboxedChild:
             "TMPDIR": "/tmp",
             "PATH": "/usr/bin:/bin",
             "LANG": "C.UTF-8",
-            "JAX_PLATFORMS": self.opt.platform,
+            # JAX's name of the platform: a GPU is "cuda" ("gpu" would also try ROCm)
+            "JAX_PLATFORMS": export_platform(self.opt.platform),
             "TF_CPP_MIN_LOG_LEVEL": "2",
             "PYTHONDONTWRITEBYTECODE": "1",
             "JAX_ENABLE_COMPILATION_CACHE": "false",
@@ -183,6 +190,8 @@ class SandboxedChild:
             argv.append("--probe")
         elif self.exclusive:
             argv.append("--lazy-device")
+        if not self.opt.probe:
+            argv += ["--role", self.opt.role]
 
         # rlimits
         rl = {"cpu": lim.cpu_seconds, "fsize": lim.file_bytes, "nofile": lim.open_files, "core": 0}
@@ -420,6 +429,11 @@ class SandboxedChild:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
+    def dead(self) -> bool:
+        """Closed, and every process of it gone: the launcher reaped and its cgroup empty when
+        it was removed (the baseline guard and the timer start only after this)."""
+        return self.closed and (self.proc is None or self.proc.poll() is not None) and not self._left_pids
+
     def at_memory_limit(self) -> bool:
         """The child's cgroup ran into its memory limit and still holds most of it."""
         return bool(self.cgroup and self.cgroup.at_memory_limit())
@@ -561,6 +575,7 @@ class SandboxedChild:
                     pass
                 self._status_r = None
             if self.cgroup:
+                self._left_pids = [p for p in self.cgroup.pids() if p != os.getpid()]
                 self.cgroup.remove()
             shutil.rmtree(self.run_dir, ignore_errors=True)
             if self.device_lock is not None:

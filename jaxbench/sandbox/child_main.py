@@ -1,34 +1,47 @@
-"""The sandboxed child: runs ONE candidate (or the XLA baseline) and writes only data.
+"""A sandboxed child, in one of two roles; it writes only data.
 
 This file is bound read-only into the sandbox on its own (not the repository, not the workload
 registry, not the reference code; under bubblewrap it is ``/harness/sandbox_child.py``) and
 imports only the standard library, numpy and jax, never a sibling module of its package. It is
-started as ``python -I -S -B child_main.py --in DIR --work DIR [--site DIR]...``.
+started as ``python -I -S -B child_main.py --in DIR --work DIR --role ROLE [--site DIR]...``.
+
+The two roles (TRUST.md 1: the candidate's Python never shares a process with a measurement):
+
+* ``export``: the ONLY process that imports a candidate's module. No device (JAX on cpu, no
+  device nodes), no input values: it gets the input shapes and the profile's static values,
+  traces ``workload`` and writes the serialized program(s) (``export_run``): for TPU/GPU the
+  native lowering, for the cpu target with every ``pallas_call`` lowered through JAX's generic
+  Pallas interpreter (plain HLO), plus a TPU export for the Pallas-share count. The trusted
+  side closes it, every process of it dead, before a timer starts.
+* ``timer``: never imports candidate code and never receives any (no candidate file exists in
+  its directories; ``load`` says so). It deserializes the exported programs (the baseline, the
+  candidate's artifact), describes the artifact before any of it runs (``hlo_cost.py``, written
+  by the trusted side), then compiles, checks and times them and writes the outputs and the
+  profiler trace itself. The artifact is still untrusted device code: the timer stays
+  sandboxed and serves one candidate.
 
 Protocol (everything here is data; the trusted side decides every verdict):
 
 * fd 3 (replies): one JSON object per line. The first line is ``hello`` (platform, device kind,
-  versions), sent after JAX is imported and warmed up and BEFORE any candidate code exists in
-  this process, so it is trustworthy. Every later reply may be forged by the candidate and is
-  treated as a claim that the trusted side checks.
-* The device: opened (backend initialised, a warm-up jit) at start, and described in hello;
-  with ``--lazy-device`` (exclusive devices: one process per TPU chip or GPU) only on the
-  ``open`` command, which the trusted side sends once it holds the device's lock
-  (``jaxbench/sandbox/device.py``), still before any candidate code; the reply ``device``
-  carries what hello would have. With ``--fake-device DIR`` (the simulated exclusive device
-  of the tests) opening the device first takes ``DIR/node`` with a non-blocking exclusive
-  flock and fails loudly when another process holds it, as libtpu does.
-* fd 0 (commands): one JSON object per line, in order: ``open`` (lazy device only), ``job``
-  (what to run: program name chosen by the harness, CONFIG, sets, iteration counts), then
-  ``compile``, ``check``, ``timing`` and finally ``exit``. The trusted side sends a phase only when the previous one
-  passed, and times every phase with its own clock.
+  versions), sent after JAX is imported and warmed up and before any candidate code or program
+  exists in this process.
+* The device (timer only): opened (backend initialised, a warm-up jit) at start, and described
+  in hello; with ``--lazy-device`` (exclusive devices: one process per TPU chip or GPU) only on
+  the ``open`` command, which the trusted side sends once it holds the device's lock
+  (``jaxbench/sandbox/device.py``); the reply ``device`` carries what hello would have. With
+  ``--fake-device DIR`` (the simulated exclusive device of the tests) opening the device first
+  takes ``DIR/node`` with a non-blocking exclusive flock and fails loudly when another process
+  holds it, as libtpu does.
+* fd 0 (commands): one JSON object per line. Export: ``job`` then ``export_run``. Timer:
+  ``open`` (lazy device only), ``job`` (program names chosen by the harness; the baseline is
+  compiled here), ``load`` (the candidate's artifact and its facts), ``compile``, ``check``,
+  ``timing`` (with the block order drawn by the trusted side). Then ``exit``. The trusted side
+  sends a phase only when the previous one passed, and times every phase with its own clock.
 * Inputs: ``<in>/manifest.json`` (dtypes, shapes, file names) and ``<in>/sets/<set>/<k>.npy``;
   bfloat16 arrays are stored as their raw uint16 bits. Loaded with ``allow_pickle=False``.
-* ``<in>/jaxpr_cost.py``: the trusted side's FLOP walk (``jaxbench/profiling/jaxpr_cost.py``),
-  loaded when the job arrives; the compile (and export) reply carries its ``cost`` of the
-  traced program: the FLOPs outside every pallas_call (a claim, like the primitive counts).
-* Outputs: ``<work>/out/<tag>/<k>.npy`` (bfloat16 again as uint16), the profiler trace under
-  ``<work>/trace``, compile artefacts under ``<work>/compile``.
+* Outputs: ``<work>/artifacts/*.jaxexport`` (export); ``<work>/out/<tag>/<k>.npy`` (bfloat16
+  again as uint16: every checked output, and every timed output whose hash differs from the
+  checked output of its inputs), the profiler trace under ``<work>/trace`` (timer).
 """
 
 import contextlib
@@ -47,10 +60,18 @@ CANDIDATE_FILE = "candidate.py"
 
 
 def _parse_args(argv):
-    opts = {"site": [], "in": None, "work": None, "probe": False, "lazy_device": False, "fake_device": None}
+    opts = {
+        "site": [],
+        "in": None,
+        "work": None,
+        "probe": False,
+        "lazy_device": False,
+        "fake_device": None,
+        "role": "timer",
+    }
     it = iter(argv)
     for a in it:
-        if a in ("--in", "--work"):
+        if a in ("--in", "--work", "--role"):
             opts[a[2:]] = next(it)
         elif a == "--site":
             opts["site"].append(next(it))
@@ -64,6 +85,9 @@ def _parse_args(argv):
 
 
 OPTS = _parse_args(sys.argv[1:])
+# export: the only role that imports candidate code (no device, no inputs; it writes programs);
+# timer: runs exported programs only (the baseline, the candidate's artifact), never a .py of theirs
+ROLE = OPTS["role"] if OPTS["role"] in ("export", "timer") else "timer"
 # Libraries that parse flags from sys.argv on first use (absl, hence tokamax) must not see ours.
 sys.argv = [sys.argv[0]]
 for _p in reversed(OPTS["site"]):
@@ -227,7 +251,8 @@ def _open_device():
         _take_fake_device()
     _dev = jax.devices()[0]
     jax.jit(lambda a: a * 2 + 1)(jnp.arange(8, dtype=jnp.float32)).block_until_ready()
-    _warm_profiler()
+    if ROLE == "timer":
+        _warm_profiler()
     return time.perf_counter() - t
 
 
@@ -323,52 +348,27 @@ def _write_text(name, text):
         f.write(text[:MAX_TEXT])
 
 
-_COST_MODEL = None
+_ARTIFACT_MODEL = None
+
+
+def _load_by_path(filename):
+    """A module of the trusted side's, written into the input directory (``jaxpr_cost.py``,
+    ``hlo_cost.py``): loaded when the job arrives, before any candidate code or program exists
+    in this process. None where the file is absent."""
+    path = os.path.join(OPTS["in"], filename)
+    if not os.path.exists(path):
+        return None
+    mod = types.ModuleType("jaxbench_" + filename[:-3])
+    mod.__file__ = path
+    with open(path, encoding="utf-8") as f:
+        exec(compile(f.read(), path, "exec"), mod.__dict__)
+    return mod
 
 
 def _load_cost_model():
-    """``jaxpr_cost.py``, written into the input directory by the trusted side: loaded when the
-    job arrives, before any candidate code exists in this process."""
-    global _COST_MODEL
-    path = os.path.join(OPTS["in"], "jaxpr_cost.py")
-    if _COST_MODEL is None and os.path.exists(path):
-        mod = types.ModuleType("jaxbench_jaxpr_cost")
-        mod.__file__ = path
-        with open(path, encoding="utf-8") as f:
-            exec(compile(f.read(), path, "exec"), mod.__dict__)
-        _COST_MODEL = mod
-
-
-def _cost(jaxpr):
-    """The FLOPs outside/inside the pallas_calls (a claim; the trusted side decides)."""
-    if _COST_MODEL is None:
-        return {"error": "no cost model"}
-    try:
-        return _COST_MODEL.program_cost(jaxpr)
-    except Exception as exc:  # noqa: BLE001
-        return {"error": f"{type(exc).__name__}: {exc}"[:500]}
-
-
-def _walk(jaxpr, counts, depth=0):
-    from jax.extend import core as jcore  # deferred: an internal JAX API; if it moves, only this feature fails
-
-    if depth > 64:
-        return
-    for eqn in jaxpr.eqns:
-        name = eqn.primitive.name
-        counts[name] = counts.get(name, 0) + 1
-        for v in eqn.params.values():
-            _walk_param(v, counts, depth, jcore)
-
-
-def _walk_param(v, counts, depth, jcore):
-    if isinstance(v, jcore.ClosedJaxpr):
-        _walk(v.jaxpr, counts, depth + 1)
-    elif isinstance(v, jcore.Jaxpr):
-        _walk(v, counts, depth + 1)
-    elif isinstance(v, (tuple, list)):
-        for x in v:
-            _walk_param(x, counts, depth, jcore)
+    global _ARTIFACT_MODEL
+    if _ARTIFACT_MODEL is None and ROLE == "timer":
+        _ARTIFACT_MODEL = _load_by_path("hlo_cost.py")
 
 
 # --------------------------------------------------------------------------- the job
@@ -376,21 +376,100 @@ def _walk_param(v, counts, depth, jcore):
 
 def _target_device(platform, device_kind):
     """Lower as if for one chip of the target (an abstract device: nothing runs on it), so that
-    kernels which ask for the TPU generation (Mosaic integer division, Tokamax pipelines) lower
-    on a CPU host too."""
-    if platform != "tpu":
+    kernels which ask for the device's generation (Mosaic integer division, Tokamax pipelines,
+    Triton's GPU description) lower in a process that has no such device."""
+    if platform not in ("tpu", "gpu"):
         return contextlib.nullcontext()
     from jax.sharding import (  # deferred: an internal JAX API; if it moves, only this feature fails
         AbstractDevice,
         AbstractMesh,
     )
 
-    mesh = AbstractMesh(
-        (1,),
-        ("_target",),
-        abstract_device=AbstractDevice(device_kind=device_kind or "TPU v6 lite", num_cores=1, platform="tpu"),
+    if platform == "tpu":
+        dev = AbstractDevice(device_kind=device_kind or "TPU v6 lite", num_cores=1, platform="tpu")
+    else:
+        dev = AbstractDevice(device_kind=device_kind or "", num_cores=None, platform="cuda")
+    return jax.sharding.use_abstract_mesh(AbstractMesh((1,), ("_target",), abstract_device=dev))
+
+
+def _dtype_name(dt):
+    dt = np.dtype(dt)
+    return "bfloat16" if dt == _BF16 else dt.name
+
+
+def _deserialize(filename, max_bytes=None):
+    """A serialized ``jax.export`` program from the input directory (the baseline, or the
+    candidate's artifact: untrusted data, read with a size cap)."""
+    path = os.path.join(OPTS["in"], filename)
+    size = os.path.getsize(path)
+    if max_bytes is not None and size > max_bytes:
+        raise ValueError(f"{filename} is {size} bytes, over the {max_bytes}-byte cap")
+    with open(path, "rb") as f:
+        return jax.export.deserialize(bytearray(f.read()))
+
+
+def _facts(exp):
+    """What the trusted side verifies about an exported program, read from the program itself
+    before any of it runs: its exact signature here, the rest (custom calls, kernels, FLOPs)
+    from the trusted side's ``hlo_cost.py``."""
+    facts = {}
+    if _ARTIFACT_MODEL is None:
+        facts["error"] = "no artifact model (hlo_cost.py)"
+    else:
+        try:
+            facts.update(_ARTIFACT_MODEL.artifact_facts(exp))
+        except Exception as exc:  # noqa: BLE001 - reported: an artifact that cannot be read is rejected
+            facts["error"] = f"{type(exc).__name__}: {exc}"[:2000]
+    facts.update(
+        in_avals=[[list(a.shape), _dtype_name(a.dtype)] for a in exp.in_avals],
+        out_avals=[[list(a.shape), _dtype_name(a.dtype)] for a in exp.out_avals],
+        in_tree=str(exp.in_tree),
+        out_tree=str(exp.out_tree),
+        platforms=list(exp.platforms),
     )
-    return jax.sharding.use_abstract_mesh(mesh)
+    return facts
+
+
+def _isolation():
+    """The timer child's own account that no candidate Python exists here: no candidate module
+    was imported, and no .py file but the trusted side's own is in its directories."""
+    ours = {"hlo_cost.py", "jaxpr_cost.py"}
+    py = []
+    for root in (OPTS["in"], OPTS["work"]):
+        for d, _dirs, names in os.walk(root):
+            py += [os.path.join(d, n) for n in names if n.endswith(".py") and n not in ours]
+    return {"role": ROLE, "candidate_module": "candidate" in sys.modules, "py_files": py[:20]}
+
+
+def _digest(out):
+    """A hash of a program's whole output (structure, dtypes, shapes, bytes): a timed output
+    equal to the checked output of the same inputs is checked."""
+    import hashlib  # deferred: only the timer's checks need it
+
+    leaves, treedef = jax.tree_util.tree_flatten(out)
+    h = hashlib.blake2b(str(treedef).encode(), digest_size=16)
+    for leaf in leaves:
+        arr = np.asarray(leaf)
+        h.update(f"|{_dtype_name(arr.dtype)}{arr.shape}|".encode())
+        h.update(np.ascontiguousarray(arr).reshape(-1).view(np.uint8).data)
+    return h.hexdigest()
+
+
+class _PallasGeneric:
+    """Lower every ``pallas_call`` traced in this context through JAX's generic Pallas
+    interpreter (plain HLO: a loop over the grid), so that a TPU kernel exports for the cpu
+    target as a program with no callbacks and no custom calls."""
+
+    def __enter__(self):
+        from jax._src import config as _jcfg  # deferred: an internal JAX API; if it moves, only the cpu export fails
+
+        self._cfg = _jcfg.pallas_tpu_interpret_mode_context_manager
+        self._prev = self._cfg.swap_local(True)
+        return self
+
+    def __exit__(self, *exc):
+        self._cfg.set_local(self._prev)
+        return False
 
 
 class Job:
@@ -399,30 +478,23 @@ class Job:
         self.manifest = json.load(open(os.path.join(OPTS["in"], "manifest.json")))
         self.fn = None
         self.compiled = None
-        self.interpret = bool(spec.get("interpret"))
+        self.artifact = None
+        self.hashes = {}
         self.stage = "import"
         self.timed = None
-
-    def ctx(self):
-        """Interpret mode emulates one TPU chip: the target device is in context too, as when
-        lowering, so kernels that ask for the TPU generation while tracing (Tokamax's GMM
-        pipeline) run on a CPU host as they would on the target."""
-        if self.interpret and _pltpu is not None:
-            stack = contextlib.ExitStack()
-            stack.enter_context(_pltpu.force_tpu_interpret_mode())
-            stack.enter_context(_target_device("tpu", self.spec.get("device_kind")))
-            return stack
-        return contextlib.nullcontext()
 
     # -- compile: import, CONFIG, trace, lower, compile
     def load_function(self):
         spec = self.spec
-        if spec["mode"] == "baseline":
-            # the XLA baseline, serialized by the trusted side with jax.export: no reference
-            # source code is needed (or visible) in any child
-            with open(os.path.join(OPTS["in"], "baseline.jaxexport"), "rb") as f:
-                exported = jax.export.deserialize(bytearray(f.read()))
-            return exported.call
+        if ROLE == "timer":
+            # the XLA baseline, serialized by the trusted side with jax.export (no reference
+            # source code is needed or visible in any child), or the candidate's artifact,
+            # exported by the export child: a timer never runs a candidate's Python
+            if spec["mode"] == "baseline":
+                return _deserialize("baseline.jaxexport").call
+            if self.artifact is None:
+                raise RuntimeError("no candidate artifact loaded")
+            return self.artifact.call
         path = os.path.join(OPTS["in"], CANDIDATE_FILE)
         with open(path, encoding="utf-8", errors="replace") as f:
             source = f.read()
@@ -470,69 +542,94 @@ class Job:
             return None, error_reply(self.stage, exc)
 
     def compile(self):
+        """Compile the program (the timer's only kind: an exported one) for this device."""
         times = {}
         t = time.perf_counter()
         fn, failed = self.import_function()
         if failed:
             return failed
         times["import_s"] = time.perf_counter() - t
-        jitted = jax.jit(self.named(fn))
         specs = input_specs(self.manifest)
-        reply = {"type": "compiled"}
-        with self.ctx():
+        try:
+            t = time.perf_counter()
+            lowered = jax.jit(self.named(fn)).lower(*specs)
+            times["lower_s"] = time.perf_counter() - t
+        except BaseException as exc:  # noqa: BLE001
+            return error_reply("lower", exc)
+        try:
+            t = time.perf_counter()
+            self.compiled = lowered.compile()
+            times["compile_s"] = time.perf_counter() - t
+            if _dev.platform != "cpu":
+                _write_text("compiled.txt", self.compiled.as_text() or "")
+        except BaseException as exc:  # noqa: BLE001
+            return error_reply("compile", exc)
+        return {"type": "compiled", "times": times}
+
+    # -- load (timer): the candidate's artifact, deserialized and described before anything runs
+    def load(self, cmd):
+        t = time.perf_counter()
+        try:
+            self.artifact = _deserialize(cmd["artifact"], cmd.get("max_bytes"))
+        except BaseException as exc:  # noqa: BLE001 - an unreadable artifact is the candidate's
+            return {
+                "type": "error",
+                "stage": "artifact",
+                "exc_type": type(exc).__name__,
+                "message": f"{type(exc).__name__}: {exc}"[:4000],
+                "where": [],
+                "pallas": False,
+            }
+        reply = {"type": "loaded", "facts": _facts(self.artifact), "share_facts": None}
+        if cmd.get("share"):
             try:
-                t = time.perf_counter()
-                traced = jitted.trace(*specs)
-                times["trace_s"] = time.perf_counter() - t
-                counts = {}
-                _walk(traced.jaxpr.jaxpr, counts)
-                reply["primitives"] = counts
-                reply["cost"] = _cost(traced.jaxpr)
-                _write_text("jaxpr.txt", str(traced.jaxpr))
+                reply["share_facts"] = _facts(_deserialize(cmd["share"], cmd.get("max_bytes")))
             except BaseException as exc:  # noqa: BLE001
-                return error_reply("trace", exc)
-            try:
-                t = time.perf_counter()
-                lowered = traced.lower()
-                times["lower_s"] = time.perf_counter() - t
-                text = lowered.as_text()
-                _write_text("lowered.txt", text)
-            except BaseException as exc:  # noqa: BLE001
-                return error_reply("lower", exc)
-            try:
-                t = time.perf_counter()
-                self.compiled = lowered.compile()
-                times["compile_s"] = time.perf_counter() - t
-                if _dev.platform != "cpu":
-                    _write_text("compiled.txt", self.compiled.as_text() or "")
-            except BaseException as exc:  # noqa: BLE001
-                return error_reply("compile", exc)
-        reply["times"] = times
+                reply["share_facts"] = {"error": f"{type(exc).__name__}: {exc}"[:2000]}
+        reply["isolation"] = _isolation()
+        reply["load_s"] = time.perf_counter() - t
         return reply
 
-    # -- export: lower for another platform at the given shapes, without running
-    def export(self):
+    # -- export_run (export child): the candidate's program for each target, serialized
+    def export_run(self, targets):
         fn, failed = self.import_function()
         if failed:
             return failed
         specs = input_specs(self.manifest)
-        t = time.perf_counter()
-        target = _target_device(self.spec["platform"], self.spec.get("device_kind"))
-        target.__enter__()  # left entered: this child serves this one job, then exits
-        try:
-            traced = jax.jit(self.named(fn)).trace(*specs)
-            counts = {}
-            _walk(traced.jaxpr.jaxpr, counts)
-            cost = _cost(traced.jaxpr)
-        except BaseException as exc:  # noqa: BLE001
-            return error_reply("trace", exc)
-        try:
-            exp = jax.export.export(jax.jit(self.named(fn)), platforms=[self.spec["platform"]])(*specs)
-            text = exp.mlir_module()
-            _write_text("exported.txt", text)
-        except BaseException as exc:  # noqa: BLE001
-            return error_reply("lower", exc)
-        return {"type": "exported", "primitives": counts, "cost": cost, "export_s": time.perf_counter() - t}
+        out_dir = os.path.join(OPTS["work"], "artifacts")
+        os.makedirs(out_dir, exist_ok=True)
+        files = {}
+        for tgt in targets:
+            t = time.perf_counter()
+            ctx = contextlib.ExitStack()
+            if tgt.get("pallas") == "generic":
+                ctx.enter_context(_PallasGeneric())
+            ctx.enter_context(_target_device(tgt["platform"], tgt.get("device_kind")))
+            with ctx:
+                try:
+                    jitted = jax.jit(self.named(fn))
+                    jitted.trace(*specs)  # a tracing error is told apart from a lowering one
+                except BaseException as exc:  # noqa: BLE001
+                    files[tgt["name"]] = {"error": error_reply("trace", exc)}
+                    continue
+                # kernel custom calls JAX does not promise to keep stable across versions (Triton,
+                # Mosaic GPU): the artifact is read back by this same installation at once
+                checks = [jax.export.DisabledSafetyCheck.custom_call(t) for t in tgt.get("unstable_calls") or ()]
+                try:
+                    exp = jax.export.export(jitted, platforms=[tgt["export_platform"]], disabled_checks=checks)(*specs)
+                except BaseException as exc:  # noqa: BLE001
+                    files[tgt["name"]] = {"error": error_reply("lower", exc)}
+                    continue
+                try:
+                    data = exp.serialize()  # refuses host callbacks: they cannot leave this process
+                except BaseException as exc:  # noqa: BLE001
+                    files[tgt["name"]] = {"error": error_reply("serialize", exc)}
+                    continue
+            name = tgt["name"] + ".jaxexport"
+            with open(os.path.join(out_dir, name), "wb") as f:
+                f.write(data)
+            files[tgt["name"]] = {"file": name, "bytes": len(data), "export_s": time.perf_counter() - t}
+        return {"type": "artifacts", "files": files}
 
     # -- correctness: every check set once, outputs written
     def check(self, set_ids):
@@ -549,6 +646,7 @@ class Job:
             except BaseException as exc:  # noqa: BLE001
                 return error_reply("execute", exc)
             result["sets"][sid] = write_outputs(sid, out)
+            self.hashes[sid] = _digest(out)
             del out
         result["exec_s"] = exec_s
         result["phase_s"] = time.perf_counter() - t0
@@ -568,43 +666,53 @@ class Job:
         self.baseline_compile_s = time.perf_counter() - t
         return name
 
-    # -- timing: warm-up, then the timed loop inside a profiler trace; with a baseline, the two
-    # programs alternate in blocks of ``block`` calls on the same inputs (ABBA block order:
-    # neither always goes first; in a block only the first call follows the other program)
-    def timing(self, set_ids, warmup, iters, save_iters, trace_dir, block=1):
+    # -- timing: warm-up, then the timed loop inside a profiler trace. With a baseline, the two
+    # programs alternate in blocks of ``block`` calls on the same inputs, the program that goes
+    # first in each block given by ``order`` (drawn and recorded by the trusted side). Every
+    # output of both programs is fetched and hashed after its call, outside the timed call (the
+    # same treatment for both); a candidate output whose hash differs from that of its input
+    # set's checked output is written for the trusted side to check.
+    def timing(self, set_ids, warmup, iters, trace_dir, block=1, order=None):
         sets = [load_set(self.manifest, sid) for sid in set_ids]
         m = len(sets)
         progs = [self.compiled] + ([self.baseline] if getattr(self, "baseline", None) else [])
         block = max(1, int(block)) if len(progs) > 1 else iters
+        n_blocks = -(-iters // block)
+        order = list(order or [])
+        if len(progs) > 1 and len(order) != n_blocks:
+            return {"type": "error", "stage": "protocol", "message": f"order has {len(order)} blocks, need {n_blocks}"}
         t = time.perf_counter()
         base_warmup_s = 0.0
         try:
             for i in range(warmup):
                 for k, prog in enumerate(progs):
                     t_call = time.perf_counter()
-                    jax.block_until_ready(prog(*sets[i % m]))
+                    _digest(jax.block_until_ready(prog(*sets[i % m])))
                     if k:
                         base_warmup_s += time.perf_counter() - t_call
         except BaseException as exc:  # noqa: BLE001
             return error_reply("execute", exc)
         warmup_s = time.perf_counter() - t
-        save = set(save_iters)
-        kept = {}
+        differing = []
+        written = {}
         walls = [[] for _ in progs]
         prof = _Profiler()
         prof.start(trace_dir)
         try:
             t_loop = time.perf_counter()
             for b, first in enumerate(range(0, iters, block)):
-                order = range(len(progs)) if b % 4 in (0, 3) else reversed(range(len(progs)))
-                for k in order:
+                seq = (0, 1) if (len(progs) == 1 or not order[b]) else (1, 0)
+                for k in seq[: len(progs)]:
                     for i in range(first, min(first + block, iters)):
                         t = time.perf_counter()
                         out = progs[k](*sets[i % m])
                         jax.block_until_ready(out)
                         walls[k].append(time.perf_counter() - t)
-                        if k == 0 and i in save:
-                            kept[i] = out
+                        digest = _digest(out)
+                        if k == 0 and digest != self.hashes.get(set_ids[i % m]):
+                            differing.append(i)
+                            written[str(i)] = write_outputs(f"t{i}", out)
+                        del out
             loop_s = time.perf_counter() - t_loop
         except BaseException as exc:  # noqa: BLE001
             with contextlib.suppress(Exception):
@@ -613,7 +721,6 @@ class Job:
         t = time.perf_counter()
         prof.stop()
         stop_s = time.perf_counter() - t
-        saved = {str(i): write_outputs(f"t{i}", o) for i, o in kept.items()}
         return {
             "type": "timed",
             "wall_s": walls[0],
@@ -621,7 +728,8 @@ class Job:
             "loop_s": loop_s,
             "stop_trace_s": stop_s,
             "warmup_s": warmup_s,
-            "saved": saved,
+            "differing": differing,
+            "saved": written,
             "baseline_s": base_warmup_s
             + sum(walls[1] if len(walls) > 1 else [])
             + getattr(self, "baseline_compile_s", 0.0),
@@ -635,6 +743,15 @@ def _jaxlib_version():
         return _v.__version__
     except Exception:  # noqa: BLE001
         return "unknown"
+
+
+# what each role may be asked: only the export role imports a candidate's module, only the timer
+# role runs programs on the device
+_ROLE_COMMANDS = {
+    "export": ("export_run",),
+    "timer": ("open", "load", "compile", "check", "timing"),
+}
+_ALL_ROLE_COMMANDS = {c for cmds in _ROLE_COMMANDS.values() for c in cmds}
 
 
 def main():
@@ -656,7 +773,9 @@ def main():
     while True:
         cmd = recv()
         kind = cmd.get("cmd")
-        if kind == "open":
+        if kind in _ALL_ROLE_COMMANDS and kind not in _ROLE_COMMANDS[ROLE]:
+            send({"type": "error", "stage": "protocol", "message": f"{kind!r} is not a command of the {ROLE} role"})
+        elif kind == "open":
             try:
                 open_s = _open_device() if _dev is None else 0.0
             except BaseException as exc:  # noqa: BLE001 - a busy or broken device: infrastructure
@@ -676,10 +795,12 @@ def main():
                 send({"type": "error", "stage": "baseline", "message": str(exc)[:2000]})
                 continue
             send({"type": "ack"})
+        elif kind == "export_run":
+            send(job.export_run(cmd["targets"]))
+        elif kind == "load":
+            send(job.load(cmd))
         elif kind == "compile":
             send(job.compile())
-        elif kind == "export":
-            send(job.export())
         elif kind == "check":
             send(job.check(cmd["sets"]))
         elif kind == "timing":
@@ -688,9 +809,9 @@ def main():
                     cmd["sets"],
                     cmd["warmup"],
                     cmd["iters"],
-                    cmd["save_iters"],
                     os.path.join(OPTS["work"], "trace"),
                     cmd.get("block") or 1,
+                    cmd.get("order"),
                 )
             )
         elif kind == "exit":

@@ -40,3 +40,6 @@ class SandboxOptions:
     base_dir: str | None = None
     mode: str | None = None  # None: the strongest that works here; or
     # "bwrap-unprivileged", "bwrap", "none"
+    # "timer": runs exported programs on the platform's device; "export": imports the
+    # candidate's module and writes its programs, with no device (platform cpu) and no inputs
+    role: str = "timer"

@@ -176,3 +176,13 @@ def verify(
             "the program makes custom calls to " + ", ".join(repr(t[:80]) for t in disallowed[:5]) + f"; {hint}"
         )
     return None
+
+
+SUMMARY_KEYS = ("platforms", "module_bytes", "custom_calls", "kernels", "outside_flops", "uncountable", "ops")
+
+
+def summary(facts: object) -> dict[str, Any]:
+    """What an evaluation record keeps of an artifact's facts (``EvalRecord["artifact"]``)."""
+    if not isinstance(facts, dict):
+        return {}
+    return {k: facts.get(k) for k in SUMMARY_KEYS}

@@ -68,6 +68,17 @@ def classify_child_error(reply: dict[str, Any], phase: str) -> tuple[str, str, s
         return Outcome.COMPILE_ERROR, ("pallas_error" if reply.get("pallas") else "lowering_error"), msg
     if stage == "compile":
         return Outcome.COMPILE_ERROR, "xla_compile_error", msg
+    if stage == "serialize":
+        # jax.export refuses to serialize a program that calls back into its process
+        if "callback" in msg.lower():
+            return (
+                Outcome.REJECTED,
+                "host_callback",
+                "the program calls back into the host (a callback cannot leave the process that traced it): " + msg,
+            )
+        return Outcome.REJECTED, "artifact_unreadable", "the program could not be serialized: " + msg
+    if stage == "artifact":
+        return Outcome.REJECTED, "artifact_unreadable", "the exported program could not be read: " + msg
     if stage == "execute":
         return Outcome.RUNTIME_ERROR, "exception", msg
     return Outcome.RUNTIME_ERROR, "protocol", f"unexpected child error in {phase}: {msg}"
@@ -140,6 +151,26 @@ def scan_program(primitives: dict[str, Any] | None, texts: dict[str, str], platf
 
 
 # --------------------------------------------------------------------------- outputs
+
+
+def output_signature_verdict(
+    out_tree: object, out_avals: object, ref_treedef: str, expected: list[tuple[str, tuple[int, ...]]]
+) -> tuple[str, str, str] | None:
+    """Judge the output signature of the candidate's exported program (read by the timer from
+    the program itself) against the reference's: None, or (outcome, category, message). A
+    program that cannot return the right shape is ``incorrect`` before it runs."""
+    if out_tree != ref_treedef:
+        return Outcome.INCORRECT, "structure_mismatch", f"output pytree {out_tree!r}, expected {ref_treedef!r}"
+    avals = out_avals if isinstance(out_avals, list) else []
+    if len(avals) != len(expected):
+        return Outcome.INCORRECT, "structure_mismatch", f"{len(avals)} output leaves, expected {len(expected)}"
+    for k, (aval, (dt, shape)) in enumerate(zip(avals, expected)):
+        got_shape, got_dt = (tuple(aval[0]), aval[1]) if isinstance(aval, list) and len(aval) == 2 else (None, None)
+        if got_shape != tuple(shape):
+            return Outcome.INCORRECT, "shape_mismatch", f"output {k} has shape {got_shape}, expected {tuple(shape)}"
+        if got_dt != dt:
+            return Outcome.INCORRECT, "dtype_mismatch", f"output {k} has dtype {got_dt}, expected {dt}"
+    return None
 
 
 def check_claims(meta: object, ref_treedef: str, expected: list[tuple[str, tuple[int, ...]]]) -> tuple[str, str] | None:
