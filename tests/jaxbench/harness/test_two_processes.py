@@ -1,0 +1,125 @@
+"""The trust boundary between the two children of an evaluation (TRUST.md 1): the export child
+is the only process that runs the candidate's Python and has no device; the timer child never
+imports candidate code, and times and checks what the export child wrote."""
+
+import pytest
+
+from jaxbench.harness.export import new_export_child
+from jaxbench.harness.phases import _hello, _new_child, block_order
+from jaxbench.sandbox.options import Limits
+
+from .conftest import source
+
+MARKER = "JXB-CANDIDATE-IMPORTED"
+HONEST = source("correct_rmsnorm.py")
+# the honest kernel, announcing on stderr every process its module is imported in
+ANNOUNCING = f"import os, sys\nsys.stderr.write('{MARKER} pid=%d\\n' % os.getpid())\n" + HONEST
+
+
+@pytest.fixture
+def timer():
+    child = _new_child("cpu", Limits())
+    yield child
+    child.close()
+
+
+@pytest.fixture
+def exporter():
+    child = new_export_child()
+    yield child
+    child.close()
+
+
+def _ask(child, cmd):
+    child.send(cmd)
+    return child.recv(60)
+
+
+@pytest.mark.parametrize("cmd", ["export_run"])
+def test_the_timer_refuses_what_runs_candidate_code(timer, cmd):
+    _hello(timer, 120)
+    reply = _ask(timer, {"cmd": cmd, "targets": []})
+    assert reply["type"] == "error" and "not a command of the timer role" in reply["message"]
+
+
+@pytest.mark.parametrize("cmd", ["open", "load", "compile", "check", "timing"])
+def test_the_export_child_refuses_what_needs_a_device(exporter, cmd):
+    hello = _hello(exporter, 120)
+    assert hello["platform"] == "cpu" and not exporter.exclusive
+    reply = _ask(exporter, {"cmd": cmd, "sets": []})
+    assert reply["type"] == "error" and "not a command of the export role" in reply["message"]
+
+
+def test_the_export_child_has_no_device_even_where_cpu_is_exclusive(monkeypatch):
+    monkeypatch.setenv("JAXBENCH_SIMULATE_EXCLUSIVE_DEVICE", "1")
+    child = new_export_child()
+    try:
+        assert not child.exclusive and child.device_lock is None
+        assert _hello(child, 120)["platform"] == "cpu"
+    finally:
+        child.close()
+    assert child.dead()
+
+
+def test_candidate_code_runs_in_the_export_child_only(evaluate):
+    rec = evaluate(ANNOUNCING)
+    assert rec["outcome"].startswith("correct_"), rec["message"]
+    assert MARKER in rec["export_child_output"]["stderr"]
+    assert MARKER not in rec["child_output"]["stderr"] + rec["child_output"]["stdout"]
+    assert rec["artifact_bytes"] and rec["artifact"]["module_bytes"]
+    assert rec["has_pallas_call"] is True and rec["pallas_share"]["ok"] is True
+
+
+def test_every_timed_output_is_checked_and_the_block_order_is_recorded(evaluate):
+    rec = evaluate(HONEST)
+    assert rec["outcome"].startswith("correct_"), rec["message"]
+    assert rec["timed_outputs"] == {"calls": 50, "identical_to_checked": 50, "checked_here": 0}
+    order = rec["timing_order"]
+    assert order["block"] == 5
+    assert sum(block_order(int(order["seed"], 16), 10)) == order["baseline_first"]
+
+
+def test_outputs_that_change_between_calls_are_caught(evaluate):
+    rec = evaluate(
+        "import jax, jax.numpy as jnp\n"
+        + HONEST.replace("def workload(", "def _honest(")
+        + "\n\ndef workload(x, scale):\n"
+        "    draw = jax.lax.rng_uniform(jnp.float32(0), jnp.float32(1), ())\n"
+        "    return jnp.where(draw > 0.5, jnp.zeros_like(x), _honest(x, scale))\n"
+    )
+    assert (rec["outcome"], rec["error_category"]) in (
+        ("incorrect", "not_allclose"),
+        ("rejected", "constant_output"),
+        ("rejected", "timed_output_mismatch"),
+    ), rec["message"]
+
+
+TPU_PRNG = """
+import jax
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+CONFIG = {}
+
+
+def _kernel(x_ref, s_ref, o_ref):
+    pltpu.prng_seed(0)
+    noise = pltpu.prng_random_bits(o_ref.shape) & 0
+    o_ref[...] = x_ref[...] + noise.astype(o_ref.dtype)
+
+
+def workload(x, scale):
+    rows = x.size // x.shape[-1]
+    out = pl.pallas_call(_kernel, out_shape=jax.ShapeDtypeStruct((rows, x.shape[-1]), x.dtype))(
+        x.reshape(rows, -1), scale
+    )
+    return out.reshape(x.shape)
+"""
+
+
+def test_a_kernel_the_cpu_interpreter_cannot_run_is_said_so(evaluate):
+    """TPU's hardware PRNG lowers for a TPU, but JAX's generic Pallas interpreter has no rule
+    for it: a clear outcome, never a crash or a silent pass."""
+    rec = evaluate(TPU_PRNG)
+    assert (rec["outcome"], rec["error_category"]) == ("compile_error", "cpu_unsupported"), rec["message"]
+    assert rec["message"].startswith("cannot run on the cpu target:") and "prng_seed" in rec["message"]
