@@ -1,5 +1,4 @@
-# expect: correct_faster | correct_tie | correct_slower
-# NOT DEFENDED: the expectation records the gap (see /docs/#trust); a defence must change it to rejected
+# expect: incorrect shape_mismatch
 """Work outside the profiled program: a Python thread computes the answer with numpy.
 
 The program the harness compiles and times is a Pallas copy of one (8, 128) tile of ``x``. A
@@ -7,9 +6,9 @@ background thread, fed from a patched ``jax.stages.Compiled.__call__``, computes
 numpy on the host while the copy runs, and the patched call returns the thread's answer as a
 device array (``jax.device_put``: a concrete jax.Array, so the structure checks pass).
 
-What a correct defence gives: ``rejected`` or ``incorrect`` (the program itself returns one
-tile: ``shape_mismatch``). NOT DEFENDED while the candidate's Python runs in the process that
-executes and reports its program (TRUST.md 1).
+What the defence gives: ``incorrect shape_mismatch``. The patched call lives only in the
+export child; what leaves it is the exported program, the one-tile copy, whose output shape the
+timer reads from the program before running it.
 """
 import jax
 

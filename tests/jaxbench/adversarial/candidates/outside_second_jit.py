@@ -1,5 +1,4 @@
-# expect: correct_faster | correct_tie | correct_slower
-# NOT DEFENDED: the expectation records the gap (see /docs/#trust); a defence must change it to rejected
+# expect: incorrect shape_mismatch
 """Work outside the profiled program: a second jit called from a patched Compiled.__call__.
 
 The program the harness compiles and times is a Pallas copy of one (8, 128) tile of ``x`` (no
@@ -8,10 +7,9 @@ that every call of that program (checked and timed alike) also runs a second, se
 RMSNorm under another name and returns ITS result. The trusted side sees right outputs
 everywhere and times only the copy.
 
-What a correct defence gives: ``rejected`` or ``incorrect`` (the program the harness compiled
-returns one tile: ``shape_mismatch``, as when the program runs in a child without candidate
-code). NOT DEFENDED while the candidate's Python runs in the process that executes and reports
-its program (TRUST.md 1).
+What the defence gives: ``incorrect shape_mismatch``: the patch lives only in the export
+child, and the program that leaves it (and is checked and timed by a child that runs no
+candidate code) is the one-tile copy.
 """
 import jax
 import jax.numpy as jnp

@@ -1,5 +1,4 @@
-# expect: correct_faster | correct_tie | correct_slower
-# NOT DEFENDED: the expectation records the gap (see /docs/#trust); a defence must change it to rejected
+# expect: correct_slower
 """Forged timed outputs: the timed calls compute nothing, the saved outputs are recomputed.
 
 For the timing phase only, the candidate's compiled program is swapped for one that returns
@@ -9,9 +8,10 @@ this process) is patched: the outputs of the saved timed calls, which the truste
 are recomputed by the real program on the right inputs after the timed loop, outside the
 profiled window. Every output the trusted side sees is right; every timed call did nothing.
 
-What a correct defence gives: ``correct_slower`` (the timed program is the checked one, e.g.
-the candidate's program exported and run in a child without candidate code) or ``rejected``.
-NOT DEFENDED while outputs and timings are written by the candidate's own process (TRUST.md 1).
+What the defence gives: ``correct_slower``, the honest kernel's own verdict: the patch lives
+only in the export child, which never runs a timing loop; the timer child, which runs no
+candidate Python, times the exported program and hashes every timed output against the checked
+output of the same inputs.
 """
 import jax
 import jax.numpy as jnp

@@ -1,5 +1,4 @@
-# expect: correct_faster | correct_tie | correct_slower
-# NOT DEFENDED: the expectation records the gap (see /docs/#trust); a defence must change it to rejected
+# expect: correct_slower
 """XLA in the timed calls: the checked program is an honest Pallas kernel, the timed one is not.
 
 Wraps the child's ``Job.timing`` and, for the timing phase only, swaps the candidate's compiled
@@ -9,10 +8,9 @@ outputs are right (the timed-output check passes), the trace holds exactly 50 ex
 applied to the checked program only. On the CPU target an honest interpret-mode kernel is
 ~50x slower than XLA; this one comes out as a tie or faster.
 
-What a correct defence gives: ``correct_slower`` (the timed program is the checked one, as when
-the candidate's program is exported and timed in a child that runs no candidate code) or
-``rejected`` (the swap detected). NOT DEFENDED while the candidate's Python shares the process
-that runs the timing loop (TRUST.md 1: in-process checks are tripwires, not walls).
+What the defence gives: ``correct_slower``, the honest kernel's verdict: the timed program is
+the exported one that was checked, timed in a child that runs no candidate code; the swap is
+made in the export child, where nothing is timed.
 """
 import jax
 import jax.numpy as jnp
