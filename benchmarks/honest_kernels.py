@@ -51,21 +51,27 @@ def main():
     print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     print(
         f"{'kind':<8} {'workload':<8} {'outcome':<16} {'speedup':<22} {'cand err':>9} "
-        f"{'XLA err':>9} {'beyond tol c/x':>15} {'baseline +':>10}  file"
+        f"{'XLA err':>9} {'beyond tol c/x':>15} {'baseline +':>10} {'wall s':>7}  file"
     )
     t0 = time.time()
     with harness.WarmPool("cpu") as pool:
         for kind, wid, src, name in kernels():
             if only and wid not in only:
                 continue
-            rec = pool.evaluate(
-                wid,
-                src,
-                profile="small",
-                hardware="cpu",
-                require_pallas=True,
-                timeouts={"compile": 600, "check": 900, "timing": 1800},
-            )
+            t = time.time()
+            try:
+                rec = pool.evaluate(
+                    wid,
+                    src,
+                    profile="small",
+                    hardware="cpu",
+                    require_pallas=True,
+                    timeouts={"compile": 600, "check": 900, "timing": 1800},
+                )
+            except harness.InfrastructureError as exc:  # the harness's failure: said, and the run goes on
+                print(f"{kind:<8} {wid:<8} {'(harness error)':<16} {exc!s:.200}  {name}", flush=True)
+                continue
+            wall = time.time() - t
             e = rec.get("errors") or {}
             c, x = e.get("candidate") or {}, e.get("xla") or {}
             lo, hi = rec.get("speedup_ci") or (None, None)
@@ -74,7 +80,7 @@ def main():
                 f"{format_speedup(rec.get('speedup'), lo, hi):<22} "
                 f"{c.get('max_abs', float('nan')):>9.4f} {x.get('max_abs', float('nan')):>9.4f} "
                 f"{str(c.get('n_beyond_tol', '-')) + '/' + str(x.get('n_beyond_tol', '-')):>15} "
-                f"{_share(rec):>10}  {name}",
+                f"{_share(rec):>10} {wall:>7.1f}  {name}",
                 flush=True,
             )
             if not rec["outcome"].startswith("correct_"):
