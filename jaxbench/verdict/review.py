@@ -77,8 +77,11 @@ def shown_outcome(outcome: str, review: str) -> str:
 
 def public_record(record: Mapping[str, Any] | None, review: str) -> dict[str, Any]:
     """The record as a public view shows it: a held row's speed keys withheld (each None, and
-    ``outcome`` :data:`HELD_OUTCOME`), so nothing public shows it as faster before a review."""
+    ``outcome`` :data:`HELD_OUTCOME`), so nothing public shows it as faster before a review;
+    a reviewed row's review without the reviewer's name."""
     rec = dict(record or {})
+    if isinstance(rec.get("review"), Mapping):  # who reviewed it is for staff (the review page, the admin)
+        rec["review"] = {k: v for k, v in rec["review"].items() if k != "by"}
     if review != HELD:
         return rec
     for k in SPEED_KEYS:

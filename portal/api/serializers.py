@@ -328,11 +328,12 @@ class EvaluationSerializer(serializers.ModelSerializer):
 
     def to_representation(self, obj):
         data = super().to_representation(obj)
+        if obj.review:
+            data["record"] = review_rules.public_record(obj.record, obj.review)
         if obj.is_held:  # held means held: nothing public shows it as faster before a review
             data["outcome"] = review_rules.HELD_OUTCOME
             data["speedup"] = data["speedup_lo"] = data["speedup_hi"] = None
             data["timed_before_intervals"] = False
-            data["record"] = review_rules.public_record(obj.record, obj.review)
             data["message"] = data["record"]["message"]
         return data
 

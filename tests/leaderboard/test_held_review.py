@@ -302,6 +302,7 @@ def test_after_reject_it_is_rejected_reward_hack_and_filtered_everywhere(held_se
     evs = client_for(s.users["alice"]).get(f"/api/v1/submissions/{s.sub.pk}/evaluations/").json()["results"]
     held = next(e for e in evs if e["workload"] == s.w1.wid)
     assert held["outcome"] == "rejected" and held["speedup"] is None and held["review"] == "rejected"
+    assert held["record"]["error_category"] == "reward_hack" and "by" not in held["record"]["review"]  # staff's name
     rebuild_submission(s.sub)
     summary.refresh_from_db()
     assert summary.counts["rejected"] == 1 and round(summary.fast_all * 50) == 1
