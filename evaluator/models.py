@@ -89,6 +89,10 @@ class Evaluation(models.Model):
             models.Index(fields=["code_sha256"], name="evaluation_code_sha256_idx"),
             # only the held rows: the review page's list, at no cost to the other rows' inserts
             models.Index(fields=["id"], name="evaluation_held_idx", condition=models.Q(review="held")),
+            # only the reviewed rows: the review page's recent decisions
+            models.Index(
+                fields=["reviewed_at"], name="evaluation_reviewed_idx", condition=models.Q(reviewed_at__isnull=False)
+            ),
         ]
         ordering = ["id"]
 

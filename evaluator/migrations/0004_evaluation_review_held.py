@@ -67,5 +67,11 @@ class Migration(migrations.Migration):
             model_name="evaluation",
             index=models.Index(condition=models.Q(("review", "held")), fields=["id"], name="evaluation_held_idx"),
         ),
+        migrations.AddIndex(
+            model_name="evaluation",
+            index=models.Index(
+                condition=models.Q(("reviewed_at__isnull", False)), fields=["reviewed_at"], name="evaluation_reviewed_idx"
+            ),
+        ),
         migrations.RunPython(backfill, unfill),
     ]
