@@ -8,13 +8,11 @@ API through the test client and the CLI's summary from that API's own answers.""
 
 from __future__ import annotations
 
-import importlib
 import json
 import re
 import types
 
 import pytest
-from django.apps import apps as global_apps
 from django.test import Client
 
 from evaluator import runner
@@ -320,30 +318,77 @@ def test_a_verdict_reused_for_identical_code_keeps_its_review(held_setup):
     assert (ev.review, ev.outcome) == (Evaluation.REJECTED, "rejected")
 
 
+def test_a_decision_covers_the_held_rows_that_reused_the_verdict(held_setup):
+    """Identical code measured once, reused by another submission while held: one review decides
+    both (the same measurement), and both boards refresh."""
+    s = held_setup
+    team = make_team("Copy Cats", s.users["bob"])
+    copy = make_submission(team, s.cpu, {s.w1: [("correct_faster", 12.0)]}, kind="kernels", evaluate=False)
+    cand = Candidate.objects.get(submission=copy)
+    ev = Evaluation.objects.create(
+        candidate=cand, hardware=s.cpu, stage=Evaluation.MAIN, state=Evaluation.RUNNING, code_sha256=cand.code_sha256
+    )
+    runner.finish(ev, dict(s.held.record, reused=True), Evaluation.DONE, reused_from=s.held)
+    ev.refresh_from_db()
+    assert ev.review == Evaluation.HELD
+    assert not SubmissionSummary.objects.filter(submission=copy, source=SubmissionSummary.EVALUATED).exists()
+    page = client_for(s.users["bob"]).get(f"/submissions/{copy.pk}/")  # nothing folded yet: the page still says why
+    assert page.status_code == 200 and 'id="held-for-review"' in page.content.decode()
+    client_for(s.users["staff"]).post(f"/review/{s.held.pk}/", {"decision": "accepted"})
+    ev.refresh_from_db()
+    assert ev.review == Evaluation.ACCEPTED and ev.reviewed_by == s.users["staff"]
+    copy_summary = SubmissionSummary.objects.get(submission=copy, source=SubmissionSummary.EVALUATED)
+    assert copy_summary.complete and copy_summary.best[s.w1.wid] == 12.0
+
+
 # --------------------------------------------------------------------------------------------
 # The migration's back-fill
 # --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.django_db(transaction=True)
 def test_the_migration_back_fills_held_rows_from_their_records(workloads, hardware, users):
+    """Rows stored before the review existed (migration 0003), migrated forward: a correct held
+    verdict starts held, a held failure and an ordinary verdict hold nothing; then
+    rebuild_aggregates takes the held row off the board."""
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    before, after = [("evaluator", "0003_evaluation_failures")], [("evaluator", "0004_evaluation_review_held")]
     cpu = hardware["cpu"]
     team = make_team("Alpha Lab", users["alice"])
     ws = workloads
-    sub = make_submission(
-        team,
-        cpu,
-        {ws[0]: [("correct_faster", 12.0)], ws[1]: [("correct_faster", 1.5)], ws[2]: [("incorrect", None)]},
-        kind="kernels",
-    )
-    rows = {e.candidate.workload_id: e for e in Evaluation.objects.filter(candidate__submission=sub)}
-    for w in (ws[0], ws[2]):  # held flags as the harness stored them before the review existed
-        e = rows[w.pk]
-        Evaluation.objects.filter(pk=e.pk).update(record=dict(e.record, held_for_review=True))
-    assert set(Evaluation.objects.values_list("review", flat=True)) == {""}
-    migration = importlib.import_module("evaluator.migrations.0004_evaluation_review_held")
-    migration.backfill(global_apps, None)
+    plan = {
+        ws[0]: ("correct_faster", 12.0, True),
+        ws[1]: ("correct_faster", 1.5, False),
+        ws[2]: ("incorrect", None, True),
+    }
+    sub = make_submission(team, cpu, {w: [(o, sp)] for w, (o, sp, _) in plan.items()}, kind="kernels", evaluate=False)
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    try:
+        old = executor.loader.project_state(before).apps.get_model("evaluator", "Evaluation")
+        for w, (outcome, speedup, held) in plan.items():
+            cand = Candidate.objects.get(submission=sub, workload=w)
+            rec = (
+                speed_record(speedup, speedup * 0.9, speedup * 1.1, held=held) if speedup else {"held_for_review": held}
+            )
+            old.objects.create(
+                candidate_id=cand.pk,
+                hardware_id=cpu.pk,
+                stage="main",
+                state="done",
+                outcome=outcome,
+                speedup=speedup,
+                record=rec,
+                code_sha256=cand.code_sha256,
+            )
+    finally:
+        executor = MigrationExecutor(connection)
+        executor.loader.build_graph()
+        executor.migrate(after)
     got = dict(Evaluation.objects.filter(candidate__submission=sub).values_list("candidate__workload_id", "review"))
-    assert got == {ws[0].pk: "held", ws[1].pk: "", ws[2].pk: ""}  # a held failure holds nothing
-    rebuild_submission(sub)  # then manage.py rebuild_aggregates: the held row leaves the board
+    assert got == {ws[0].pk: "held", ws[1].pk: "", ws[2].pk: ""}
+    rebuild_submission(sub)  # manage.py rebuild_aggregates, once after the migration
     summary = SubmissionSummary.objects.get(submission=sub, source=SubmissionSummary.EVALUATED)
-    assert summary.counts["correct_faster"] == 1 and not summary.complete
+    assert summary.counts["correct_faster"] == 1 and summary.counts["incorrect"] == 1 and not summary.complete
