@@ -1,10 +1,12 @@
 """Evaluation state. These rows are the truth for every job: the broker only carries wake-ups."""
 
+from django.conf import settings
 from django.db import models
 
 from catalog.models import HardwareTarget
 from evaluator.queues import PRECHECK_QUEUE, hardware_queue
 from jaxbench import record as record_terms
+from jaxbench.verdict import review as review_rules
 
 
 class Evaluation(models.Model):
@@ -59,6 +61,24 @@ class Evaluation(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    # Held means held (TRUST.md 6, jaxbench.verdict.review): the review state, set from the
+    # record when the verdict is stored ("held" when the harness held a correct result), then
+    # by a staff member on the review page ("accepted" / "rejected"), audited here and in
+    # record["review"].
+    REVIEW_NONE, HELD, ACCEPTED, REJECTED = review_rules.STATES
+    REVIEW_STATES = [
+        (REVIEW_NONE, "Not held"),
+        (HELD, "Held for review"),
+        (ACCEPTED, "Accepted on review"),
+        (REJECTED, "Rejected on review"),
+    ]
+    review = models.CharField(max_length=10, choices=REVIEW_STATES, default=REVIEW_NONE, blank=True)
+    reviewed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    review_note = models.TextField(blank=True)
+
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["candidate", "hardware", "stage"], name="one_evaluation_per_stage")
@@ -67,6 +87,12 @@ class Evaluation(models.Model):
             models.Index(fields=["state", "hardware", "stage"]),
             models.Index(fields=["outcome"], name="evaluation_outcome_idx"),
             models.Index(fields=["code_sha256"], name="evaluation_code_sha256_idx"),
+            # only the held rows: the review page's list, at no cost to the other rows' inserts
+            models.Index(fields=["id"], name="evaluation_held_idx", condition=models.Q(review="held")),
+            # only the reviewed rows: the review page's recent decisions
+            models.Index(
+                fields=["reviewed_at"], name="evaluation_reviewed_idx", condition=models.Q(reviewed_at__isnull=False)
+            ),
         ]
         ordering = ["id"]
 
@@ -88,6 +114,23 @@ class Evaluation(models.Model):
     @property
     def speedup_text(self) -> str:
         return record_terms.format_speedup(self.speedup, self.speedup_lo, self.speedup_hi)
+
+    @property
+    def is_held(self) -> bool:
+        return review_rules.is_held(self.review)
+
+    @property
+    def counts_for_ranking(self) -> bool:
+        return review_rules.counts_for_ranking(self.review)
+
+    @property
+    def shown_outcome(self) -> str:
+        """The outcome public views show: ``held_for_review`` while held."""
+        return review_rules.shown_outcome(self.outcome, self.review)
+
+    @property
+    def held_reasons(self) -> list[str]:
+        return review_rules.reasons(self.record)
 
 
 class WorkerHeartbeat(models.Model):

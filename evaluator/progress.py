@@ -10,6 +10,7 @@ from evaluator.health import live_workers_for
 from evaluator.models import Evaluation
 from evaluator.queues import hardware_queue
 from jaxbench.record import Outcome
+from jaxbench.verdict import review as review_rules
 from submissions.models import Candidate
 
 
@@ -17,17 +18,20 @@ def submission_progress(submission) -> dict:
     """Counts by stage and state, outcomes so far, and a waiting notice per hardware queue.
 
     ``{"total": candidates, "done": finished candidates, "finished": bool, "stages": {stage: {state: n}},
-       "outcomes": {outcome: n}, "waiting_for": "tpu-v6e" | None, "precheck_saved": {...}}``
-    """
+       "outcomes": {outcome: n}, "held": n, "waiting_for": "tpu-v6e" | None, "precheck_saved": {...}}``
+
+    A verdict held for review (TRUST.md 6) is finished work but counts under ``held`` (and the
+    outcome ``held_for_review``), never under its measured outcome, until a staff member
+    accepts it."""
     total = submission.candidates.count()
     rows = (
         Evaluation.objects.filter(candidate__submission=submission)
-        .values("stage", "state", "outcome")
+        .values("stage", "state", "outcome", "review")
         .annotate(n=Count("id"))
     )
     stages: dict[str, dict[str, int]] = {}
     outcomes: dict[str, int] = {}
-    main_final = pre_stopped = 0
+    main_final = pre_stopped = held = 0
     for r in rows:
         stages.setdefault(r["stage"], {}).setdefault(r["state"], 0)
         stages[r["stage"]][r["state"]] += r["n"]
@@ -38,7 +42,10 @@ def submission_progress(submission) -> dict:
             pre_stopped += r["n"]
         # The outcome that counts for a candidate: its main stage, or the pre-check that stopped it.
         if final and r["outcome"] and (r["stage"] == Evaluation.MAIN or r["state"] == Evaluation.SKIPPED):
-            outcomes[r["outcome"]] = outcomes.get(r["outcome"], 0) + r["n"]
+            shown = review_rules.shown_outcome(r["outcome"], r["review"])
+            outcomes[shown] = outcomes.get(shown, 0) + r["n"]
+            if review_rules.is_held(r["review"]):
+                held += r["n"]
     done = main_final + pre_stopped
     hw = submission.hardware
     waiting_for = None
@@ -56,6 +63,7 @@ def submission_progress(submission) -> dict:
         "percent": round(100.0 * done / total, 1) if total else 100.0,
         "stages": stages,
         "outcomes": outcomes,
+        "held": held,
         "waiting_for": waiting_for,
         "precheck_saved": {"candidates": pre_stopped, "estimated_accelerator_seconds": saved_s},
     }
@@ -92,6 +100,7 @@ def progress_annotations(qs):
     def of_outcome(outcome):
         return (
             Evaluation.objects.filter(candidate__submission=OuterRef("pk"), stage=Evaluation.MAIN, outcome=outcome)
+            .exclude(review=review_rules.HELD)  # held means held: not faster until accepted
             .values("candidate__submission")
             .annotate(n=Count("id"))
             .values("n")
@@ -107,3 +116,15 @@ def progress_annotations(qs):
         n_faster=Coalesce(Subquery(faster, output_field=IntegerField()), zero),
         n_tie=Coalesce(Subquery(ties, output_field=IntegerField()), zero),
     )
+
+
+def held_count():
+    """A Submission annotation: how many of its verdicts are held for review (one subquery the
+    partial index on held rows answers)."""
+    held = (
+        Evaluation.objects.filter(candidate__submission=OuterRef("pk"), review=review_rules.HELD)
+        .values("candidate__submission")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    return Coalesce(Subquery(held, output_field=IntegerField()), Value(0, output_field=IntegerField()))

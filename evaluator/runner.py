@@ -27,6 +27,7 @@ from evaluator.signals import evaluation_finished
 from evaluator.workers import worker_name
 from jaxbench import HARNESS_VERSION
 from jaxbench.record import Outcome, new_record
+from jaxbench.verdict import review as review_rules
 
 log = logging.getLogger(__name__)
 
@@ -263,6 +264,9 @@ def finish(ev: Evaluation, record: dict, state: str, reused_from=None) -> None:
         ci = record.get("speedup_ci") if ev.stage == Evaluation.MAIN else None
         locked.speedup_lo, locked.speedup_hi = ci if ci else (None, None)
         locked.message = (record.get("message") or "")[:4000]
+        # held means held (TRUST.md 6): a held correct result waits for a staff review before
+        # it counts anywhere (jaxbench.verdict.review); a reused verdict keeps its review
+        locked.review = review_rules.state_from_record(record, locked.outcome)
         locked.state = state
         locked.finished_at = now
         locked.lease_expires_at = None

@@ -3,7 +3,15 @@ submission's page and progress, the signed-in user's submissions, compare, and t
 
 from django.urls import path
 
-from leaderboard.views import compare, leaderboard, submission, submission_list, workload_results, workloads
+from leaderboard.views import (
+    compare,
+    leaderboard,
+    review,
+    submission,
+    submission_list,
+    workload_results,
+    workloads,
+)
 
 app_name = "leaderboard"
 urlpatterns = [
@@ -12,6 +20,9 @@ urlpatterns = [
     path("submissions/<int:pk>/", submission.submission_detail, name="submission-detail"),
     path("submissions/<int:pk>/progress.json", submission.progress_json, name="submission-progress"),
     path("compare/", compare.compare, name="compare"),
+    # staff: verdicts held for review (TRUST.md 6)
+    path("review/", review.review_list, name="review-list"),
+    path("review/<int:pk>/", review.review_detail, name="review-detail"),
     path("workloads/", workloads.workload_list, name="workload-list"),
     path("workloads/<slug:slug>/", workloads.workload_detail, name="workload-detail"),
     path(

@@ -20,6 +20,7 @@ from jaxbench import traces as trace_format
 from jaxbench.client.http import EXIT_INVALID, EXIT_OK, EXIT_TIMEOUT, EXIT_USAGE, ClientError, Portal
 from jaxbench.client.tables import table
 from jaxbench.record import Outcome, format_speedup
+from jaxbench.verdict.review import HELD_LABEL, HELD_OUTCOME
 
 CORRECT = record.CORRECT_OUTCOMES
 
@@ -414,6 +415,16 @@ def failures(evaluations: list[dict]) -> list[dict]:
     return out
 
 
+def held(evaluations: list[dict]) -> list[dict]:
+    """Every sample whose verdict is held for review (TRUST.md 6): the portal shows it as
+    ``held_for_review``, without a speedup, until a staff member accepts it."""
+    return [
+        {"workload": wid, "index": index, "outcome": HELD_OUTCOME, "message": e.get("message") or HELD_LABEL}
+        for (wid, index), e in _final(evaluations)
+        if _is_done(e) and (e.get("held_for_review") or e.get("outcome") == HELD_OUTCOME)
+    ]
+
+
 def per_workload(evaluations: list[dict]) -> list[dict]:
     """Each candidate's final outcome (its main stage, or the pre-check that stopped it),
     folded per workload."""
@@ -428,6 +439,7 @@ def per_workload(evaluations: list[dict]) -> list[dict]:
                 "correct": 0,
                 "faster": 0,
                 "ties": 0,
+                "held": 0,
                 "best": None,
                 "best_lo": None,
                 "best_hi": None,
@@ -438,6 +450,7 @@ def per_workload(evaluations: list[dict]) -> list[dict]:
         if not _is_done(e):
             continue
         r["evaluated"] += 1
+        r["held"] += e.get("outcome") == HELD_OUTCOME
         if e.get("outcome") in CORRECT:
             r["correct"] += 1
             if r["first_correct"] is None:
@@ -456,8 +469,9 @@ def print_summary(args, portal: Portal, sid: int, st: dict) -> int:
     evaluations = portal.get_all(f"submissions/{sid}/evaluations/", page_size=1000)
     rows = per_workload(evaluations)
     failed = failures(evaluations)
+    held_samples = held(evaluations)
     if args.json:
-        print(json.dumps({"status": st, "workloads": rows, "failures": failed}, indent=2))
+        print(json.dumps({"status": st, "workloads": rows, "failures": failed, "held": held_samples}, indent=2))
         return EXIT_OK
     print(
         f"Submission #{sid}: {st['done']}/{st['total']} evaluated"
@@ -513,6 +527,13 @@ def print_summary(args, portal: Portal, sid: int, st: dict) -> int:
             + (f", {tied} within noise of XLA (a tie: the 95% interval holds 1.0)" if tied else "")
             + "."
         )
+    if held_samples:
+        print(
+            f"\n{len(held_samples)} held for review (not ranked, not counted in fast@N and not shown as faster "
+            "until a staff member accepts it):"
+        )
+        for h in held_samples[:MAX_FAILURE_LINES]:
+            print(f"  {h['workload']} #{h['index']} held for review: {record.message_head(h['message'], 1)}")
     if failed:
         print(f"\nWhy samples failed ({len(failed)}):")
         for f in failed[:MAX_FAILURE_LINES]:

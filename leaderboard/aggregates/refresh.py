@@ -210,7 +210,15 @@ def refresh_for_evaluation(evaluation) -> WorkloadResult | None:
     if cand is None:
         return None
     sample = sample_from_evaluation(
-        cand["workload_id"], cand["index"], ev.stage, ev.state, ev.outcome, ev.speedup, ev.record, ev.finished_at
+        cand["workload_id"],
+        cand["index"],
+        ev.stage,
+        ev.state,
+        ev.outcome,
+        ev.speedup,
+        ev.record,
+        ev.finished_at,
+        ev.review,
     )
     if sample is None:
         return None

@@ -3,7 +3,10 @@ evaluation rows (or from the outcome a trace reports for it).
 
 Which outcome counts for a candidate: its main-stage outcome, or the pre-check outcome that
 stopped it (state ``skipped``). A pre-check that passed (``done``) does not count: the main stage
-follows. Infrastructure failures (``failed``) are never folded.
+follows. Infrastructure failures (``failed``) are never folded. Nor is a verdict held for review
+(``jaxbench.verdict.review.counts_for_ranking``): until a staff member accepts it, its candidate
+has no final outcome here (the summary stays partial, unranked); a rejected one folds as the
+``rejected`` sample it became.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from evaluator.models import Evaluation
 from jaxbench import metrics
 from jaxbench.metrics.curves import HI_CAP, FoldSample  # FoldSample: defined with the pure folding
 from jaxbench.record import Outcome, speed_outcome
+from jaxbench.verdict.review import counts_for_ranking
 from submissions.models import Candidate
 
 log = logging.getLogger(__name__)
@@ -122,9 +126,9 @@ def _versions_from_record(record: Mapping | None) -> tuple[str, str]:
 
 
 def sample_from_evaluation(
-    workload_id: int, index: int, stage: str, state: str, outcome: str, speedup, record, finished_at=None
+    workload_id: int, index: int, stage: str, state: str, outcome: str, speedup, record, finished_at=None, review=""
 ) -> FoldSample | None:
-    if not counts_for_candidate(stage, state):
+    if not counts_for_candidate(stage, state) or not counts_for_ranking(review):
         return None
     ci = (record or {}).get("speedup_ci")
     norm = normalize(outcome, speedup, ci)
@@ -202,9 +206,10 @@ def evaluated_samples(
         "speedup",
         "record",
         "finished_at",
+        "review",
     ).order_by("id")
-    for hw, cand, wl, index, stage, state, outcome, speedup, record, finished in rows.iterator(chunk_size=2000):
-        s = sample_from_evaluation(wl, index, stage, state, outcome, speedup, record, finished)
+    for hw, cand, wl, index, stage, state, outcome, speedup, record, finished, review in rows.iterator(chunk_size=2000):
+        s = sample_from_evaluation(wl, index, stage, state, outcome, speedup, record, finished, review)
         if s is None:
             continue
         key = (hw, cand)

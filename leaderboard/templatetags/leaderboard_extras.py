@@ -6,6 +6,7 @@ from django import template
 from django.utils.html import format_html
 
 from jaxbench.record import OUTCOME_LABELS, format_interval
+from jaxbench.verdict.review import HELD_LABEL, HELD_OUTCOME
 
 register = template.Library()
 
@@ -95,6 +96,8 @@ def before_intervals_tag():
 @register.filter
 def outcome_label(outcome):
     """'correct_tie' -> 'correct, within noise' (the label pages, exports and the CLI share)."""
+    if outcome == HELD_OUTCOME:
+        return HELD_LABEL
     return OUTCOME_LABELS.get(outcome, outcome or "")
 
 

@@ -24,6 +24,7 @@ from leaderboard.views.submission_rows import (
     can_manage,
     can_view_code,
     failed_samples,
+    held_samples,
     mark_outside_pallas,
     progress_for,
     summaries_of,
@@ -127,6 +128,8 @@ def submission_detail(request, pk):
         "has_figures": body["has_figures"],
         "sources": body["has_sources"] or None,
         "can_manage": can_manage(request.user, submission),
+        # held means held (TRUST.md 6): listed without their speedups; one query, only when any
+        "held": held_samples(submission) if progress.get("held") else [],
         "pygments_css": STYLE_DEFS,
     }
     return render(request, "leaderboard/submission_detail.html", ctx)

@@ -12,6 +12,7 @@ from evaluator.progress import ACCELERATOR_OVERHEAD_S, submission_progress
 from jaxbench import metrics
 from jaxbench.record import CORRECT_OUTCOMES, Outcome, message_head, message_where
 from jaxbench.verdict import pallas_share
+from jaxbench.verdict import review as review_rules
 from leaderboard.data import experts_for
 from leaderboard.highlight import highlighted
 from leaderboard.models import SubmissionSummary, WorkloadResult
@@ -79,6 +80,7 @@ def progress_for(submission, summary: SubmissionSummary | None) -> dict:
             "percent": 100.0,
             "stages": None,
             "outcomes": {o: n for o, n in summary.counts.items() if n},
+            "held": 0,  # a summary with a held verdict is never complete
             "waiting_for": None,
             "precheck_saved": {
                 "candidates": summary.precheck_stopped,
@@ -245,3 +247,24 @@ def failed_samples(submission, limit: int | None = MAX_FAILURES) -> tuple[list[d
             }
         )
     return out, total
+
+
+def held_samples(submission) -> list[dict]:
+    """The samples whose verdicts the harness held for review (TRUST.md 6): workload, index and
+    why, never a speedup (not shown as faster before a staff member accepts it)."""
+    out = []
+    for ev in (
+        Evaluation.objects.filter(candidate__submission=submission, review=Evaluation.HELD)
+        .order_by("candidate__workload__number", "candidate__index")
+        .values("pk", "candidate__workload__wid", "candidate__index", "record__notes", "record__baseline_source")
+    ):
+        record = {"notes": ev["record__notes"], "baseline_source": ev["record__baseline_source"]}
+        out.append(
+            {
+                "pk": ev["pk"],
+                "wid": ev["candidate__workload__wid"],
+                "index": ev["candidate__index"],
+                "reasons": review_rules.reasons(record),
+            }
+        )
+    return out

@@ -10,6 +10,7 @@ from catalog.lookup import find_workload
 from evaluator.models import Evaluation
 from jaxbench.record import format_speedup
 from jaxbench.verdict import pallas_share
+from jaxbench.verdict import review as review_rules
 from leaderboard.aggregates.samples import counts_for_candidate
 from leaderboard.highlight import STYLE_DEFS, highlighted
 from leaderboard.models import WorkloadResult
@@ -60,7 +61,11 @@ def trace_view(request, submission):
         "speedup_hi",
         "message",
         "record__pallas_share",
+        "review",
     ):
+        if review_rules.is_held(ev["review"]):  # held means held: no speedup shown until accepted
+            ev = dict(ev, outcome=review_rules.HELD_OUTCOME, speedup=None, speedup_lo=None, speedup_hi=None)
+            ev["message"] = review_rules.HELD_LABEL
         cur = by_cand.get(ev["candidate_id"])
         counts = counts_for_candidate(ev["stage"], ev["state"])
         if counts and (cur is None or not cur["_counts"] or cur["stage"] == Evaluation.PRECHECK):

@@ -7,6 +7,7 @@ from django.db.models import Q
 from catalog.lookup import workload_catalog
 from catalog.models import Baseline, ExpertReference, Workload
 from evaluator.models import Evaluation
+from jaxbench.verdict.review import HELD_OUTCOME
 from submissions.models import Submission
 
 
@@ -69,10 +70,22 @@ class SubmissionFilter(django_filters.FilterSet):
 
 class EvaluationFilter(django_filters.FilterSet):
     workload = WorkloadNameFilter(path="candidate__workload__wid")
-    outcome = django_filters.MultipleChoiceFilter(choices=[(o, o) for o in Evaluation.OUTCOMES])
+    outcome = django_filters.MultipleChoiceFilter(
+        choices=[(o, o) for o in (*Evaluation.OUTCOMES, HELD_OUTCOME)], method="filter_outcome"
+    )
     state = django_filters.MultipleChoiceFilter(choices=Evaluation.STATES)
     stage = django_filters.ChoiceFilter(choices=Evaluation.STAGES)
 
     class Meta:
         model = Evaluation
         fields = ["workload", "outcome", "state", "stage"]
+
+    def filter_outcome(self, qs, name, value):
+        """The outcome as the API shows it: a held row is ``held_for_review``, never its
+        measured outcome (TRUST.md 6)."""
+        if not value:
+            return qs
+        q = Q(outcome__in=[v for v in value if v != HELD_OUTCOME]) & ~Q(review=Evaluation.HELD)
+        if HELD_OUTCOME in value:
+            q |= Q(review=Evaluation.HELD)
+        return qs.filter(q)

@@ -9,6 +9,7 @@ from rest_framework import serializers
 from catalog.models import Baseline, ExpertReference, HardwareTarget, Workload
 from evaluator.models import Evaluation
 from evaluator.queues import hardware_queue
+from jaxbench.verdict import review as review_rules
 from submissions.models import Submission, meta_limit
 
 
@@ -125,6 +126,10 @@ class SubmissionSerializer(serializers.ModelSerializer):
     settings = serializers.JSONField(source="trace_settings")
     candidates = serializers.IntegerField(source="n_candidates", read_only=True)
     created_by = serializers.SerializerMethodField()
+    held_for_review = serializers.SerializerMethodField(
+        help_text="How many of its results the harness held for review (TRUST.md 6): not ranked, not "
+        "counted in fast@N and not shown as faster until a staff member accepts them."
+    )
     links = serializers.SerializerMethodField()
 
     class Meta:
@@ -150,8 +155,12 @@ class SubmissionSerializer(serializers.ModelSerializer):
             "is_public",
             "published_at",
             "withdrawn_at",
+            "held_for_review",
             "links",
         ]
+
+    def get_held_for_review(self, obj) -> int:
+        return getattr(obj, "n_held", 0) or 0
 
     def get_created_by(self, obj) -> str | None:
         return obj.created_by.username if obj.created_by_id and self._member(obj) else None
@@ -253,6 +262,7 @@ class ProgressSerializer(serializers.Serializer):
     percent = serializers.FloatField()
     stages = serializers.DictField(child=serializers.DictField(child=serializers.IntegerField()))
     outcomes = serializers.DictField(child=serializers.IntegerField())
+    held = serializers.IntegerField(help_text="finished results held for review (outcome held_for_review)")
     waiting_for = serializers.CharField(allow_null=True)
     precheck_saved = serializers.DictField()
 
@@ -273,6 +283,17 @@ class EvaluationSerializer(serializers.ModelSerializer):
         help_text="a correct result timed before speedups had 95% intervals (speedup_lo/hi "
         "null): classified by its point; a tie cannot be told",
     )
+    held_for_review = serializers.BooleanField(
+        source="is_held",
+        read_only=True,
+        help_text="held for review (TRUST.md 6): outcome held_for_review and no speedup until a staff "
+        "member accepts it",
+    )
+    review = serializers.ChoiceField(
+        choices=Evaluation.REVIEW_STATES,
+        read_only=True,
+        help_text='"" (not held), held, accepted or rejected (then outcome rejected, reward_hack)',
+    )
 
     class Meta:
         model = Evaluation
@@ -291,6 +312,8 @@ class EvaluationSerializer(serializers.ModelSerializer):
             "speedup_lo",
             "speedup_hi",
             "timed_before_intervals",
+            "held_for_review",
+            "review",
             "message",
             "attempts",
             "reported_outcome",
@@ -302,6 +325,17 @@ class EvaluationSerializer(serializers.ModelSerializer):
             "started_at",
             "finished_at",
         ]
+
+    def to_representation(self, obj):
+        data = super().to_representation(obj)
+        if obj.review:
+            data["record"] = review_rules.public_record(obj.record, obj.review)
+        if obj.is_held:  # held means held: nothing public shows it as faster before a review
+            data["outcome"] = review_rules.HELD_OUTCOME
+            data["speedup"] = data["speedup_lo"] = data["speedup_hi"] = None
+            data["timed_before_intervals"] = False
+            data["message"] = data["record"]["message"]
+        return data
 
 
 class ErrorItemSerializer(serializers.Serializer):

@@ -10,7 +10,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from evaluator.models import Evaluation
-from evaluator.progress import submission_progress
+from evaluator.progress import held_count, submission_progress
 from jaxbench import limits
 from portal.api.common import (
     NDJSON_TYPES,
@@ -76,7 +76,7 @@ def submissions_for_detail(user):
     return (
         Submission.objects.filter(pk__in=visible)
         .select_related("team", "hardware", "created_by")
-        .annotate(n_candidates=Count("candidates"))
+        .annotate(n_candidates=Count("candidates"), n_held=held_count())
         .order_by("-created_at", "-id")
     )
 
@@ -147,7 +147,7 @@ class SubmissionViewSet(ClearErrorsMixin, mixins.ListModelMixin, mixins.Retrieve
             return (
                 Submission.objects.filter(pk__in=mine.values("pk"))
                 .select_related("team", "hardware", "created_by")
-                .annotate(n_candidates=Count("candidates"))
+                .annotate(n_candidates=Count("candidates"), n_held=held_count())
                 .order_by("-created_at", "-id")
             )
         return submissions_for_detail(user)
