@@ -92,12 +92,12 @@ def _title(text: str, subtitle: str | None = None) -> dict:
     t: dict[str, Any] = {
         "text": text,
         "x": 0,
-        "xref": "paper",
+        "xref": "container",  # from the figure's left edge: long axis labels do not push it out
         "xanchor": "left",
         "y": 1,
         "yref": "container",
         "yanchor": "top",
-        "pad": {"t": 10},
+        "pad": {"t": 10, "l": 12},
     }
     if subtitle:
         t["subtitle"] = {"text": subtitle, "font": {"size": 11, "color": "#5b6475"}}
@@ -350,7 +350,7 @@ def speedup_heatmap(
             ygap=1,
             hoverongaps=False,
             colorbar={
-                "title": {"text": "speedup"},
+                "title": {"text": "speedup", "side": "right"},  # beside the bar, never on its top tick
                 "tickvals": [-2, -1, 0, 1, 2],
                 "ticktext": ["0.25x", "0.5x", "1x", "2x", "4x"],
                 "thickness": 14,
