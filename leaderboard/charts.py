@@ -595,16 +595,17 @@ def speedup_scatter(
 
 
 def outcome_breakdown(counts: Mapping[str, int], *, title: str = "Outcomes") -> dict:
-    """One submission's samples by outcome (bars)."""
+    """One submission's samples by outcome: horizontal bars (outcome names never overlap)."""
     if not any(counts.get(o, 0) for o in OUTCOMES):
         return _figure([], {"title": _title(title)}, empty="No evaluated sample yet.")
     data = [
         _trace(
             "bar",
-            x=[o.replace("_", " ") for o in OUTCOMES],
-            y=[counts.get(o, 0) for o in OUTCOMES],
+            y=[o.replace("_", " ") for o in OUTCOMES],
+            x=[counts.get(o, 0) for o in OUTCOMES],
+            orientation="h",
             marker={"color": [OUTCOME_COLORS[o] for o in OUTCOMES]},
-            hovertemplate="%{x}: %{y}<extra></extra>",
+            hovertemplate="%{y}: %{x}<extra></extra>",
         )
     ]
     return _figure(
@@ -612,8 +613,8 @@ def outcome_breakdown(counts: Mapping[str, int], *, title: str = "Outcomes") -> 
         {
             "title": _title(title),
             "showlegend": False,
-            "height": 340,
-            "xaxis": {"tickangle": -30, "automargin": True},
-            "yaxis": {"title": {"text": "samples"}, "rangemode": "tozero"},
+            "height": _bar_height(len(OUTCOMES)),
+            "yaxis": {"type": "category", "autorange": "reversed", "automargin": True},
+            "xaxis": {"title": {"text": "samples"}, "rangemode": "tozero"},
         },
     )

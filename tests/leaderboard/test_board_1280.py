@@ -234,6 +234,19 @@ def test_fast_p_chart_and_empty_chart_messages(browser_page, populated, hardware
     assert ticks and all(t.isdigit() for t in ticks), ticks  # whole samples only
     assert not page.evaluate(LABEL_PROBLEMS)
     page.shot("board-fast-p3-1280")
+    # the other pages' charts read as well: a submission's, a workload's roofline
+    page.goto(page.base + f"/submissions/{populated['a'].pk}/")
+    page.wait_for_function(PLOT_READY)
+    problems = page.evaluate(LABEL_PROBLEMS)
+    assert not problems, problems[:10]
+    w = populated["a"].candidates.order_by("workload__number").first().workload
+    page.goto(page.base + f"/workloads/{w.slug}/")
+    page.wait_for_function(PLOT_READY)
+    problems = page.evaluate(LABEL_PROBLEMS)
+    assert not problems, problems[:10]
+    page.goto(page.base + "/workloads/?hardware=cpu")
+    _inside_viewport(page, "#workloads tbody tr[data-workload='1p'] .best-expert")
+    page.shot("workloads-best-1280")
     # two submissions without a correct kernel: the scatter has nothing to show and says so
     team = populated["bob_team"]
     w = populated["a"].candidates.first().workload

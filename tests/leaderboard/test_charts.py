@@ -195,7 +195,8 @@ def test_speedup_scatter_and_outcome_breakdown():
     sizes = [t["marker"]["size"] for t in fig["data"]]
     assert len(set(sizes)) == 2  # and of different sizes
     fig = _json_ready(charts.outcome_breakdown({"incorrect": 4, "correct_faster": 2}))
-    assert dict(zip(fig["data"][0]["x"], fig["data"][0]["y"]))["incorrect"] == 4
+    assert fig["data"][0]["orientation"] == "h"
+    assert dict(zip(fig["data"][0]["y"], fig["data"][0]["x"]))["incorrect"] == 4
 
 
 def test_vendored_plotly_matches_installed_package():
