@@ -29,6 +29,7 @@ OUTCOME_COLORS = {
 XLA_COLOR = "#5b6475"
 EXPERT_COLOR = "#9a6700"
 ACCENT = "#2457c5"
+LABEL_CHARS = 40  # longer labels are cut on the axis; the hover shows them whole
 
 # A small template (the default one would add ~10 kB to every figure).
 _TEMPLATE = go.layout.Template(
@@ -67,10 +68,6 @@ def _trace(kind: str, **props) -> dict:
     return {"type": kind, **props}
 
 
-def _figure(data: Sequence[Any], layout: Mapping[str, Any]) -> dict:
-    return {"data": list(data), "layout": {"template": _TEMPLATE_JSON, **layout}}
-
-
 def _hline(y: float, color: str, dash: str = "dash") -> dict:
     return {
         "type": "line",
@@ -84,18 +81,115 @@ def _hline(y: float, color: str, dash: str = "dash") -> dict:
     }
 
 
-def _note(y: float, text: str, color: str) -> dict:
-    return {
-        "xref": "paper",
-        "x": 1,
-        "xanchor": "right",
-        "yref": "y",
-        "y": y,
-        "yanchor": "bottom",
+def _short(label: str, limit: int = LABEL_CHARS) -> str:
+    """A label cut to ``limit`` characters (the full text stays in the hover)."""
+    return label if len(label) <= limit else label[: limit - 1] + "…"
+
+
+def _title(text: str, subtitle: str | None = None) -> dict:
+    """Left-aligned in the top margin: it never meets the y-axis title (centred on the plot
+    area) nor the plot; the margin is sized for it in ``_figure``."""
+    t: dict[str, Any] = {
         "text": text,
-        "showarrow": False,
-        "font": {"color": color, "size": 11},
+        "x": 0,
+        "xref": "container",  # from the figure's left edge: long axis labels do not push it out
+        "xanchor": "left",
+        "y": 1,
+        "yref": "container",
+        "yanchor": "top",
+        "pad": {"t": 10, "l": 12},
     }
+    if subtitle:
+        t["subtitle"] = {"text": subtitle, "font": {"size": 11, "color": "#5b6475"}}
+    return t
+
+
+def _figure(data: Sequence[Any], layout: Mapping[str, Any], *, empty: str | None = None) -> dict:
+    """The figure dict. The title goes in the top margin (taller with a subtitle); ``empty``,
+    when given, is the message shown in place of a chart that has nothing to show (axes
+    hidden)."""
+    lay = {"template": _TEMPLATE_JSON, **layout}
+    title = lay.get("title") or {}
+    margin = dict(_TEMPLATE_JSON["layout"]["margin"], **lay.get("margin", {}))
+    margin["t"] = max(margin["t"], 72 if title.get("subtitle") else 50)
+    lay["margin"] = margin
+    if empty:
+        lay["annotations"] = [
+            {
+                "name": "empty",
+                "text": empty,
+                "xref": "paper",
+                "yref": "paper",
+                "x": 0.5,
+                "y": 0.5,
+                "xanchor": "center",
+                "yanchor": "middle",
+                "showarrow": False,
+                "font": {"size": 14, "color": "#5b6475"},
+            }
+        ]
+        lay["shapes"] = []
+        lay["xaxis"] = {"visible": False}
+        lay["yaxis"] = {"visible": False}
+        lay["showlegend"] = False
+        lay["height"] = min(lay.get("height", 300), 300)
+        lay["meta"] = {"empty": empty}
+        data = []
+    return {"data": list(data), "layout": lay}
+
+
+def empty_message(fig: Mapping) -> str | None:
+    """The message a figure shows instead of a chart, or None when it has something to show."""
+    return (fig.get("layout", {}).get("meta") or {}).get("empty")
+
+
+def _vline(x: float, color: str, dash: str = "dash") -> dict:
+    return {
+        "type": "line",
+        "yref": "paper",
+        "y0": 0,
+        "y1": 1,
+        "xref": "x",
+        "x0": x,
+        "x1": x,
+        "line": {"color": color, "width": 1.5, "dash": dash},
+    }
+
+
+def _vnotes(marks: Sequence[tuple[float, str, str]]) -> list[dict]:
+    """Labels of vertical reference lines, above the plot area: sorted by position, the
+    lower line's label ends at its line and the higher one's starts there, so two close
+    lines never print one label over the other ("expeXLA1.00x")."""
+    out = []
+    marks = sorted(marks)
+    for i, (x, text, color) in enumerate(marks):
+        right_of_line = i == len(marks) - 1 and len(marks) > 1
+        out.append(
+            {
+                "xref": "x",
+                "x": x,
+                "xanchor": "left" if right_of_line else "right",
+                "yref": "paper",
+                "y": 1,
+                "yanchor": "bottom",
+                "text": text,
+                "showarrow": False,
+                "font": {"color": color, "size": 11},
+            }
+        )
+    return out
+
+
+def _bar_height(n: int) -> int:
+    return max(220, 110 + 28 * n)
+
+
+def _int_step(length: int, most: int = 12) -> int:
+    """An integer tick step (1, 2, 5, 10, 20, 50, ...) giving at most ``most`` ticks."""
+    step, k = 1, 0
+    while length / step > most:
+        step = (1, 2, 5)[(k := k + 1) % 3] * 10 ** (k // 3)
+    return step
 
 
 def geomean_bars(
@@ -103,93 +197,128 @@ def geomean_bars(
     *,
     expert_geomean: float | None = None,
     title: str = "Floored geometric-mean speedup over XLA",
+    subtitle: str | None = None,
 ) -> dict:
-    """Bars of the floored geomean per row (``label``, ``geomean``, optional ``low``/``high``
-    interval, ``tied``), the XLA line at 1.0x and the experts' mark."""
+    """Horizontal bars of the floored geomean per row (``label``, ``geomean``, optional
+    ``low``/``high`` interval as error bars, ``tied``), first row on top; the XLA line at
+    1.0x and the experts' line. Horizontal, so that labels never overlap whatever the
+    number of rows; the height grows with them."""
+    if not rows:
+        return _figure([], {"title": _title(title, subtitle)}, empty="No ranked submission to show yet.")
     labels = [r["label"] for r in rows]
-    y = [r["geomean"] for r in rows]
+    x = [r["geomean"] for r in rows]
     plus = [max(0.0, (r.get("high") or r["geomean"]) - r["geomean"]) for r in rows]
     minus = [max(0.0, r["geomean"] - (r.get("low") or r["geomean"])) for r in rows]
     colors = ["#7a9be0" if r.get("tied") else ACCENT for r in rows]
     data = [
         _trace(
             "bar",
-            x=labels,
-            y=y,
+            y=[_short(lbl) for lbl in labels],
+            x=x,
+            orientation="h",
             name="floored geomean",
+            customdata=[
+                [lbl, r.get("low") or r["geomean"], r.get("high") or r["geomean"]] for lbl, r in zip(labels, rows)
+            ],
             marker={"color": colors},
-            error_y={
+            error_x={
                 "type": "data",
                 "array": plus,
                 "arrayminus": minus,
                 "visible": True,
                 "color": "#1d2330",
-                "thickness": 1,
+                "thickness": 1.2,
+                "width": 4,
             },
-            hovertemplate="%{x}<br>%{y:.3f}x<extra></extra>",
+            hovertemplate="%{customdata[0]}<br>%{x:.3f}x [%{customdata[1]:.2f}, %{customdata[2]:.2f}]<extra></extra>",
         )
     ]
-    shapes, notes = [_hline(1.0, XLA_COLOR)], [_note(1.0, "XLA 1.0x", XLA_COLOR)]
+    shapes = [_vline(1.0, XLA_COLOR)]
+    marks = [(1.0, "XLA 1.00x", XLA_COLOR)]
     if expert_geomean:
-        shapes.append(_hline(expert_geomean, EXPERT_COLOR, "dot"))
-        notes.append(_note(expert_geomean, f"experts {expert_geomean:.2f}x", EXPERT_COLOR))
-        data.append(
-            _trace(
-                "scatter",
-                x=[labels[0]] if labels else [""],
-                y=[expert_geomean],
-                mode="markers",
-                name="experts",
-                marker={"symbol": "diamond", "size": 10, "color": EXPERT_COLOR},
-                hovertemplate="experts %{y:.3f}x<extra></extra>",
-            )
-        )
-    top = max(y + [expert_geomean or 1.0, 1.0]) + max(plus + [0.0])
+        shapes.append(_vline(expert_geomean, EXPERT_COLOR, "dot"))
+        marks.append((expert_geomean, f"experts {expert_geomean:.2f}x", EXPERT_COLOR))
+    top = max(x + [expert_geomean or 1.0, 1.0]) + max(plus + [0.0])
     return _figure(
         data,
         {
-            "title": {"text": title},
+            "title": _title(title, subtitle),
             "shapes": shapes,
-            "annotations": notes,
-            "yaxis": {"title": {"text": "speedup (x)"}, "range": [0, top * 1.1]},
-            "xaxis": {"tickangle": -35, "automargin": True},
+            "annotations": _vnotes(marks),
+            "xaxis": {"title": {"text": "floored geomean speedup over XLA (x)"}, "range": [0, top * 1.12]},
+            "yaxis": {"type": "category", "autorange": "reversed", "automargin": True},
+            "margin": {"t": 72 if subtitle else 64},
             "showlegend": False,
-            "height": 420,
+            "height": _bar_height(len(rows)),
         },
     )
 
 
-def fast_curves(curves: Sequence[Mapping], *, p: float = 1.0, title: str | None = None) -> dict:
-    """fast_p@N against N, one line per ``{label, n: [...], fast: [...]}``."""
+def fast_curves(
+    curves: Sequence[Mapping], *, p: float = 1.0, title: str | None = None, subtitle: str | None = None
+) -> dict:
+    """fast_p@N against N, one line per ``{label, n: [...], fast: [...]}``; N is an integer
+    axis (ticks at whole samples), the legend sits to the right of the plot."""
+    title = title or f"fast_{p:g}@N: share of workloads with a kernel faster than {p:g}x XLA"
+    curves = [c for c in curves if len(c["n"])]
+    if not curves:
+        return _figure([], {"title": _title(title, subtitle)}, empty="No sample evaluated yet: no fast@N curve.")
+    length = max(max(c["n"]) for c in curves)
     data = [
         _trace(
             "scatter",
             x=list(c["n"]),
             y=list(c["fast"]),
-            mode="lines",
-            name=c["label"],
+            mode="lines+markers" if length <= 20 else "lines",
+            name=_short(c["label"], 32),
             line={"shape": "hv"},
+            marker={"size": 5},
             hovertemplate=c["label"] + "<br>N=%{x}: %{y:.1%}<extra></extra>",
         )
         for c in curves
     ]
-    return _figure(
-        data,
-        {
-            "title": {"text": title or f"fast@N (p = {p:g}): share of workloads beating XLA"},
-            "xaxis": {"title": {"text": "samples per workload N"}, "rangemode": "tozero"},
-            "yaxis": {"title": {"text": f"fast_{p:g}@N"}, "tickformat": ".0%", "range": [0, 1.02]},
-            "height": 420,
-            "showlegend": True,
+    layout: dict[str, Any] = {
+        "title": _title(title, subtitle),
+        "xaxis": {
+            "title": {"text": "samples per workload N"},
+            "tickmode": "linear",
+            "tick0": 1,
+            "dtick": _int_step(length),
+            "tickformat": "d",
+            "range": [0.5, length + 0.5],
         },
-    )
+        "yaxis": {"title": {"text": f"fast_{p:g}@N"}, "tickformat": ".0%", "range": [-0.02, 1.02]},
+        "legend": {"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1, "yanchor": "top"},
+        "height": 420,
+        "showlegend": True,
+    }
+    if all(v == 0 for c in curves for v in c["fast"]):
+        layout["annotations"] = [
+            {
+                "name": "none-fast",
+                "text": f"No workload has a kernel faster than {p:g}x XLA within these samples.",
+                "xref": "paper",
+                "yref": "paper",
+                "x": 0.5,
+                "y": 0.55,
+                "showarrow": False,
+                "font": {"size": 13, "color": "#5b6475"},
+            }
+        ]
+    return _figure(data, layout)
 
 
 def speedup_heatmap(
-    rows: Sequence[Mapping], workloads: Sequence[str], *, title: str = "Best speedup per workload (full budget)"
+    rows: Sequence[Mapping],
+    workloads: Sequence[str],
+    *,
+    title: str = "Best speedup per workload (full budget)",
+    subtitle: str | None = None,
 ) -> dict:
     """Submissions x workloads; ``rows``: ``{label, best: {wid: speedup | None}}``. The colour
-    is log2 of the speedup (centred on XLA = 1x); blank = no correct kernel."""
+    is log2 of the speedup (centred on XLA = 1x); blank = no correct kernel. The figure grows
+    with its data: at least 28 px per submission row; its page gives it the full width so
+    that 50 workload columns stay readable."""
     z, text = [], []
     for r in rows:
         best = r.get("best") or {}
@@ -200,75 +329,108 @@ def speedup_heatmap(
             tr.append("no correct kernel" if s is None else f"{s:.2f}x")
         z.append(zr)
         text.append(tr)
+    layout_title = _title(title, subtitle)
+    if not rows or not workloads:
+        return _figure([], {"title": layout_title}, empty="No submission to show yet.")
+    if all(v is None for zr in z for v in zr):
+        return _figure([], {"title": layout_title}, empty="No correct kernel on these workloads yet.")
     data = [
         _trace(
             "heatmap",
             z=z,
             x=list(workloads),
-            y=[r["label"] for r in rows],
+            y=[_short(r["label"]) for r in rows],
+            customdata=[[r["label"]] * len(workloads) for r in rows],
             text=text,
             colorscale="RdBu",
             zmid=0,
             zmin=-2,
             zmax=2,
+            xgap=1,
+            ygap=1,
             hoverongaps=False,
             colorbar={
-                "title": {"text": "speedup"},
+                "title": {"text": "speedup", "side": "right"},  # beside the bar, never on its top tick
                 "tickvals": [-2, -1, 0, 1, 2],
                 "ticktext": ["0.25x", "0.5x", "1x", "2x", "4x"],
+                "thickness": 14,
             },
-            hovertemplate="%{y}<br>%{x}: %{text}<extra></extra>",
+            hovertemplate="%{customdata}<br>%{x}: %{text}<extra></extra>",
         )
     ]
     return _figure(
         data,
         {
-            "title": {"text": title},
-            "xaxis": {"type": "category", "tickangle": -60},
+            "title": layout_title,
+            "xaxis": {
+                "type": "category",
+                "tickangle": -90 if len(workloads) > 20 else -45,
+                "tickfont": {"size": 10},
+                "automargin": True,
+                "title": {"text": "workload"},
+            },
             "yaxis": {"type": "category", "autorange": "reversed", "automargin": True},
-            "height": max(300, 120 + 22 * len(rows)),
+            "margin": {"t": 72 if subtitle else 56},
+            "height": 200 + 30 * len(rows),
         },
     )
 
 
 def expert_gap_bars(
-    items: Sequence[Mapping], *, title: str = "Share of the expert kernels' floored geomean", per_workload: bool = False
+    items: Sequence[Mapping],
+    *,
+    title: str = "Share of the expert kernels' floored geomean",
+    subtitle: str | None = None,
+    per_workload: bool = False,
 ) -> dict:
-    """Bars of ``value`` (a ratio: 0.77 = 77% of expert) per ``label``, with the 100% line.
-    Per submission (% of expert geomean) or, with ``per_workload``, per workload
+    """Horizontal bars of ``value`` (a ratio: 0.77 = 77% of expert) per ``label``, with the
+    100% line. Per submission (% of expert geomean) or, with ``per_workload``, per workload
     (s_w / max(1, expert speedup))."""
+    items = list(items)
+    if not items or all(i["value"] is None for i in items):
+        return _figure([], {"title": _title(title, subtitle)}, empty="No expert comparison to show.")
     labels = [i["label"] for i in items]
     values = [i["value"] for i in items]
     colors = [("#1a7f37" if v >= 1 else "#c0362c") if v is not None else "#dfe3ea" for v in values]
+    top = max([v for v in values if v is not None] + [1.0])
     data = [
         _trace(
             "bar",
-            x=labels,
-            y=values,
+            y=[_short(lbl) for lbl in labels],
+            x=values,
+            orientation="h",
+            customdata=labels,
             marker={"color": colors},
-            hovertemplate="%{x}<br>%{y:.0%} of expert<extra></extra>",
+            hovertemplate="%{customdata}<br>%{x:.0%} of expert<extra></extra>",
         )
     ]
     return _figure(
         data,
         {
-            "title": {"text": title},
-            "shapes": [_hline(1.0, EXPERT_COLOR)],
-            "annotations": [_note(1.0, "expert", EXPERT_COLOR)],
-            "yaxis": {
+            "title": _title(title, subtitle),
+            "shapes": [_vline(1.0, EXPERT_COLOR)],
+            "annotations": _vnotes([(1.0, "expert 100%", EXPERT_COLOR)]),
+            "xaxis": {
                 "tickformat": ".0%",
+                "range": [0, top * 1.12],
                 "title": {"text": "gap to expert" if per_workload else "% of expert geomean"},
             },
-            "xaxis": {"tickangle": -35, "automargin": True, "type": "category"},
+            "yaxis": {"type": "category", "autorange": "reversed", "automargin": True},
+            "margin": {"t": 72 if subtitle else 64},
             "showlegend": False,
-            "height": 380,
+            "height": _bar_height(len(items)),
         },
     )
 
 
-def outcome_shares(rows: Sequence[Mapping], *, title: str = "Outcome shares of all samples") -> dict:
-    """Stacked horizontal bars of each row's outcome shares (``{label, counts: {outcome: n}}``)."""
-    labels = [r["label"] for r in rows]
+def outcome_shares(
+    rows: Sequence[Mapping], *, title: str = "Outcome shares of all samples", subtitle: str | None = None
+) -> dict:
+    """Stacked horizontal bars of each row's outcome shares (``{label, counts: {outcome: n}}``),
+    legend to the right of the plot."""
+    if not rows or not any(sum((r.get("counts") or {}).values()) for r in rows):
+        return _figure([], {"title": _title(title, subtitle)}, empty="No evaluated sample yet.")
+    labels = [_short(r["label"]) for r in rows]
     totals = [sum((r.get("counts") or {}).values()) or 1 for r in rows]
     data = []
     for outcome in OUTCOMES:
@@ -280,18 +442,20 @@ def outcome_shares(rows: Sequence[Mapping], *, title: str = "Outcome shares of a
                 x=vals,
                 name=outcome.replace("_", " "),
                 orientation="h",
+                customdata=[r["label"] for r in rows],
                 marker={"color": OUTCOME_COLORS[outcome]},
-                hovertemplate="%{y}<br>" + outcome + ": %{x:.1%}<extra></extra>",
+                hovertemplate="%{customdata}<br>" + outcome + ": %{x:.1%}<extra></extra>",
             )
         )
     return _figure(
         data,
         {
-            "title": {"text": title},
+            "title": _title(title, subtitle),
             "barmode": "stack",
-            "xaxis": {"tickformat": ".0%", "range": [0, 1]},
+            "xaxis": {"tickformat": ".0%", "range": [0, 1], "title": {"text": "share of samples"}},
             "yaxis": {"autorange": "reversed", "automargin": True, "type": "category"},
-            "height": max(260, 120 + 24 * len(rows)),
+            "legend": {"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1, "yanchor": "top"},
+            "height": max(300, 110 + 28 * len(rows)),
         },
     )
 
@@ -301,6 +465,8 @@ def roofline(points: Sequence[Mapping], *, peak_flops: float, peak_bandwidth: fl
     roofline min(peak FLOP/s, intensity x bandwidth). ``points``: ``{label, intensity,
     flops_per_s, kind}`` (kind: xla, expert, submission)."""
     xs = [p["intensity"] for p in points if p.get("intensity")]
+    if not any(p.get("intensity") and p.get("flops_per_s") for p in points):
+        return _figure([], {"title": _title(title)}, empty="No measured time to place on the roofline yet.")
     lo = min(xs + [peak_flops / peak_bandwidth if peak_bandwidth else 1.0]) / 10
     hi = max(xs + [peak_flops / peak_bandwidth if peak_bandwidth else 1.0]) * 10
     ridge = peak_flops / peak_bandwidth if peak_bandwidth else None
@@ -318,11 +484,11 @@ def roofline(points: Sequence[Mapping], *, peak_flops: float, peak_bandwidth: fl
         )
     ]
     styles = {
-        "xla": ("XLA", XLA_COLOR, "square"),
-        "expert": ("expert", EXPERT_COLOR, "diamond"),
-        "submission": ("submissions", ACCENT, "circle"),
+        "xla": ("XLA", XLA_COLOR, "square", 12),
+        "expert": ("expert", EXPERT_COLOR, "diamond", 10),
+        "submission": ("submissions", ACCENT, "circle", 8),
     }
-    for kind, (name, color, symbol) in styles.items():
+    for kind, (name, color, symbol, size) in styles.items():
         pts = [p for p in points if p.get("kind") == kind and p.get("intensity") and p.get("flops_per_s")]
         if not pts:
             continue
@@ -334,64 +500,121 @@ def roofline(points: Sequence[Mapping], *, peak_flops: float, peak_bandwidth: fl
                 mode="markers",
                 name=name,
                 text=[p["label"] for p in pts],
-                marker={"color": color, "symbol": symbol, "size": 10, "opacity": 0.85},
+                marker={
+                    "color": color,
+                    "symbol": symbol,
+                    "size": size,
+                    "opacity": 0.85,
+                    "line": {"width": 1, "color": "#fff"},
+                },
                 hovertemplate="%{text}<br>%{y:.3g} FLOP/s<extra></extra>",
             )
         )
     return _figure(
         data,
         {
-            "title": {"text": title},
+            "title": _title(title),
             "xaxis": {"type": "log", "title": {"text": "arithmetic intensity (FLOP/byte)"}},
             "yaxis": {"type": "log", "title": {"text": "achieved FLOP/s"}},
+            "legend": {"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1, "yanchor": "top"},
             "height": 420,
         },
     )
 
 
+SCATTER_SIZES = (13, 10, 7, 5)  # one per compared submission: equal points stay visible as rings
+
+
 def speedup_scatter(
-    series: Sequence[Mapping], workloads: Sequence[str], *, title: str = "Best speedup per workload"
+    series: Sequence[Mapping],
+    workloads: Sequence[str],
+    *,
+    title: str = "Best speedup per workload",
+    subtitle: str | None = None,
 ) -> dict:
-    """One marker series per submission: ``{label, best: {wid: speedup | None}}`` over the
-    workloads (log scale, XLA line at 1x)."""
+    """One marker series per submission: ``{label, best: {wid: speedup | None}, low: {wid:
+    lo}, high: {wid: hi}}`` over the workloads (log scale, XLA line at 1x). Each series sits
+    at its own offset inside a workload's slot (``scattermode: group``) with its own marker
+    size and interval error bars, so that equal points never hide each other; the hover
+    names every value at a workload."""
     data = []
-    for s in series:
+    for k, s in enumerate(series):
         best = s.get("best") or {}
+        low, high = s.get("low") or {}, s.get("high") or {}
         xs = [w for w in workloads if best.get(w) is not None]
+        ys = [best[w] for w in xs]
+        plus = [max(0.0, (high.get(w) or best[w]) - best[w]) for w in xs]
+        minus = [max(0.0, best[w] - (low.get(w) or best[w])) for w in xs]
         data.append(
             _trace(
                 "scatter",
                 x=xs,
-                y=[best[w] for w in xs],
+                y=ys,
                 mode="markers",
-                name=s["label"],
-                marker={"size": 9, "opacity": 0.8},
+                name=_short(s["label"], 32),
+                marker={
+                    "size": SCATTER_SIZES[k % len(SCATTER_SIZES)],
+                    "opacity": 0.85,
+                    "line": {"width": 1, "color": "#ffffff"},
+                },
+                error_y={
+                    "type": "data",
+                    "array": plus,
+                    "arrayminus": minus,
+                    "visible": True,
+                    "thickness": 1,
+                    "width": 3,
+                },
                 hovertemplate=s["label"] + "<br>%{x}: %{y:.2f}x<extra></extra>",
             )
         )
+    if not any(len(t["x"]) for t in data):
+        return _figure([], {"title": _title(title, subtitle)}, empty="No correct kernel among these submissions yet.")
     return _figure(
         data,
         {
-            "title": {"text": title},
+            "title": _title(title, subtitle),
             "shapes": [_hline(1.0, XLA_COLOR)],
-            "xaxis": {"type": "category", "categoryorder": "array", "categoryarray": list(workloads), "tickangle": -60},
+            "scattermode": "group",
+            "scattergap": 0.4,
+            "hovermode": "x",
+            "xaxis": {
+                "type": "category",
+                "categoryorder": "array",
+                "categoryarray": list(workloads),
+                "tickangle": -90 if len(workloads) > 20 else -45,
+                "tickfont": {"size": 10},
+                "automargin": True,
+                "title": {"text": "workload"},
+            },
             "yaxis": {"type": "log", "title": {"text": "speedup over XLA (x)"}},
-            "height": 420,
+            "legend": {"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1, "yanchor": "top"},
+            "height": 440,
         },
     )
 
 
 def outcome_breakdown(counts: Mapping[str, int], *, title: str = "Outcomes") -> dict:
-    """One submission's samples by outcome (bars)."""
+    """One submission's samples by outcome: horizontal bars (outcome names never overlap)."""
+    if not any(counts.get(o, 0) for o in OUTCOMES):
+        return _figure([], {"title": _title(title)}, empty="No evaluated sample yet.")
     data = [
         _trace(
             "bar",
-            x=[o.replace("_", " ") for o in OUTCOMES],
-            y=[counts.get(o, 0) for o in OUTCOMES],
+            y=[o.replace("_", " ") for o in OUTCOMES],
+            x=[counts.get(o, 0) for o in OUTCOMES],
+            orientation="h",
             marker={"color": [OUTCOME_COLORS[o] for o in OUTCOMES]},
-            hovertemplate="%{x}: %{y}<extra></extra>",
+            hovertemplate="%{y}: %{x}<extra></extra>",
         )
     ]
     return _figure(
-        data, {"title": {"text": title}, "showlegend": False, "height": 320, "yaxis": {"title": {"text": "samples"}}}
+        data,
+        {
+            "title": _title(title),
+            "showlegend": False,
+            "height": _bar_height(len(OUTCOMES)),
+            "yaxis": {"type": "category", "autorange": "reversed", "automargin": True},
+            "xaxis": {"title": {"text": "samples"}, "rangemode": "tozero"},
+        },
     )

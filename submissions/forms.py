@@ -32,6 +32,25 @@ class _TeamMixin:
             self.fields["team"].initial = teams[0].slug
         self.order_fields(["team"] + [f for f in self.fields if f != "team"])
 
+    def error_summary(self) -> list[dict]:
+        """Every error of a failed form, in field order, for the summary at the top of the
+        page: ``{"anchor", "label", "message"}`` (the anchor is the field's input; a hidden
+        field's, or an error of the whole form, points at the form itself)."""
+        out = []
+        for e in self.non_field_errors():
+            out.append({"anchor": self.form_anchor, "label": "", "message": e})
+        for bf in self:
+            for e in bf.errors:
+                anchor = self.form_anchor if bf.is_hidden else bf.id_for_label
+                out.append({"anchor": anchor, "label": bf.label, "message": e})
+        return out
+
+    def chosen_files(self) -> list[str]:
+        """Names of the files the failed upload carried: a browser never keeps a file input's
+        choice across pages, so the summary says which files to choose again."""
+        files = getattr(self, "files", None) or {}
+        return [f.name for key in files for f in files.getlist(key)]
+
     def add_intake_errors(self, exc: IntakeError, field_map=None):
         """Show every intake error next to the field that carried it (a file row, the zip, a
         meta field), the rest above the form."""
@@ -104,8 +123,13 @@ class KernelSubmissionForm(_TeamMixin, forms.Form):
         """(workload, bound file field) per workload, for the table of the form."""
         return [(w, self[f"file_{w.wid}"]) for w in self.workloads]
 
+    form_anchor = "kernel-form"
+
     def clean(self):
         data = super().clean()
+        file_fields = [f"file_{w.wid}" for w in self.workloads] + ["zip"]
+        if any(name in self.errors for name in file_fields):
+            return data  # a chosen file was refused (empty, ...): its own error says so
         if not any(data.get(f"file_{w.wid}") for w in self.workloads) and not data.get("zip"):
             raise forms.ValidationError("Choose at least one kernel file, or a .zip of them.")
         return data
@@ -146,7 +170,11 @@ class TraceUploadForm(_TeamMixin, forms.Form):
         help_text="Uploading again with the same key returns the first submission.",
     )
 
+    form_anchor = "trace-form"
+
     def __init__(self, *args, user, **kwargs):
+        # its own ids: the kernel form on the same page also has a team and an upload key
+        kwargs.setdefault("auto_id", "trace_id_%s")
         super().__init__(*args, **kwargs)
         self._add_team_field(user)
 

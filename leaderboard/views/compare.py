@@ -9,8 +9,8 @@ from jaxbench.metrics.curves import set_values, unpack_curves
 from jaxbench.workloads.sets import SET_LABELS, SET_NAMES
 from leaderboard import charts
 from leaderboard.data import fast_curve_series, set_members
+from leaderboard.models import SubmissionSummary, WorkloadResult
 from leaderboard.views.exports import export_response, wants_export
-from leaderboard.views.submission_rows import summaries_of
 from submissions.models import Submission
 
 
@@ -36,10 +36,30 @@ def compare(request):
         raise Http404("submission not found")
     members = set_members()
     wids = [w["wid"] for w in members[wset]]
+    # every compared submission's summaries in one query, their per-workload intervals in another
+    summaries: dict[int, tuple] = {pk: (None, None) for pk in ids}
+    for summ in SubmissionSummary.objects.filter(submission_id__in=ids):
+        if summ.hardware_id != subs[summ.submission_id].hardware_id:
+            continue
+        ev, rep = summaries[summ.submission_id]
+        if summ.source == SubmissionSummary.REPORTED:
+            rep = summ
+        else:
+            ev = summ
+        summaries[summ.submission_id] = (ev, rep)
+    bounds: dict[int, tuple[dict, dict]] = {pk: ({}, {}) for pk in ids}
+    evaluated_pks = [ev.pk for ev, _ in summaries.values() if ev is not None]
+    for sid, wid, lo, hi in WorkloadResult.objects.filter(summary_id__in=evaluated_pks).values_list(
+        "submission_id", "workload__wid", "best_low", "best_high"
+    ):
+        if lo is not None:
+            bounds[sid][0][wid] = lo
+        if hi is not None:
+            bounds[sid][1][wid] = hi
     columns, curves, series = [], [], []
     for pk in ids:
         s = subs[pk]
-        evaluated, reported = summaries_of(s)
+        evaluated, reported = summaries[pk]
         summ = evaluated if evaluated is not None and evaluated.n_samples else (reported or evaluated)
         label = f"#{s.pk} {s.team.name} · {s.method}"
         col = {"s": s, "label": label, "summary": summ, "values": None, "best": {}}
@@ -50,7 +70,8 @@ def compare(request):
             col["best"] = summ.best or {}
             if size and len(c["fast"]):
                 curves.append((label, [x / size for x in c["fast"]]))
-        series.append({"label": label, "best": col["best"]})
+        low, high = bounds[pk] if summ is evaluated else ({}, {})
+        series.append({"label": label, "best": col["best"], "low": low, "high": high})
         columns.append(col)
     table = [
         {"wid": wid, "cells": [{"attempted": wid in col["best"], "speedup": col["best"].get(wid)} for col in columns]}
@@ -109,7 +130,13 @@ def compare(request):
                     "id": "fig-fast",
                     "figure": charts.fast_curves(fast_curve_series(curves), title=f"fast@N on {SET_LABELS[wset]}"),
                 },
-                {"id": "fig-scatter", "figure": charts.speedup_scatter(series, wids)},
+                {
+                    "id": "fig-scatter",
+                    "wide": True,
+                    "figure": charts.speedup_scatter(
+                        series, wids, subtitle="best correct sample per workload; bars: 95% interval; log scale"
+                    ),
+                },
             ],
             "set_tabs": [(k, v, "?" + "&".join(f"s={i}" for i in ids) + f"&set={k}") for k, v in SET_LABELS.items()],
             "qs": "&".join(f"s={i}" for i in ids) + f"&set={wset}",

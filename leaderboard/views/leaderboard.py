@@ -12,6 +12,7 @@ from django.utils.safestring import mark_safe
 from catalog.models import HardwareTarget
 from jaxbench.workloads.sets import SET_LABELS
 from leaderboard import charts
+from leaderboard.columns import BY_KEY, COLUMNS
 from leaderboard.data import (
     BUDGET_CHOICES,
     CACHE_SECONDS,
@@ -64,16 +65,22 @@ EXPORT_COLUMNS = [
 ]
 
 
+# fast_p@N thresholds offered by the board's menu (any other p still works in the query string)
+P_CHOICES = (1.0, 1.1, 1.25, 1.5, 2.0, 3.0)
+
+
 def _label(r) -> str:
     return f"#{r['submission']} {r['team']} · {r['method']}"
 
 
 def build_figures(q: Query, data: dict) -> list[dict]:
-    """The leaderboard's five charts (cached with the data)."""
+    """The leaderboard's charts (cached with the data). ``wide`` charts take the full width
+    of the page (the heatmap's 50 workload columns, the curves' legend)."""
     inputs = chart_inputs(q, data)
     top = inputs["top"]
     meta = data["meta"]
-    budget = "full budget" if q.n is None else f"N = {q.n}"
+    budget = "every sample" if q.n is None else f"the first {q.n} samples per workload"
+    shown = f"top {len(top)} ranked rows" if len(data["rows"]) > len(top) else f"{len(top)} ranked rows"
     bars = [
         {
             "label": _label(r),
@@ -92,20 +99,31 @@ def build_figures(q: Query, data: dict) -> list[dict]:
             "figure": charts.geomean_bars(
                 bars,
                 expert_geomean=experts["geomean"] if experts else None,
-                title=f"Floored geomean over {meta['workload_set_label']} ({budget})",
+                title=f"Floored geomean over {meta['workload_set_label']}",
+                subtitle=f"{shown}, {budget}; bars: 95% interval",
             ),
         },
         {
             "id": "fig-fast",
             "title": "fast@N",
-            "figure": charts.fast_curves(inputs["curves"], title=f"fast@N on {meta['workload_set_label']}"),
+            "wide": True,
+            "figure": charts.fast_curves(
+                inputs["curves"],
+                p=q.p,
+                title=f"fast_{q.p:g}@N on {meta['workload_set_label']}",
+                subtitle=f"share of workloads with a kernel faster than {q.p:g}x XLA among the first N samples "
+                f"(top {len(inputs['curves'])} rows)",
+            ),
         },
         {
             "id": "fig-heatmap",
             "title": "Speedup heatmap",
+            "wide": True,
             "figure": charts.speedup_heatmap(
                 [{"label": _label(r), "best": inputs["best"][r["submission"]]} for r in top],
                 [w["wid"] for w in data["members"]],
+                title="Best speedup per workload",
+                subtitle=f"{shown}, every sample; blank: no correct kernel",
             ),
         },
     ]
@@ -116,7 +134,8 @@ def build_figures(q: Query, data: dict) -> list[dict]:
                 "title": "Gap to expert",
                 "figure": charts.expert_gap_bars(
                     [{"label": _label(r), "value": r["expert_pct"]} for r in top],
-                    title=f"% of expert geomean, expert set ({budget})",
+                    title="% of expert geomean, expert set",
+                    subtitle=f"{shown}, {budget}",
                 ),
             }
         )
@@ -124,31 +143,41 @@ def build_figures(q: Query, data: dict) -> list[dict]:
         {
             "id": "fig-outcomes",
             "title": "Outcome shares",
-            "figure": charts.outcome_shares([{"label": _label(r), "counts": r["counts"]} for r in top]),
+            "figure": charts.outcome_shares(
+                [{"label": _label(r), "counts": r["counts"]} for r in top],
+                subtitle=f"{shown}, every sample",
+            ),
         }
     )
     return figs
 
 
-def _row_html(r: dict) -> str:
-    """One table row (built in Python: the board has hundreds of rows)."""
+def _cell(key: str, content, cls: str = "") -> str:
+    col = BY_KEY[key]
+    classes = " ".join(c for c in (("num" if col.num else ""), cls, "sticky-col" if key == "rank" else "") if c)
+    return format_html(
+        '<td data-col="{}"{}>{}</td>', key, format_html(' class="{}"', classes) if classes else "", content
+    )
+
+
+def _row_cells(r: dict) -> dict[str, str]:
+    """The cells of one row by column key (leaderboard.columns gives their order)."""
     if r["is_reference"]:
         solved = f"{r['solved']}/{r['set_size']}" if r.get("solved") is not None else ""
-        return format_html(
-            '<tr class="reference" data-reference="{}"><td class="num">—</td><td>{}</td><td colspan="2">{}</td>'
-            '<td class="num">{}</td><td></td><td class="num"><strong>{}</strong></td><td class="num">{}</td>'
-            '<td class="num">{}</td><td></td><td></td><td></td><td colspan="3"><span class="badge">reference</span> '
-            '<span class="muted">{}</span></td></tr>',
-            r["kind"],
-            r["team"],
-            r["method"],
-            solved,
-            fx(r["geomean"]),
-            fx(r["ugeomean"]) if r.get("ugeomean") is not None else "",
-            pct(r["fast"]),
-            pct(r["expert_pct"], 0) if r.get("expert_pct") else "",
-            r["note"],
-        )
+        return {
+            "rank": format_html(
+                '<span class="rank">—</span> {} · {} <span class="badge" title="{}">reference</span>',
+                r["team"],
+                r["method"],
+                r["note"],
+            ),
+            "geomean": format_html("<strong>{}</strong>", fx(r["geomean"])),
+            "solved": solved,
+            "fast": pct(r["fast"]),
+            "ugeomean": fx(r["ugeomean"]) if r.get("ugeomean") is not None else "",
+            "expert": pct(r["expert_pct"], 0) if r.get("expert_pct") else "",
+            "provenance": format_html('<span class="muted">{}</span>', r["note"]),
+        }
     tied = (
         format_html(' <span class="badge warn" title="tied: geomean intervals overlap">≈</span>') if r["tied"] else ""
     )
@@ -160,37 +189,53 @@ def _row_html(r: dict) -> str:
         else ""
     )
     iv = interval(r)
+    return {
+        "rank": format_html(
+            '<input type="checkbox" class="pick" name="s" value="{}" form="compare-form" aria-label="compare #{}">'
+            ' <span class="rank">{}</span>{} <a href="/teams/{}/">{}</a> · <a href="{}">{}</a>{}',
+            r["submission"],
+            r["submission"],
+            r["rank"],
+            tied,
+            r["team_slug"],
+            r["team"],
+            r["url"],
+            r["method"],
+            best_of_n,
+        ),
+        "geomean": format_html(
+            '<strong title="interval {}">{}</strong> <span class="interval muted small">{}</span>',
+            iv,
+            fx(r["geomean"]),
+            iv,
+        ),
+        "solved": f"{num(r['solved'])}/{r['set_size']}",
+        "fast": pct(r["fast"]),
+        "ugeomean": format_html(
+            '{} <span class="muted small">{}</span>',
+            fx(r["ugeomean"]) if r["ugeomean"] is not None else "—",
+            interval(r, "ugeomean"),
+        ),
+        "expert": pct(r["expert_pct"], 0),
+        "correctness": pct(r["correctness"]),
+        "model": r["model"],
+        "tokens": big(r["tokens_per_solved"]),
+        "cost": f"${r['cost_per_solved']:.2f}" if r["cost_per_solved"] is not None else "",
+        "date": r["date"],
+        "provenance": format_html('<span class="badge verified">verified here</span>'),
+        "jax": format_html('<span class="mono">{}</span>', r["jax_version"]),
+        "harness": format_html('<span class="mono">{}</span>', r["harness_version"]),
+    }
+
+
+def _row_html(r: dict) -> str:
+    """One table row (built in Python: the board has hundreds of rows), a cell per column."""
+    cells = _row_cells(r)
+    body = mark_safe("".join(_cell(c.key, cells.get(c.key, "")) for c in COLUMNS))
+    if r["is_reference"]:
+        return format_html('<tr class="reference" data-reference="{}">{}</tr>', r["kind"], body)
     return format_html(
-        '<tr data-submission="{}" class="{}"><td class="num">{}{}</td><td><a href="/teams/{}/">{}</a></td>'
-        '<td><a href="{}">{}</a>{}</td><td>{}</td><td class="num">{}/{}</td><td class="num">{}</td>'
-        '<td class="num" title="interval {}"><strong>{}</strong> <span class="muted small">{}</span></td>'
-        '<td class="num ugeomean">{} <span class="muted small">{}</span></td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td>{}</td>'
-        '<td><span class="badge verified">verified here</span></td><td class="mono">{}</td><td class="mono">{}</td></tr>',
-        r["submission"],
-        "tied" if r["tied"] else "",
-        r["rank"],
-        tied,
-        r["team_slug"],
-        r["team"],
-        r["url"],
-        r["method"],
-        best_of_n,
-        r["model"],
-        num(r["solved"]),
-        r["set_size"],
-        pct(r["correctness"]),
-        iv,
-        fx(r["geomean"]),
-        iv,
-        fx(r["ugeomean"]) if r["ugeomean"] is not None else "—",
-        interval(r, "ugeomean"),
-        pct(r["fast"]),
-        pct(r["expert_pct"], 0),
-        big(r["tokens_per_solved"]),
-        f"${r['cost_per_solved']:.2f}" if r["cost_per_solved"] is not None else "",
-        r["date"],
-        r["jax_version"],
-        r["harness_version"],
+        '<tr data-submission="{}" class="{}">{}</tr>', r["submission"], "tied" if r["tied"] else "", body
     )
 
 
@@ -216,7 +261,29 @@ def board_context(q: Query, data: dict, figures: list[dict]) -> dict:
         table.extend(refs)
     for r in table:
         r["html"] = _row_html(r)
+    fast_label = format_html(
+        "fast{}@{}",
+        format_html("<sub>{}</sub>", f"{q.p:g}") if q.p != 1.0 else "",
+        "all" if q.n is None else q.n,
+    )
+    columns = [
+        {
+            "key": c.key,
+            "label": fast_label if c.key == "fast" else c.label,
+            "definition": c.definition,
+            "docs_url": c.docs_url,
+            "sort": c.sort,
+            "sort_link": "?" + q.sort_qs(c.sort) if c.sort else None,
+            "optional": c.optional,
+            "hidden": c.hidden,
+            "num": c.num,
+        }
+        for c in COLUMNS
+    ]
     return {
+        "columns": columns,
+        "hidden_default": " ".join(c.key for c in COLUMNS if c.hidden),
+        "p_choices": P_CHOICES,
         "q": q,
         "data": data,
         "meta": data["meta"],

@@ -1,9 +1,12 @@
 from django.shortcuts import get_object_or_404, render
 
-from catalog.models import Workload
+from catalog.models import HardwareTarget, Workload
 from jaxbench.workloads.sets import SET_FILTERS, SET_LABELS
+from leaderboard.data import default_hardware, experts_for
 from leaderboard.highlight import STYLE_DEFS, highlighted
+from leaderboard.models import SubmissionSummary, WorkloadResult
 from leaderboard.views.workload_results import workload_results_context
+from submissions.models import Submission
 
 # name -> (label, filter), from the one definition of the workload sets
 SETS = {name: (SET_LABELS[name], flt) for name, flt in SET_FILTERS.items()}
@@ -13,10 +16,61 @@ def _intensity(cost):
     return cost["flops"] / cost["bytes"] if cost.get("bytes") else None
 
 
+def best_by_workload(hardware) -> dict[int, dict]:
+    """Per workload (pk) on ``hardware``: the best published, verified result (submission,
+    team, method, speedup and interval), by how much it leads the next submission (``lead``,
+    best / runner-up, None when it is alone) and the expert's speedup. Two queries."""
+    out: dict[int, dict] = {}
+    results = (
+        WorkloadResult.objects.filter(
+            hardware=hardware,
+            source=SubmissionSummary.EVALUATED,
+            summary__complete=True,
+            best_speedup__isnull=False,
+            submission__in=Submission.objects.public(),
+        )
+        .order_by("workload_id", "-best_speedup", "submission_id")
+        .values_list(
+            "workload_id",
+            "submission_id",
+            "submission__team__name",
+            "submission__method",
+            "best_speedup",
+            "best_low",
+            "best_high",
+        )
+    )
+    for wl, sid, team, method, s, lo, hi in results:
+        entry = out.get(wl)
+        if entry is None:
+            out[wl] = {
+                "submission": sid,
+                "team": team,
+                "method": method,
+                "best_speedup": s,
+                "best_low": lo,
+                "best_high": hi,
+                "lead": None,
+                "runner_up": None,
+            }
+        elif entry["runner_up"] is None:
+            entry["runner_up"] = sid
+            entry["lead"] = entry["best_speedup"] / s if s else None
+    experts = {e["workload_id"]: e for e in experts_for(hardware).values()}
+    for wl, e in experts.items():
+        out.setdefault(wl, {})["expert"] = e
+    return out
+
+
 def workload_list(request):
     chosen = request.GET.get("set", "all")
     if chosen not in SETS:
         chosen = "all"
+    hw = None
+    if request.GET.get("hardware"):
+        hw = HardwareTarget.objects.filter(slug=request.GET["hardware"]).first()
+    hw = hw or default_hardware()
+    best = best_by_workload(hw) if hw else {}
     rows = []
     for w in Workload.objects.filter(**SETS[chosen][1]):
         rows.append(
@@ -26,9 +80,20 @@ def workload_list(request):
                 "full": w.shapes.get("full", {}),
                 "cost": w.costs.get("full", {}),
                 "intensity": _intensity(w.costs.get("full", {})),
+                "best": best.get(w.pk, {}),
             }
         )
-    return render(request, "leaderboard/workload_list.html", {"rows": rows, "sets": SETS, "chosen": chosen})
+    return render(
+        request,
+        "leaderboard/workload_list.html",
+        {
+            "rows": rows,
+            "sets": SETS,
+            "chosen": chosen,
+            "hw": hw,
+            "hardware_targets": list(HardwareTarget.objects.all()),
+        },
+    )
 
 
 def workload_detail(request, slug):

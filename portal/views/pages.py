@@ -5,6 +5,7 @@ from django.templatetags.static import static
 from catalog.models import Workload
 from evaluator.health import status
 from jaxbench.verdict import pallas_share
+from leaderboard.columns import COLUMNS
 from leaderboard.study import PUBLISHED_RESULTS
 
 
@@ -22,7 +23,11 @@ def docs(request):
         ],
     }
     public_file_notes = Workload.objects.exclude(public_file_note="").only("wid", "slug", "title", "public_file_note")
-    return render(request, "portal/docs.html", {"pallas": pallas, "public_file_notes": public_file_notes})
+    return render(
+        request,
+        "portal/docs.html",
+        {"pallas": pallas, "public_file_notes": public_file_notes, "board_columns": COLUMNS},
+    )
 
 
 def health(request):

@@ -1,7 +1,8 @@
 """The whole path of a new user in a real browser: sign up, create a team, create an API token
 (copied from the page that shows it once), then submit the example 12p kernel through the
 /submit/ form and land on the submission's page; a bad file is refused with its error next to
-its row. Screenshots: artifacts/screenshots/submit-*.png."""
+its row and in a summary on top of the page linking it. Screenshots:
+artifacts/screenshots/submit-*.png."""
 
 import json
 import pathlib
@@ -103,6 +104,15 @@ def test_a_bad_file_is_refused_next_to_its_row(page, workloads, tmp_path):
     error = page.inner_text("#row-12p #id_file_12p_error")
     assert "12p-broken.py" in error and "not valid Python: line 3" in error
     assert page.input_value("#id_method") == "Hand-written"  # the form keeps what was typed
+    # the summary on top of the page, in view without scrolling, links the field in error
+    summary = page.locator("#kernel-error-summary")
+    box = summary.bounding_box()
+    assert box["y"] >= 0 and box["y"] + box["height"] <= page.viewport_size["height"]
+    assert "12p-broken.py" in summary.inner_text() and "not valid Python" in summary.inner_text()
+    page.shot("submit-error-summary")
+    summary.locator("a[href='#id_file_12p']").click()
+    field = page.locator("#id_file_12p").bounding_box()
+    assert 0 <= field["y"] <= page.viewport_size["height"]  # the link took us to the field
     page.locator("#row-12p").scroll_into_view_if_needed()
     page.shot("submit-error")
     page.locator("#row-12p").screenshot(path=str(SCREENSHOTS / "submit-error-row.png"))

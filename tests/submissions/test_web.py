@@ -474,3 +474,68 @@ def test_the_api_refuses_an_oversized_browser_session_upload_unread(catalog, peo
     assert r.status_code == 413 and "at most" in r.json()["detail"]
     assert body.read_bytes == 0
     assert counts() == (0, 0, 0)
+
+
+def _summary(html, summary_id):
+    m = re.search(rf'<section class="error-summary" id="{summary_id}".*?</section>', html, re.S)
+    assert m, f"no {summary_id} in the page"
+    return m.group(0), m.start()
+
+
+def test_a_failed_kernel_form_has_an_error_summary_on_top_linking_each_field(client, catalog, people):
+    client.force_login(people.alice)
+    r = client.post(
+        "/submit/",
+        form(
+            method="My method",
+            model="My model",
+            link="not a url",
+            file_12p=py("rms.py", "def workload(x:\n"),
+            file_13p=py("13p.py", kernel()),
+        ),
+    )
+    html = r.content.decode()
+    summary, at = _summary(html, "kernel-error-summary")
+    assert at < html.index('id="kernel-form"')  # above the form, not 1,300 px down
+    links = re.findall(r'<a href="#([^"]+)">', summary)
+    assert "id_link" in links and all(f'id="{a}"' in html for a in links)
+    assert counts() == (0, 0, 0)
+    # the intake's per-file errors, once the form itself is valid
+    r = client.post(
+        "/submit/",
+        form(
+            method="My method",
+            model="My model",
+            file_12p=py("rms.py", "def workload(x:\n"),
+            file_13p=py("13p.py", kernel()),
+        ),
+    )
+    html = r.content.decode()
+    summary, _ = _summary(html, "kernel-error-summary")
+    assert 'href="#id_file_12p"' in summary and "not valid Python" in summary
+    assert 'id="id_file_12p"' in html
+    # chosen metadata kept; the file names to choose again are named
+    assert 'value="My method"' in html and 'value="My model"' in html
+    assert "rms.py" in summary and "13p.py" in summary
+    assert "trace-error-summary" not in html
+
+
+def test_an_empty_kernel_file_is_named_empty_not_missing(client, catalog, people):
+    client.force_login(people.alice)
+    r = client.post("/submit/", form(file_12p=py("rms.py", b"")))
+    html = r.content.decode()
+    summary, _ = _summary(html, "kernel-error-summary")
+    assert "empty" in summary and 'href="#id_file_12p"' in summary
+    assert "Choose at least one kernel file" not in html
+
+
+def test_a_failed_trace_upload_has_its_summary_on_top(client, catalog, people):
+    client.force_login(people.alice)
+    bad = (json.dumps({"format": FORMAT, "method": "m"}) + "\n").encode()
+    r = client.post("/submit/trace/", {"team": "team-a", "trace": SimpleUploadedFile("run.jsonl", bad)})
+    html = r.content.decode()
+    summary, at = _summary(html, "trace-error-summary")
+    assert at < html.index('id="kernel-form"') < html.index('id="trace-form"')
+    assert 'href="#trace_id_trace"' in summary and 'id="trace_id_trace"' in html
+    assert "run.jsonl" in summary
+    assert "kernel-error-summary" not in html
