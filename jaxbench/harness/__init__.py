@@ -29,28 +29,33 @@ Record formats: :mod:`jaxbench.record`. Failures of the harness itself (the sand
 cannot start, the child's JAX runs on another platform than the target's, the reference fails)
 raise :class:`InfrastructureError`; everything the candidate can cause is an outcome.
 
-How one evaluation runs (TRUST.md): a fresh sandboxed child (:mod:`jaxbench.sandbox`) per candidate; the
-trusted side draws 64-bit seeds from ``secrets``, builds the input sets and computes, itself,
-both the XLA baseline's outputs and the exact answer (``Workload.exact``: float32 from the same
-bf16 inputs); it writes the inputs as .npy, the candidate's source and the baseline exported
-with ``jax.export`` (a serialized program: no reference source reaches the child). The child
-compiles the baseline under one harness-chosen name, then imports the candidate and compiles it
-under another (recording pallas_call and host callbacks), runs every input set (check and
-timing sets alike), then times both programs interleaved call by call on the same inputs (ABBA
-order, 5 warm-up and 50 timed calls each) inside one profiler trace. The trusted side judges
-every output against the exact answer with XLA's own error as the allowance
-(``verdict_math.exact_rule_report``), re-checks saved timed outputs, parses the trace itself
-(caps on size and events), selects both programs by name, requires exactly 50 executions of
-each inside the phase's time window, applies the plausibility gates, and reports the median of
-the paired ratios with a seeded 95% bootstrap interval (``verdict_math.paired_speedup``):
-faster or slower only when the interval excludes 1, a tie otherwise. The baseline timed beside
-the candidate runs in the candidate's (hostile) process, so it is checked against the same
-program timed alone in a clean child (``baseline_guard``): when it ran far slower beside the
-candidate, the clean measurement is repeated at once and, if the gap stays, used instead and the
-result held for review.
+How one evaluation runs (TRUST.md 1): two fresh sandboxed children (:mod:`jaxbench.sandbox`).
+The **export child** (no device, no inputs) is the only process that imports the candidate: it
+traces ``workload`` on ShapeDtypeStructs and writes the program with ``jax.export`` (the native
+lowering for TPU/GPU; for the cpu target every ``pallas_call`` through JAX's generic Pallas
+interpreter, plus a TPU export for the Pallas share), and is closed, every process of it dead,
+before the rest starts (``export``). The trusted side draws 64-bit seeds from ``secrets``,
+builds the input sets and computes, itself, both the XLA baseline's outputs and the exact answer
+(``Workload.exact``: float32 from the same bf16 inputs). The **timer child**, which never
+imports candidate code, compiles the exported baseline under one harness-chosen name, reads the
+candidate's artifact and describes it before running it (``hlo_cost.py``); the trusted side
+verifies it (``verdict.artifact``) and applies the Pallas rules to it
+(``pallas_share.assess_artifact``). The timer then compiles it under another name, runs every
+input set (check and timing sets alike), and times both programs interleaved in blocks of 5
+calls whose order the trusted side draws (5 warm-up and 50 timed calls each) inside one
+profiler trace, hashing every output: a timed output that differs from its input set's checked
+output is written and checked in full. The trusted side judges every output against the exact
+answer with XLA's own error as the allowance (``verdict_math.exact_rule_report``), parses the
+trace itself (caps on size and events), selects both programs by name, requires exactly 50
+executions of each inside the phase's time window, applies the plausibility gates, and reports
+the median of the paired ratios with a seeded 95% bootstrap interval
+(``verdict_math.paired_speedup``): faster or slower only when the interval excludes 1, a tie
+otherwise. The baseline beside the candidate is checked against the same program timed alone in
+a clean child once both children of the candidate are dead (``baseline_guard``): when it ran far
+slower beside the candidate, the clean measurement is repeated at once and, if the gap stays,
+used instead and the result held for review.
 
-Input sets reach the child only when the phase that uses them starts (the candidate's module
-is imported and its program compiled before any input value exists in the sandbox). On the
+Input sets reach only the timer, and only when the phase that uses them starts. On the
 ``cpu`` target each child is confined to one core (a cpuset cgroup where available) once JAX
 is initialised, the same for baselines and candidates.
 
@@ -65,15 +70,16 @@ device (TPU, GPU) a child opens its device only once the calling thread holds th
 or processes on one device queue there, the wait recorded as ``phases["device_wait_s"]``.
 
 Modules: ``api`` (the calls above), ``prepare`` (the trusted side's JAX, inputs, answers,
-exported baseline, the child's files, limits, target), ``phases`` (one run through a child,
-phase by phase), ``speed`` (the speed verdict), ``warm`` (the warm pool), ``settings`` (the
-numbers every part shares, and :class:`InfrastructureError`).
+exported baseline, the child's files, limits, target), ``export`` (the export child's step),
+``phases`` (one run through a timer child, phase by phase), ``speed`` (the speed verdict),
+``warm`` (the warm pool), ``settings`` (the numbers every part shares, and
+:class:`InfrastructureError`).
 """
 
 from .. import HARNESS_VERSION
 from .api import _evaluate, available_protections, evaluate, lower_for_platform, measure_baseline, probe_environment
 from .phases import _new_child
-from .prepare import _platform_hint, exported_baseline, inputs_from_seed, reference_cost
+from .prepare import _platform_hint, exported_baseline, inputs_from_seed, reference_hlo_cost
 from .settings import (
     BLOCK,
     DEFAULT_TIMEOUTS,
@@ -119,7 +125,7 @@ __all__ = [
     "lower_for_platform",
     "measure_baseline",
     "probe_environment",
-    "reference_cost",
+    "reference_hlo_cost",
     # internals the CLI (_platform_hint) and the isolation tests (_new_child, _evaluate) reach
     "_evaluate",
     "_new_child",

@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import arrays, environment
 from .. import hardware as hw
-from ..profiling import hlo_cost, jaxpr_cost
+from ..profiling import hlo_cost
 from ..sandbox import device
 from ..sandbox.options import Limits
 from .settings import (
@@ -85,22 +85,6 @@ def exported_baseline(wl, profile: str, platform: str) -> bytes:
             exp = jax.export.export(jax.jit(wl.baseline(profile)), platforms=[hw.export_platform(platform)])(*specs)
             _EXPORT_CACHE[k] = bytes(exp.serialize())
     return _EXPORT_CACHE[k]
-
-
-_REF_COST_CACHE: dict = {}
-
-
-def reference_cost(wl, profile: str) -> dict:
-    """The workload's FLOPs: ``jaxpr_cost``'s walk over the XLA reference's jaxpr, traced here
-    on the trusted side (the denominator of the share of FLOPs outside Pallas)."""
-    jax = _trusted_jax()
-    k = (wl.id, wl.reference, profile)
-    if k not in _REF_COST_CACHE:
-        with _JAX_LOCK:
-            specs = _specs(wl, profile)[0]
-            traced = jax.jit(wl.baseline(profile)).trace(*specs)
-            _REF_COST_CACHE[k] = jaxpr_cost.program_cost(traced.jaxpr)
-    return _REF_COST_CACHE[k]
 
 
 _REF_HLO_CACHE: dict = {}

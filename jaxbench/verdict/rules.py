@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, TypedDict
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -19,12 +19,6 @@ from numpy.typing import ArrayLike
 from jaxbench.record import Outcome
 from jaxbench.verdict.numerics import exact_rule_report
 
-# host callbacks: the candidate's program may not call back into Python (a callback can do
-# anything, including returning cached results or reading the clock)
-HOST_CALLBACK_PRIMITIVES = ("pure_callback", "io_callback", "debug_callback", "ffi_call", "callback", "outside_call")
-PALLAS_PRIMITIVES = ("pallas_call",)
-# custom-call targets that show a real Pallas kernel in an accelerator's lowered module
-PALLAS_CUSTOM_CALLS = {"tpu": ("tpu_custom_call",), "gpu": ("__gpu$xla.gpu.triton", "mosaic_gpu", "triton_kernel_call")}
 # floors: a time below floor * slack is physically implausible; the CPU "peaks" are rough
 FLOOR_SLACK = {"cpu": 0.02, "tpu": 0.5, "gpu": 0.5}
 # top-level names of the portal and harness code a candidate may not import (the harness moved
@@ -32,7 +26,6 @@ FLOOR_SLACK = {"cpu": 0.02, "tpu": 0.5, "gpu": 0.5}
 REFERENCE_MODULES = ("jaxbench", "evaluator", "jaxbench_reference")
 # one input set's arrays (inputs or outputs, in pytree-leaf order)
 Arrays = Sequence[np.ndarray]
-_PRIM_RE = re.compile(r"\b(" + "|".join(HOST_CALLBACK_PRIMITIVES + PALLAS_PRIMITIVES) + r")\[")
 
 
 # --------------------------------------------------------------------------- compile errors
@@ -126,28 +119,6 @@ def _useful_lines(message: str, max_lines: int = 12) -> str:
 
 
 # --------------------------------------------------------------------------- the program
-
-
-class ProgramScan(TypedDict):
-    has_pallas_call: bool
-    host_callbacks: list[str]
-    primitives: dict[str, int]
-
-
-def scan_program(primitives: dict[str, Any] | None, texts: dict[str, str], platform: str) -> ProgramScan:
-    """What the program contains: from the child's primitive counts (a claim) united with a
-    trusted scan of the jaxpr/lowered texts the child wrote (a claim too: both are tripwires,
-    the outputs and the trace are what is verified)."""
-    prims = {k: int(v) for k, v in (primitives or {}).items() if isinstance(v, (int, float))}
-    jaxpr = texts.get("jaxpr", "")
-    for m in _PRIM_RE.finditer(jaxpr):
-        prims[m.group(1)] = max(prims.get(m.group(1), 0), 1)
-    has_pallas = any(prims.get(p, 0) > 0 for p in PALLAS_PRIMITIVES)
-    if platform in PALLAS_CUSTOM_CALLS:
-        lowered = texts.get("lowered", "") + texts.get("compiled", "")
-        has_pallas = has_pallas and any(t in lowered for t in PALLAS_CUSTOM_CALLS[platform])
-    callbacks = sorted(p for p in HOST_CALLBACK_PRIMITIVES if prims.get(p, 0) > 0)
-    return {"has_pallas_call": has_pallas, "host_callbacks": callbacks, "primitives": prims}
 
 
 # --------------------------------------------------------------------------- outputs
