@@ -136,6 +136,16 @@ def _evaluate(
                 _hello(child, tmo["startup"])
                 phases["startup_s"] = round(phases.get("startup_s", 0) + time.monotonic() - t, 6)
             assert child.hello_info is not None  # set by _hello
+            hello = child.hello_info
+            # known before the export child runs: a candidate stopped there is still recorded
+            # with the versions and platform it was judged under
+            rec.update(
+                platform=child.opt.platform,
+                hardware=hardware.slug if isinstance(hardware, hw.Target) else hardware,
+                jax_version=hello.get("jax_version"),
+                jaxlib_version=hello.get("jaxlib_version"),
+                python_version=hello.get("python"),
+            )
             if child.opt.platform != "cpu":
                 # the accelerator's generation is what the candidate is lowered for: the timer
                 # (no candidate code in it, ever) opens its device first and says which it is

@@ -11,7 +11,7 @@ from typing import Any
 
 from .. import arrays
 from .. import hardware as hw
-from ..record import Outcome
+from ..record import Outcome, trim
 from ..sandbox.child import SandboxedChild
 from ..sandbox.options import Limits, SandboxError, SandboxOptions
 from ..verdict import rules as verdict
@@ -138,8 +138,12 @@ def export_candidate(
         return out
     finally:
         t = time.monotonic()
-        rec["export_child_output"] = {"stderr": child.stderr_tail()[-2000:]} if child.stderr_tail() else {}
         child.close()
+        rec["export_child_output"] = {
+            "stdout": trim(child.stdout_tail(), 4000),
+            "stderr": trim(child.stderr_tail(), 4000),
+            "bytes": child.output_info(),
+        }
         if not child.dead():
             raise InfrastructureError("the export child is still alive after close")
         phases["export_close_s"] = round(time.monotonic() - t, 6)

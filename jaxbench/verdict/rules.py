@@ -55,6 +55,14 @@ def classify_child_error(reply: dict[str, Any], phase: str) -> tuple[str, str, s
         return Outcome.COMPILE_ERROR, "import_error", msg
     if stage == "trace":
         return Outcome.COMPILE_ERROR, ("pallas_error" if reply.get("pallas") else "trace_error"), msg
+    if stage in ("lower", "serialize") and "serialization of host_callbacks" in msg:
+        # jax.export refuses a program that calls back into its process: it cannot leave it
+        return (
+            Outcome.REJECTED,
+            "host_callback",
+            "the program calls back into the host (pure_callback, io_callback, jax.debug): a callback "
+            "cannot leave the process that traced it\n" + msg,
+        )
     if stage == "lower":
         if "mosaic" in msg.lower():
             return Outcome.COMPILE_ERROR, "mosaic_error", msg

@@ -241,9 +241,48 @@ def test_concurrent_evaluations_and_a_warm_pool_hold_the_device_one_at_a_time(si
 
 
 @pytest.mark.slow
-def test_a_child_killed_while_holding_the_device_releases_it(simulated, baseline_12p):
+def test_the_candidates_own_process_never_holds_the_device(simulated, baseline_12p):
+    """A candidate that kills its own process kills the export child, which has no device: the
+    device was never taken for it, and the next evaluation takes it at once."""
     with pytest.raises(harness.ChildKilled):
         harness.evaluate("12p", SELF_KILL, profile="small", hardware="cpu", baseline=baseline_12p, timeouts=TIMEOUTS)
+    assert _intervals() == {}
+    assert device.state("cpu")["in_use"] is False
+    rec = harness.evaluate(
+        "12p", source("correct_rmsnorm.py"), profile="small", hardware="cpu", baseline=baseline_12p, timeouts=TIMEOUTS
+    )
+    assert rec["outcome"].startswith("correct"), rec["message"]
+    assert rec["phases"]["device_wait_s"] < 5
+
+
+def test_a_timer_killed_while_holding_the_device_releases_it(simulated, baseline_12p):
+    """The timer killed from outside while it holds the device (the host's OOM killer, say):
+    the device is given back when its process is dead, and the next evaluation gets it."""
+    from jaxbench.harness.phases import _new_child
+    from jaxbench.harness.prepare import _limits_for
+
+    timer = _new_child("cpu", _limits_for(harness.prepare._workload("12p"), "small", "cpu", 6))
+
+    def kill_once_it_holds_the_device():  # whatever the load: it waits for the device log
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and not _intervals():
+            time.sleep(0.05)
+        os.killpg(timer.proc.pid, signal.SIGKILL)
+
+    killer = threading.Thread(target=kill_once_it_holds_the_device, daemon=True)
+    killer.start()
+    with pytest.raises(harness.ChildKilled):
+        harness.api._evaluate(
+            "12p",
+            source("slow_rmsnorm.py"),
+            profile="small",
+            hardware="cpu",
+            require_pallas=True,
+            baseline=baseline_12p,
+            timeouts=TIMEOUTS,
+            child=timer,
+        )
+    killer.join(5)
     holds = _intervals()
     assert [c for _, c in holds.values()] == [None]  # it took the device and never released it
     assert device.state("cpu")["in_use"] is False

@@ -19,7 +19,7 @@ from .conftest import CANDIDATES, source
 
 
 def _probe_lines(rec, tag):
-    out = rec["child_output"]["stdout"]
+    out = rec["export_child_output"]["stdout"]
     return [line[len(tag) + 1 :] for line in out.splitlines() if line.startswith(tag + " ")]
 
 
@@ -78,7 +78,7 @@ def test_environment_is_cleared(monkeypatch):
     )
     assert _matches_expectation("probe_env.py", rec)
     lines = _probe_lines(rec, "PROBE-ENV")
-    assert lines, rec["child_output"]
+    assert lines, rec["export_child_output"]
     env = json.loads(lines[0])
     assert secret not in json.dumps(env) and secret not in json.dumps(rec)
     for name in ("JAXBENCH_FAKE_SECRET", "DATABASE_URL", "DRAMATIQ_BROKER_URL", "DJANGO_SECRET_KEY"):
@@ -161,8 +161,8 @@ def test_fork_bomb_is_contained():
 def test_memory_hog_is_stopped():
     rec = _evaluate_with_limits("probe_memory.py", sandbox.Limits(memory_bytes=1 << 30))
     assert _matches_expectation("probe_memory.py", rec), (rec["outcome"], rec["error_category"], rec["message"])
-    assert "100GB allocated" not in rec["child_output"]["stdout"]
-    assert "grew to 102400 MB" not in rec["child_output"]["stdout"]
+    assert "100GB allocated" not in rec["export_child_output"]["stdout"]
+    assert "grew to 102400 MB" not in rec["export_child_output"]["stdout"]
     _assert_no_leftovers(rec)
 
 
@@ -232,9 +232,9 @@ def test_segfault_is_a_runtime_error(evaluate):
 def test_printing_gigabytes_is_capped(evaluate):
     rec = evaluate("probe_print_gigabytes.py")
     assert _matches_expectation("probe_print_gigabytes.py", rec)
-    info = rec["child_output"]["bytes"]["stdout"]
+    info = rec["export_child_output"]["bytes"]["stdout"]
     assert info["bytes"] >= 2 << 30 and info["truncated"]
-    assert len(rec["child_output"]["stdout"]) <= 5000
+    assert len(rec["export_child_output"]["stdout"]) <= 5000
     assert len(json.dumps(rec)) < 100_000
 
 
@@ -287,14 +287,17 @@ def test_a_child_killed_from_outside_is_an_infrastructure_failure():
     sleeper = (
         'import time\nprint("IMPORTING-NOW", flush=True)\ntime.sleep(120)\n\n\ndef workload(x, scale):\n    return x\n'
     )
+    from jaxbench.harness.export import new_export_child
+
     child = harness._new_child("cpu", sandbox.Limits(memory_bytes=4 << 30))
+    exporter = new_export_child()
     import signal as _signal
 
     def kill_when_compiling():  # once the candidate says it is being imported, whatever the load
         deadline = time.monotonic() + 240
-        while time.monotonic() < deadline and "IMPORTING-NOW" not in child.stdout_tail():
+        while time.monotonic() < deadline and "IMPORTING-NOW" not in exporter.stdout_tail():
             time.sleep(0.1)
-        os.killpg(child.proc.pid, _signal.SIGKILL)
+        os.killpg(exporter.proc.pid, _signal.SIGKILL)
 
     killer = threading.Thread(target=kill_when_compiling, daemon=True)
     killer.start()
@@ -308,6 +311,7 @@ def test_a_child_killed_from_outside_is_an_infrastructure_failure():
             baseline=None,
             timeouts={"compile": 100},
             child=child,
+            exporter=exporter,
         )
     killer.join(5)
     assert err.value.death == {"phase": "compile", "signal": "SIGKILL"}

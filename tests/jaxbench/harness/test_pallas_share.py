@@ -276,7 +276,8 @@ def test_costume_is_rejected_and_an_honest_kernel_passes(evaluate):
     assert rec["outcome"].startswith("correct_"), rec["message"]
     share = rec["pallas_share"]
     assert share["ok"] is True and share["outside_share"] == 0.0
-    assert share["total_flops"] > 0 and share["inside_flops"] >= share["total_flops"]
+    # a kernel's body is opaque in the exported program: what counts is that one runs unconditionally
+    assert share["total_flops"] > 0 and share["kernels_unconditional"] >= 1
 
 
 @pytest.mark.slow
@@ -288,7 +289,7 @@ def test_rule_off_records_the_share_without_rejecting(evaluate):
     rec = evaluate("no_pallas_plain_jax.py")
     assert (rec["outcome"], rec["error_category"]) == ("rejected", "no_pallas_call")
     assert rec["pallas_share"]["outside_share"] == pytest.approx(1.0)
-    assert rec["pallas_share"]["inside_flops"] == 0
+    assert rec["pallas_share"]["kernels_unconditional"] == 0
 
 
 @pytest.mark.slow

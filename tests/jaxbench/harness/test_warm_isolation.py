@@ -112,10 +112,10 @@ CANARIES = 4 + 1 + 1 + 1 + 1 + 1  # files, env, module, jnp attribute, patch, th
 def _seen(rec):
     lines = [
         line[len("PROBE-SEEN ") :]
-        for line in rec["child_output"]["stdout"].splitlines()
+        for line in rec["export_child_output"]["stdout"].splitlines()
         if line.startswith("PROBE-SEEN ")
     ]
-    assert len(lines) == 1, rec["child_output"]
+    assert len(lines) == 1, rec["export_child_output"]
     return json.loads(lines[0])
 
 

@@ -26,7 +26,9 @@ def _row_blocked(kernel, x, scale):
     """``kernel(x_ref, s_ref, o_ref)`` over blocks of rows of ``x`` (scale: one row)."""
     *lead, e = x.shape
     rows = x.size // e
-    block = 256 if rows % 256 == 0 else rows
+    # 32-row blocks: on the cpu target the interpreted grid keeps the honest kernel clearly
+    # slower than XLA (~0.2x), so an attack that made it look faster could not hide in the noise
+    block = 32 if rows % 32 == 0 else rows
     out = pl.pallas_call(
         kernel, out_shape=jax.ShapeDtypeStruct((rows, e), x.dtype), grid=(rows // block,),
         in_specs=[pl.BlockSpec((block, e), lambda i: (i, 0)),
