@@ -106,6 +106,10 @@ class TraceError(ValueError):
     """The trace is missing, malformed, over a cap, or does not hold what was expected."""
 
 
+class ParserUnavailable(RuntimeError):
+    """The parser process could not be started (the host's fault, not the trace's)."""
+
+
 # --------------------------------------------------------------------------- wire format
 
 
@@ -885,7 +889,8 @@ def parse_in_subprocess(
     not select raises TraceError (per program: when :meth:`TraceSummary.executions` asks for
     it); a parser that runs out of memory, CPU time or wall time raises TraceError ("trace too
     large or complex to parse within limits"): all of it is the trace's fault, never a reason
-    to retry."""
+    to retry. A parser that cannot be started at all raises ParserUnavailable (the host's
+    fault)."""
     fd = _open_trace(path, MAX_FILE_BYTES) if isinstance(path, str) else path
     try:
         _check_fd(fd, MAX_FILE_BYTES)
@@ -909,6 +914,8 @@ def parse_in_subprocess(
             )
         except subprocess.TimeoutExpired:
             raise TraceError(f"{_LIMIT_MESSAGE} (the parser ran past {wall_s:g} s)") from None
+        except OSError as exc:  # no process, no pipe: nothing the trace did
+            raise ParserUnavailable(f"the trace parser could not start: {exc}") from None
         wall = time.monotonic() - t
     finally:
         if isinstance(path, str):
