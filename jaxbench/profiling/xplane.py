@@ -79,14 +79,14 @@ import numpy as np
 # candidate's program and of the XLA baseline, CPU, small profile; benchmarks/trace_parse.py
 # --real measures them): XLA baselines 0.2-1.2 MB and 2-4 k events (7p: 10.6 MB, 176 k; 11p:
 # 8 MB, 123 k); Pallas kernels lowered through the generic interpreter (a fori_loop per grid,
-# every op of every step a thunk event): 1p example 11 MB / 227 k events (116 k on one line),
-# 2p expert 12 MB / 254 k, 6p expert 64 MB / 1.13 M (684 k on one line), at 47-60 bytes an
-# event. The caps leave about 2.5x over the largest (6p); the worst trace under them (the file
-# cap filled with the cheapest events to store and the dearest to decode) parses in the figures
-# docs/DESIGN.md gives (under 5 s and 300 MB, benchmarks/trace_parse.py).
-MAX_FILE_BYTES = 160 << 20  # an xplane.pb larger than this is rejected
-MAX_EVENTS = 3_000_000  # events over all planes (8 bytes of ranges each while parsing)
-MAX_EVENTS_PER_LINE = 2_000_000  # fields of one line (events and the rest)
+# every op of every step a thunk event): 1p example 10.6 MB / 223 k events (116 k on one line),
+# 2p expert 12 MB / 254 k, 6p expert 64 MB / 1.13 M events, 684 k on one line, 12 M fields
+# decoded, at 47-60 bytes an event. The caps leave 2-2.7x over the largest (6p); the worst trace
+# under them (every cap filled at once, every event decoded) parses in about 2 s of CPU and
+# 120 MiB (docs/DESIGN.md, "Parsing the profiler trace"; benchmarks/trace_parse.py).
+MAX_FILE_BYTES = 128 << 20  # an xplane.pb larger than this is rejected
+MAX_EVENTS = 2_500_000  # events over all planes (8 bytes of ranges each while parsing)
+MAX_EVENTS_PER_LINE = 1_500_000  # fields of one line (events and the rest)
 MAX_EVENT_BYTES = 4096  # one serialised event (real ones: under 700 bytes)
 MAX_EVENT_FIELDS = 48  # fields of one event: its ids, times and stats (real ones: up to 12)
 MAX_STAT_FIELDS = 8  # fields of one stat (an id and a value: 2)
@@ -95,7 +95,7 @@ MAX_LINES = 4096  # lines over all planes
 MAX_METADATA = 1 << 15  # event and stat metadata entries over all planes
 MAX_PLANE_STATS = 4096  # stats of one plane
 MAX_STRUCT_FIELDS = 1 << 18  # fields decoded one by one in Python (everything but the events)
-MAX_DECODED_FIELDS = 40_000_000  # fields of the events (and their stats) decoded, vectorised
+MAX_DECODED_FIELDS = 32_000_000  # fields of the events (and their stats) decoded, vectorised
 MAX_STRING = 1 << 16  # names longer than this are truncated
 MAX_EXECUTIONS = 10_000  # executions of one program (the child runs 55)
 CHUNK_EVENTS = 1 << 16  # events decoded together (bounds the working arrays)
@@ -104,6 +104,8 @@ _TIME_LIMIT = 1 << 61  # |offset| and duration of a program event, in ps
 
 class TraceError(ValueError):
     """The trace is missing, malformed, over a cap, or does not hold what was expected."""
+
+    parser: dict | None = None  # the parser process's account (cpu_s, peak_rss_bytes...), where it answered
 
 
 class ParserUnavailable(RuntimeError):
@@ -933,9 +935,9 @@ def parse_in_subprocess(
         raise TraceError(f"{_LIMIT_MESSAGE} (the parser: {how}{': ' + detail if detail else ''})")
     parser = dict(reply.get("parser") or {}, wall_s=round(wall, 6))
     if "error" in reply:
-        exc = TraceError(str(reply["error"]))
-        exc.parser = parser  # type: ignore[attr-defined]  # the parser's account, for benchmarks
-        raise exc
+        err = TraceError(str(reply["error"]))
+        err.parser = parser
+        raise err
     programs: dict = {}
     for name, got in (reply.get("programs") or {}).items():
         if "error" in got:

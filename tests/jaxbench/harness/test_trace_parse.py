@@ -225,3 +225,9 @@ def test_a_program_with_too_many_executions_is_refused_alone(monkeypatch):
     assert got["base"].durations_s == []  # the other program's answer stands
     monkeypatch.setattr(xplane, "MAX_EXECUTIONS", 4)
     assert len(xplane.program_executions(space, "cand", "cpu").durations_s) == 4
+
+
+def test_the_harness_trace_cap_is_the_readers():
+    from jaxbench.harness import settings
+
+    assert settings.TRACE_CAP == xplane.MAX_FILE_BYTES
