@@ -663,7 +663,8 @@ def select_programs(space: XSpace, names: list[str], platform: str, expected: in
 
 
 def _check_times(off, dur):
-    if np.any(np.abs(off) >= _TIME_LIMIT) or np.any(np.abs(dur) >= _TIME_LIMIT):
+    # compared, not abs()ed: abs of the most negative int64 is itself
+    if np.any((off >= _TIME_LIMIT) | (off <= -_TIME_LIMIT) | (dur >= _TIME_LIMIT) | (dur <= -_TIME_LIMIT)):
         raise TraceError("a program event's time is out of range")
 
 

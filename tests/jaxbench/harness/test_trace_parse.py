@@ -231,3 +231,19 @@ def test_the_harness_trace_cap_is_the_readers():
     from jaxbench.harness import settings
 
     assert settings.TRACE_CAP == xplane.MAX_FILE_BYTES
+
+
+def test_a_program_event_time_out_of_range_is_refused():
+    f = bench.field
+
+    def trace(offset):
+        stats = f(4, f(1, 1) + f(7, 3)) + f(4, f(1, 2) + f(4, 7))  # hlo_module = jit_cand, run_id 7
+        ev = f(1, 1) + f(2, offset % (1 << 64)) + f(3, 1000) + stats
+        line = f(2, b"tf_XLAEigen/0") + f(3, 10**18) + f(4, ev)
+        plane = f(2, b"/host:CPU") + f(3, line) + bench._metadata(5, {1: "hlo_module", 2: "run_id", 3: "jit_cand"})
+        return f(1, plane)
+
+    assert xplane.program_executions(xplane.XSpace(trace(5000)), "cand", "cpu").durations_s == [1e-9]
+    for offset in (-(1 << 63), 1 << 62):  # abs() of the first is itself: compared, not abs()ed
+        with pytest.raises(xplane.TraceError, match="out of range"):
+            xplane.program_executions(xplane.XSpace(trace(offset)), "cand", "cpu")
