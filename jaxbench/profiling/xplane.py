@@ -470,7 +470,8 @@ class XSpace:
             E = all_e[c0 : c0 + CHUNK_EVENTS].astype(np.int64)
             n = S.size
             mid, off, dur = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)
-            st_ev, st_a, st_b = [], [], []
+            none = np.zeros(0, np.int64)
+            st_ev, st_a, st_b = [none], [none], [none]  # no stat at all: empty, not missing
             for act, fn, wt, val, a, b in _walk(u8, S, E, MAX_EVENT_FIELDS, "an event", self._decode_budget):
                 sv = val.view(np.int64)
                 vz = wt == 0

@@ -3,8 +3,9 @@
 request on stdin (the trace's inherited descriptor, the program names, the platform, the
 expected count and its limits), limits itself before importing numpy or touching the trace, and
 writes one JSON reply on stdout: the selected programs, or ``{"error": ..., "kind": "trace"}``
-for a trace the reader refuses and ``{"error": ..., "kind": "limits"}`` for one that ran it
-out of memory. Running out of CPU time kills it (SIGXCPU, then SIGKILL)."""
+for a trace the reader refuses, ``{"error": ..., "kind": "limits"}`` for one that ran it
+out of memory and ``"kind": "parser"`` for any other failure of the reader. Running out of
+CPU time kills it (SIGXCPU, then SIGKILL)."""
 
 from __future__ import annotations
 
@@ -36,6 +37,25 @@ def _status(field: bytes) -> int | None:
     return None
 
 
+def _parse(request: dict) -> dict:
+    try:
+        from jaxbench.profiling import xplane  # numpy: loaded under the limits
+    except (ImportError, MemoryError, OSError) as exc:
+        lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()] or [""]
+        cause = next((ln for ln in lines if ln.startswith("Original error")), lines[0])[:200]  # numpy's
+        return {"error": f"the reader did not load within the limits ({type(exc).__name__}: {cause})", "kind": "limits"}
+    try:
+        return xplane.summarize_fd(
+            int(request["fd"]), list(request["names"]), str(request["platform"]), request.get("expected")
+        )
+    except xplane.TraceError as exc:
+        return {"error": str(exc), "kind": "trace"}
+    except MemoryError as exc:
+        return {"error": f"out of memory ({exc})" if str(exc) else "out of memory", "kind": "limits"}
+    except Exception as exc:  # noqa: BLE001 - the reader's own failure, said as such
+        return {"error": f"the trace parser failed ({type(exc).__name__}: {str(exc)[:300]})", "kind": "parser"}
+
+
 def main() -> None:
     t0 = time.monotonic()
     request = json.loads(sys.stdin.buffer.read(1 << 16))
@@ -43,17 +63,7 @@ def main() -> None:
     _limit(resource.RLIMIT_CPU, int(request["cpu_s"]), int(request["cpu_s"]) + 1)
     _limit(resource.RLIMIT_FSIZE, 0)
     _limit(resource.RLIMIT_CORE, 0)
-    try:
-        from jaxbench.profiling import xplane
-
-        try:
-            reply = xplane.summarize_fd(
-                int(request["fd"]), list(request["names"]), str(request["platform"]), request.get("expected")
-            )
-        except xplane.TraceError as exc:
-            reply = {"error": str(exc), "kind": "trace"}
-    except MemoryError as exc:
-        reply = {"error": f"out of memory ({exc})" if str(exc) else "out of memory", "kind": "limits"}
+    reply = _parse(request)
     usage = resource.getrusage(resource.RUSAGE_SELF)
     reply["parser"] = {
         "cpu_s": round(usage.ru_utime + usage.ru_stime, 6),

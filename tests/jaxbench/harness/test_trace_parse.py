@@ -247,3 +247,11 @@ def test_a_program_event_time_out_of_range_is_refused():
     for offset in (-(1 << 63), 1 << 62):  # abs() of the first is itself: compared, not abs()ed
         with pytest.raises(xplane.TraceError, match="out of range"):
             xplane.program_executions(xplane.XSpace(trace(offset)), "cand", "cpu")
+
+
+def test_empty_events_and_stats_select_nothing():
+    f = bench.field
+    for events in (f(4, b""), f(4, b"") + f(4, f(4, b""))):  # an empty event; an event with an empty stat
+        line = f(2, b"tf_XLAEigen/0") + f(3, 10**18) + events
+        plane = f(2, b"/host:CPU") + f(3, line) + bench._metadata(5, {1: "hlo_module", 2: "run_id", 3: "jit_cand"})
+        assert xplane.program_executions(xplane.XSpace(f(1, plane)), "cand", "cpu").durations_s == []
