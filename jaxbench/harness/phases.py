@@ -5,6 +5,7 @@ parsed, and every failure written into the record as its outcome."""
 
 from __future__ import annotations
 
+import os
 import random
 import secrets
 import time
@@ -373,8 +374,11 @@ def _differing(claimed, saved) -> list[int]:
     return out
 
 
-def _read_trace(child, name: str, platform: str, space=None):
-    """(Executions of program ``name``, the parsed trace) from the child's one trace file."""
+def _read_trace(child, name: str, platform: str, space=None, also=()):
+    """(Executions of program ``name``, the trace's summary) from the child's one trace file,
+    parsed in a resource-limited process together with the programs ``also``
+    (:func:`xplane.parse_in_subprocess`: it gets the file's descriptor, never the bytes);
+    with ``space``, the summary of an earlier call, from that summary."""
     if space is None:
         work = child.work
         base = "trace/plugins/profile"
@@ -385,8 +389,12 @@ def _read_trace(child, name: str, platform: str, space=None):
         pbs = [f for f in files if f.endswith(".xplane.pb")]
         if len(pbs) != 1 or len(files) > 16:
             raise xplane.TraceError(f"expected one .xplane.pb, found {len(pbs)}")
-        space = xplane.XSpace(work.read(f"{base}/{runs[0]}/{pbs[0]}", TRACE_CAP))
-    ex = xplane.program_executions(space, name, platform, expected=ITERS)
+        fd = work.open(f"{base}/{runs[0]}/{pbs[0]}", TRACE_CAP)
+        try:
+            space = xplane.parse_in_subprocess(fd, [name, *also], platform, expected=ITERS)
+        finally:
+            os.close(fd)
+    ex = space.executions(name)
     if len(ex.durations_s) != ITERS:
         raise xplane.TraceError(
             f"the trace holds {len(ex.durations_s)} executions of the program, expected exactly {ITERS}"
@@ -487,7 +495,7 @@ def _timing_phase(
         durations, method = walls, "wall_clock"
     else:
         try:
-            ex, space = _read_trace(child, name, platform)
+            ex, space = _read_trace(child, name, platform, also=[base_name] if base_name else [])
             n_events, profile_ns = space.n_events, space.profile_window_ns()
             if base_name:
                 b_durations = _read_trace(child, base_name, platform, space)[0].durations_s

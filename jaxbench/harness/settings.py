@@ -11,7 +11,7 @@ N_CHECK_SETS = 3
 N_TIMING_SETS = 3
 SET_BUDGET_BYTES = 8 << 30  # all input sets of one evaluation together
 MAX_SOURCE_BYTES = 1 << 20
-TRACE_CAP = 512 << 20  # interpret-mode paged attention (6p expert, small): ~280 MB
+TRACE_CAP = 128 << 20  # = profiling.xplane.MAX_FILE_BYTES (the figures behind it are there)
 TEXT_CAP = 4 << 20
 # a candidate's serialized program (jax.export); the honest kernels' are 3-60 KB at the small
 # profile, closed-over constants make it grow

@@ -1,9 +1,14 @@
 """A small, capped reader for the profiler's ``*.xplane.pb`` files (trusted side).
 
-The trace is written by the sandboxed child, so it is hostile input. This module decodes the
+The trace is written by a sandboxed child that runs an untrusted program, so it is hostile
+input: a program can execute a huge number of tiny ops to bloat it. This module decodes the
 protobuf wire format itself (no generated protobuf classes, no pickles, nothing evaluated),
-with caps on the file size, the number of planes/lines/events and the length of every string,
-and selects the candidate's own program by the name the harness chose.
+with caps on the file size, the number of planes, lines, metadata entries and events (in the
+trace and per line), the bytes and fields of every event and stat and the length of every
+string, and selects the candidate's own program by the name the harness chose. The harness
+runs it in a separate, resource-limited process (:func:`parse_in_subprocess`): even a trace
+built to be slow to parse costs the trusted side a bounded time and memory, and an over-limit
+parse is the candidate's ``trace_invalid``.
 
 The messages (tsl/profiler/protobuf/xplane.proto), only the fields used here::
 
@@ -22,6 +27,13 @@ The messages (tsl/profiler/protobuf/xplane.proto), only the fields used here::
     XEventMetadata  { int64 id = 1; string name = 2; string display_name = 4; }
     XStatMetadata   { int64 id = 1; string name = 2; }
 
+How it decodes: planes, lines, metadata and plane stats are walked in Python (few); the byte
+range of every event is found by one tight loop per line; then only the events of the plane
+that matters are decoded, vectorised with numpy a chunk of events at a time, field position
+by field position (every event's first field, then every event's second field, ...), and
+their stats the same way. The memory is the file (mapped, its pages released as they are
+passed, :func:`summarize_fd`), 8 bytes per event for the ranges and one chunk's arrays.
+
 How a program execution is found, per platform:
 
 * CPU (``/host:CPU`` plane): the XLA CPU runtime emits one event per executed thunk, each with
@@ -39,36 +51,71 @@ How a program execution is found, per platform:
   a compiled XLA GPU program launches the same sequence of kernels, which is checked (the same
   count and names in every group) before the span of each group is taken as its device time.
   Host planes are never used: their events time the launches, not the kernels.
+
+An event's stat is named by its first field, the ``metadata_id`` (as the profiler writes it;
+a stat that starts otherwise is not read); its value is its last value field; of several
+stats of one name in an event, the last counts. A ``run_id`` (or ``correlation_id``) that groups
+a program's events must be an integer.
 """
 
 from __future__ import annotations
 
 import array
-import bisect
 import dataclasses
+import errno
+import json
+import mmap
 import os
 import re
 import stat as _st
 import struct
+import subprocess
+import sys
+import time
 
-MAX_FILE_BYTES = 512 << 20  # an xplane.pb larger than this is rejected
-# events scanned over all planes: interpret-mode Pallas kernels on CPU trace every op of every
-# grid step (Tokamax's splash attention at the small profile: ~6 M for 50 calls); an event is
-# kept as two 8-byte offsets, so the cap bounds the reader's memory at about 0.65 GB
-MAX_EVENTS = 40_000_000
-MAX_PLANES = 4096
-MAX_LINES = 65536
+import numpy as np
+
+# The caps, from real traces of what a timer child writes (5 warm-up + 50 timed calls of the
+# candidate's program and of the XLA baseline, CPU, small profile; benchmarks/trace_parse.py
+# --real measures them): XLA baselines 0.2-1.2 MB and 2-4 k events (7p: 10.6 MB, 176 k; 11p:
+# 8 MB, 123 k); Pallas kernels lowered through the generic interpreter (a fori_loop per grid,
+# every op of every step a thunk event): 1p example 10.6 MB / 223 k events (116 k on one line),
+# 2p expert 12 MB / 254 k, 6p expert 64 MB / 1.13 M events, 684 k on one line, 12 M fields
+# decoded, at 47-60 bytes an event. The caps leave 2-2.7x over the largest (6p); the worst trace
+# under them (every cap filled at once, every event decoded) parses in about 2 s of CPU and
+# 120 MiB (docs/DESIGN.md, "Parsing the profiler trace"; benchmarks/trace_parse.py).
+MAX_FILE_BYTES = 128 << 20  # an xplane.pb larger than this is rejected
+MAX_EVENTS = 2_500_000  # events over all planes (8 bytes of ranges each while parsing)
+MAX_EVENTS_PER_LINE = 1_500_000  # fields of one line (events and the rest)
+MAX_EVENT_BYTES = 4096  # one serialised event (real ones: under 700 bytes)
+MAX_EVENT_FIELDS = 48  # fields of one event: its ids, times and stats (real ones: up to 12)
+MAX_STAT_FIELDS = 8  # fields of one stat (an id and a value: 2)
+MAX_PLANES = 64
+MAX_LINES = 4096  # lines over all planes
+MAX_METADATA = 1 << 15  # event and stat metadata entries over all planes
+MAX_PLANE_STATS = 4096  # stats of one plane
+MAX_STRUCT_FIELDS = 1 << 18  # fields decoded one by one in Python (everything but the events)
+MAX_DECODED_FIELDS = 32_000_000  # fields of the events (and their stats) decoded, vectorised
 MAX_STRING = 1 << 16  # names longer than this are truncated
+MAX_EXECUTIONS = 10_000  # executions of one program (the child runs 55)
+CHUNK_EVENTS = 1 << 16  # events decoded together (bounds the working arrays)
+_TIME_LIMIT = 1 << 61  # |offset| and duration of a program event, in ps
 
 
 class TraceError(ValueError):
     """The trace is missing, malformed, over a cap, or does not hold what was expected."""
 
+    parser: dict | None = None  # the parser process's account (cpu_s, peak_rss_bytes...), where it answered
+
+
+class ParserUnavailable(RuntimeError):
+    """The parser process could not be started (the host's fault, not the trace's)."""
+
 
 # --------------------------------------------------------------------------- wire format
 
 
-def _varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
+def _varint(buf, pos: int, end: int) -> tuple[int, int]:
     if pos < end and buf[pos] < 0x80:
         return buf[pos], pos + 1
     result = 0
@@ -86,89 +133,143 @@ def _varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
             raise TraceError("varint too long")
 
 
-def _fields(buf: bytes, pos: int, end: int, overrun: str | None = "truncated fixed{bits}"):
-    """Yield (field_number, wire_type, a, b) over the fields of one message, ``buf[pos:end]``:
-    the one loop over the wire format in this module.
+def _field(buf, pos: int, end: int, overrun: str):
+    """The field at ``pos`` (< ``end``): (field_number, wire_type, a, b, next position). For a
+    varint (wire type 0) ``a`` is its value (unsigned); for a length-delimited (2) or
+    fixed-width (1: 8 bytes, 5: 4 bytes) field, ``buf[a:b]`` is the payload. A fixed-width field
+    past ``end`` raises ``overrun`` (``{bits}``: its width)."""
+    key = buf[pos]
+    pos += 1
+    if key >= 0x80:
+        key, pos = _varint(buf, pos - 1, end)
+    wtype = key & 7
+    if wtype == 2:
+        n, pos = _varint(buf, pos, end)
+        if n > end - pos:
+            raise TraceError("length-delimited field past the end")
+        return key >> 3, 2, pos, pos + n, pos + n
+    if wtype == 0:
+        val, pos = _varint(buf, pos, end)
+        return key >> 3, 0, val, 0, pos
+    if wtype == 1 or wtype == 5:
+        width = 8 if wtype == 1 else 4
+        if pos + width > end:
+            raise TraceError(overrun.format(bits=8 * width))
+        return key >> 3, wtype, pos, pos + width, pos + width
+    raise TraceError(f"unsupported wire type {wtype}")
 
-    For a varint (wire type 0) ``a`` is its value (unsigned; ``b`` is 0); for a
-    length-delimited (2) or fixed-width (1: 8 bytes, 5: 4 bytes) field, ``buf[a:b]`` is the
-    payload, decoded by the caller. A fixed-width field that runs past ``end`` raises
-    ``overrun`` (``{bits}``: its width), or with ``overrun=None`` is yielded as it stands and
-    ends the message. Single-byte keys, values and lengths are decoded inline: this runs once
-    per field of every event of the trace."""
+
+def _fields(buf, pos: int, end: int, budget: list, overrun: str = "truncated fixed{bits}"):
+    """Yield (field_number, wire_type, a, b) over the fields of one message, ``buf[pos:end]``,
+    each one spent from ``budget`` (a one-element list: the fields left to decode in Python)."""
     while pos < end:
-        key = buf[pos]
-        pos += 1
-        if key >= 0x80:
-            key, pos = _varint(buf, pos - 1, end)
-        wtype = key & 7
-        if wtype == 2:
-            n = buf[pos] if pos < end else 0x80
-            if n < 0x80:
-                pos += 1
-            else:
-                n, pos = _varint(buf, pos, end)
-            if n > end - pos:
-                raise TraceError("length-delimited field past the end")
-            yield key >> 3, 2, pos, pos + n
-            pos += n
-        elif wtype == 0:
-            val = buf[pos] if pos < end else 0x80
-            if val < 0x80:
-                pos += 1
-            else:
-                val, pos = _varint(buf, pos, end)
-            yield key >> 3, 0, val, 0
-        elif wtype == 1 or wtype == 5:
-            width = 8 if wtype == 1 else 4
-            if pos + width > end and overrun is not None:
-                raise TraceError(overrun.format(bits=8 * width))
-            yield key >> 3, wtype, pos, pos + width
-            pos += width
-        else:
-            raise TraceError(f"unsupported wire type {wtype}")
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise TraceError(f"more than {MAX_STRUCT_FIELDS} fields outside events in the trace")
+        f, wt, a, b, pos = _field(buf, pos, end, overrun)
+        yield f, wt, a, b
 
 
 def _signed(v: int) -> int:
     return v - (1 << 64) if v >= (1 << 63) else v
 
 
-def _text(buf: bytes, s: int, e: int) -> str:
+def _text(buf, s: int, e: int) -> str:
     return bytes(buf[s : min(e, s + MAX_STRING)]).decode("utf-8", "replace")
 
 
-# --------------------------------------------------------------------------- model
+# --------------------------------------------------------------------------- vectorised
+
+
+_U64_7F = np.uint64(0x7F)
+
+
+def _vvarint(u8, p, lim):
+    """The varints at positions ``p`` (int64), each before its ``lim``: (values as uint64,
+    positions after them)."""
+    if np.any(p >= lim):
+        raise TraceError("truncated varint")
+    b = u8[p]
+    val = (b & 0x7F).astype(np.uint64)
+    q = p + 1
+    more = np.flatnonzero(b >= 0x80)
+    shift = 7
+    while more.size:
+        if shift > 63:
+            raise TraceError("varint too long")
+        pp = q[more]
+        if np.any(pp >= lim[more]):
+            raise TraceError("truncated varint")
+        bb = u8[pp]
+        val[more] |= (bb.astype(np.uint64) & _U64_7F) << np.uint64(shift)
+        q[more] = pp + 1
+        more = more[bb >= 0x80]
+        shift += 7
+    return val, q
+
+
+def _walk(u8, starts, ends, max_fields: int, what: str, budget: list):
+    """Decode the fields of many messages ``u8[starts[i]:ends[i]]`` together, field position
+    by field position. Yields, per position, (indices of the messages that have a field there,
+    field numbers, wire types, varint values (uint64, 0 elsewhere), payload starts, payload
+    ends). Every field decoded is spent from ``budget`` (a one-element list)."""
+    pos = starts.astype(np.int64)
+    ends = ends.astype(np.int64)
+    act = np.flatnonzero(pos < ends)
+    step = 0
+    while act.size:
+        if step == max_fields:
+            raise TraceError(f"{what} has more than {max_fields} fields")
+        step += 1
+        budget[0] -= act.size
+        if budget[0] < 0:
+            raise TraceError(f"more than {MAX_DECODED_FIELDS} fields in the program's events")
+        lim = ends[act]
+        key, p = _vvarint(u8, pos[act], lim)
+        wt = (key & np.uint64(7)).astype(np.int8)
+        fn = key >> np.uint64(3)
+        if np.any((wt == 3) | (wt == 4) | (wt > 5)):
+            raise TraceError(f"unsupported wire type {int(wt[(wt == 3) | (wt == 4) | (wt > 5)][0])}")
+        val = np.zeros(act.size, np.uint64)
+        a = p.copy()
+        b = p.copy()
+        m = np.flatnonzero(wt == 0)
+        if m.size:
+            val[m], p[m] = _vvarint(u8, p[m], lim[m])
+        m = np.flatnonzero(wt == 2)
+        if m.size:
+            n, q = _vvarint(u8, p[m], lim[m])
+            if np.any(n > (lim[m] - q).astype(np.uint64)):
+                raise TraceError("length-delimited field past the end")
+            a[m] = q
+            b[m] = p[m] = q + n.astype(np.int64)
+        m = np.flatnonzero((wt == 1) | (wt == 5))
+        if m.size:
+            e = p[m] + np.where(wt[m] == 1, 8, 4)
+            if np.any(e > lim[m]):
+                raise TraceError(f"truncated fixed-width field in {what}")
+            b[m] = p[m] = e
+        yield act, fn, wt, val, a, b
+        pos[act] = p
+        act = act[p < lim]
 
 
 @dataclasses.dataclass
-class Event:
-    name: str
-    start_ps: int  # absolute: line timestamp + offset
-    duration_ps: int
-    stats: dict
+class _StatColumn:
+    """The last stat of one name in each of a chunk's events: ``kind`` 0 none, 1 no value,
+    2 integer (``v``), 3 ref (``v``: a stat metadata id), 4 string or bytes (``u8[sa:sb]``),
+    5 double."""
 
-    @property
-    def end_ps(self) -> int:
-        return self.start_ps + self.duration_ps
+    kind: np.ndarray
+    v: np.ndarray
+    sa: np.ndarray
+    sb: np.ndarray
 
 
-class RawEvents:
-    """The (start, end) byte ranges of a line's events, as two compact arrays."""
+_NONE, _NOVALUE, _INT, _REF, _STR, _DOUBLE = range(6)
 
-    __slots__ = ("starts", "ends")
 
-    def __init__(self):
-        self.starts = array.array("q")
-        self.ends = array.array("q")
-
-    def __len__(self):
-        return len(self.starts)
-
-    def __getitem__(self, i):
-        return self.starts[i], self.ends[i]
-
-    def __iter__(self):
-        return zip(self.starts, self.ends)
+# --------------------------------------------------------------------------- model
 
 
 @dataclasses.dataclass
@@ -176,7 +277,11 @@ class Line:
     name: str
     display_name: str
     timestamp_ns: int
-    raw_events: RawEvents  # (start, end) slices into the buffer, decoded on demand
+    starts: array.array  # byte ranges of the events, decoded on demand
+    ends: array.array
+
+    def __len__(self):
+        return len(self.starts)
 
 
 @dataclasses.dataclass
@@ -189,42 +294,56 @@ class Plane:
 
 
 class XSpace:
-    """A decoded trace; events are decoded lazily and only where asked for."""
+    """A trace over ``data`` (bytes, or a read-only mmap: nothing is copied); its structure is
+    read at once, the events of a plane only where asked for. ``release(lo, hi)``, if given, is
+    called for every byte range the reader has done with (the caller may drop its pages)."""
 
-    def __init__(self, data: bytes):
-        self.buf = bytes(data)
+    def __init__(self, data, release=None):
+        self.buf = data
+        self.u8 = np.frombuffer(data, dtype=np.uint8) if len(data) else np.zeros(0, np.uint8)
+        self._release = release
+        self._index = "I" if len(data) < (1 << 32) else "q"
         self.planes: list[Plane] = []
         self._n_events = 0
+        self._n_lines = 0
+        self._n_meta = 0
+        self._budget = [MAX_STRUCT_FIELDS]
+        self._decode_budget = [MAX_DECODED_FIELDS]
+        self._n_line_fields = 0
         self._parse()
 
     # -- structure
     def _parse(self):
         buf = self.buf
-        for field, wt, s, e in _fields(buf, 0, len(buf)):
+        for field, wt, s, e in _fields(buf, 0, len(buf), self._budget):
             if field == 1 and wt == 2:
                 if len(self.planes) >= MAX_PLANES:
-                    raise TraceError("too many planes")
+                    raise TraceError(f"more than {MAX_PLANES} planes")
                 self.planes.append(self._plane(s, e))
 
     def _plane(self, start, end) -> Plane:
-        buf = self.buf
+        buf, budget = self.buf, self._budget
         name = ""
         lines: list[tuple[int, int]] = []
         ev_names: dict[int, str] = {}  # metadata id -> name
         st_names: dict[int | None, str] = {}  # looked up with None too (a stat without metadata id)
         raw_stats: list[tuple[int, int]] = []
-        for field, wt, s, e in _fields(buf, start, end):
+        for field, wt, s, e in _fields(buf, start, end, budget):
             if wt != 2:
                 continue
             if field == 2:
                 name = _text(buf, s, e)
             elif field == 3:
-                if len(lines) >= MAX_LINES:
-                    raise TraceError("too many lines")
+                self._n_lines += 1
+                if self._n_lines > MAX_LINES:
+                    raise TraceError(f"more than {MAX_LINES} lines in the trace")
                 lines.append((s, e))
             elif field in (4, 5):
+                self._n_meta += 1
+                if self._n_meta > MAX_METADATA:
+                    raise TraceError(f"more than {MAX_METADATA} metadata entries in the trace")
                 key, val = None, None
-                for f2, w2, a2, b2 in _fields(buf, s, e):
+                for f2, w2, a2, b2 in _fields(buf, s, e, budget):
                     if f2 == 1 and w2 == 0:
                         key = _signed(a2)
                     elif f2 == 2 and w2 == 2:
@@ -232,31 +351,59 @@ class XSpace:
                 if key is None or val is None:
                     continue
                 mname = ""
-                for f3, w3, s3, e3 in _fields(buf, *val):
+                for f3, w3, s3, e3 in _fields(buf, *val, budget):
                     if f3 == 2 and w3 == 2:
                         mname = _text(buf, s3, e3)
                 (ev_names if field == 4 else st_names)[key] = mname
             elif field == 6:
+                if len(raw_stats) >= MAX_PLANE_STATS:
+                    raise TraceError(f"more than {MAX_PLANE_STATS} stats in a plane")
                 raw_stats.append((s, e))
         plane = Plane(name, [], ev_names, st_names, {})
         for s, e in raw_stats:
-            mid, val = self._stat(st_names, s, e, "truncated fixed{bits}")
+            mid, val = self._stat(st_names, s, e)
             mid = None if mid is None else _signed(mid)
             plane.stats[st_names.get(mid, str(mid))] = val
         plane.lines = [self._line(s, e) for s, e in lines]
         return plane
 
     def _line(self, start, end) -> Line:
+        """The line's header and the byte range of each of its events: the one Python loop run
+        once per event of the trace."""
         buf = self.buf
         name = display = ""
         ts = 0
-        events = RawEvents()
-        add_start, add_end = events.starts.append, events.ends.append
-        n_events = self._n_events
-        for field, wt, a, b in _fields(buf, start, end, "truncated line"):
+        starts, ends = array.array(self._index), array.array(self._index)
+        add_start, add_end = starts.append, ends.append
+        left = MAX_EVENTS - self._n_line_fields  # every field of every line counts as an event
+        cap = min(MAX_EVENTS_PER_LINE, left)
+        n = 0
+        pos = start
+        while pos < end:
+            n += 1
+            if n > cap:
+                if cap == left:
+                    raise TraceError(f"more than {MAX_EVENTS} events in the trace")
+                raise TraceError(f"more than {MAX_EVENTS_PER_LINE} events in a line")
+            if buf[pos] == 0x22:  # field 4 (an event), length-delimited: nearly every field
+                ln = buf[pos + 1] if pos + 1 < end else 0x80
+                if ln < 0x80:
+                    s = pos + 2
+                else:
+                    ln, s = _varint(buf, pos + 1, end)
+                pos = s + ln
+                if pos > end:
+                    raise TraceError("length-delimited field past the end")
+                if ln > MAX_EVENT_BYTES:
+                    raise TraceError(f"an event of {ln} bytes, over the cap of {MAX_EVENT_BYTES}")
+                add_start(s)
+                add_end(pos)
+                continue
+            field, wt, a, b, pos = _field(buf, pos, end, "truncated line")
             if wt == 2:
                 if field == 4:
-                    n_events += 1
+                    if b - a > MAX_EVENT_BYTES:
+                        raise TraceError(f"an event of {b - a} bytes, over the cap of {MAX_EVENT_BYTES}")
                     add_start(a)
                     add_end(b)
                 elif field == 2:
@@ -265,36 +412,17 @@ class XSpace:
                     display = _text(buf, a, b)
             elif wt == 0 and field == 3:
                 ts = _signed(a)
-        self._n_events = n_events
-        if n_events > MAX_EVENTS:
-            raise TraceError(f"more than {MAX_EVENTS} events in the trace")
-        return Line(name, display, ts, events)
+        self._n_events += len(starts)
+        self._n_line_fields += n
+        if self._release is not None:
+            self._release(start, end)
+        return Line(name, display, ts, starts, ends)
 
-    def event(self, plane: Plane, line: Line, raw: tuple[int, int]) -> Event:
-        """Decode one event."""
-        buf = self.buf
-        mid = off = dur = 0
-        stats = {}
-        stat_names = plane.stat_names
-        for field, wt, a, b in _fields(buf, *raw, "truncated event"):
-            if wt == 0:
-                if field == 1:
-                    mid = _signed(a)
-                elif field == 2:
-                    off = _signed(a)
-                elif field == 3:
-                    dur = _signed(a)
-            elif wt == 2 and field == 4:
-                smid, val = self._stat(stat_names, a, b)
-                stats["" if smid is None else stat_names.get(_signed(smid), str(smid))] = val
-        return Event(plane.event_names.get(mid, ""), line.timestamp_ns * 1000 + off, dur, stats)
-
-    def _stat(self, stat_names, pos, end, overrun=None):
-        """(metadata id as stored or None, value) of one XStat. Within an event, a double cut
-        short by the end of its stat is read from the bytes after it (``overrun`` None)."""
+    def _stat(self, stat_names, pos, end):
+        """(metadata id as stored or None, value) of one XStat (a plane's, decoded in Python)."""
         buf = self.buf
         mid, val = None, None
-        for field, wt, a, b in _fields(buf, pos, end, overrun):
+        for field, wt, a, b in _fields(buf, pos, end, self._budget):
             if wt == 0:
                 if field == 1:
                     mid = a
@@ -321,101 +449,165 @@ class XSpace:
                     return a, b
         return None
 
-    def stat_id(self, plane: Plane, name: str):
-        for k, v in plane.stat_names.items():
-            if v == name:
-                return k
-        return None
-
-    def events_containing(self, plane: Plane, needles):
-        """Events of ``plane`` whose serialised bytes contain one of ``needles``, decoded
-        (see :meth:`raw_events_containing`)."""
-        for line, raw in self.raw_events_containing(plane, needles):
-            yield line, self.event(plane, line, raw)
-
-    def raw_events_containing(self, plane: Plane, needles):
-        """(line, (start, end)) of the events of ``plane`` whose serialised bytes contain one
-        of ``needles``, undecoded.
-
-        A fast prefilter: each needle is searched over a whole line's byte range (C-level
-        ``bytes.find``) and every hit is mapped to its event by bisection."""
-        find = self.buf.find
-        for line in plane.lines:
-            raws = line.raw_events
-            if not len(raws):
-                continue
-            starts = raws.starts
-            lo, hi = raws[0][0], raws[len(raws) - 1][1]
-            hits = set()
-            for nd in needles:
-                pos = find(nd, lo, hi)
-                while pos >= 0:
-                    i = bisect.bisect_right(starts, pos) - 1
-                    if i >= 0 and pos + len(nd) <= raws[i][1]:
-                        hits.add(i)
-                        pos = find(nd, raws[i][1], hi)
-                    else:
-                        pos = find(nd, pos + 1, hi)
-            for i in sorted(hits):
-                yield line, raws[i]
-
-    def event_core(self, line: Line, raw: tuple[int, int], wanted: dict, stat_names: dict):
-        """(start_ps, duration_ps, {name: value}) of one event, decoding only the stats whose
-        metadata id is in ``wanted`` (id -> name): the hot path of program selection."""
-        buf = self.buf
-        off = dur = 0
-        stats = {}
-        for field, wt, a, b in _fields(buf, *raw, "truncated event"):
-            if wt == 0:
-                if field == 2:
-                    off = _signed(a)
-                elif field == 3:
-                    dur = _signed(a)
-            elif wt == 2 and field == 4 and b - a >= 2 and buf[a] == 0x08:
-                mid, _ = _varint(buf, a + 1, b)
-                name = wanted.get(mid)
-                if name is not None:
-                    stats[name] = self._stat(stat_names, a, b)[1]
-        return line.timestamp_ns * 1000 + off, dur, stats
-
-    def all_events(self, plane: Plane):
-        for line in plane.lines:
-            for raw in line.raw_events:
-                yield line, self.event(plane, line, raw)
-
     @property
     def n_events(self) -> int:
         return self._n_events
+
+    # -- events, vectorised
+    def chunks(self, plane: Plane, line: Line, stat_names=()):
+        """Decode the events of ``line`` a chunk at a time. Yields (metadata ids, offsets,
+        durations (int64 arrays), {stat name: _StatColumn} for ``stat_names``)."""
+        u8 = self.u8
+        all_s = np.frombuffer(line.starts, dtype=np.uint32 if self._index == "I" else np.int64)
+        all_e = np.frombuffer(line.ends, dtype=all_s.dtype)
+        ids = {
+            nm: np.array([k for k, v in plane.stat_names.items() if v == nm and k is not None], np.int64)
+            for nm in stat_names
+        }
+        wanted = np.concatenate([np.zeros(0, np.int64), *ids.values()])
+        for c0 in range(0, len(all_s), CHUNK_EVENTS):
+            S = all_s[c0 : c0 + CHUNK_EVENTS].astype(np.int64)
+            E = all_e[c0 : c0 + CHUNK_EVENTS].astype(np.int64)
+            n = S.size
+            mid, off, dur = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)
+            none = np.zeros(0, np.int64)
+            st_ev, st_a, st_b = [none], [none], [none]  # no stat at all: empty, not missing
+            for act, fn, wt, val, a, b in _walk(u8, S, E, MAX_EVENT_FIELDS, "an event", self._decode_budget):
+                sv = val.view(np.int64)
+                vz = wt == 0
+                for f, arr in ((1, mid), (2, off), (3, dur)):
+                    m = vz & (fn == f)
+                    arr[act[m]] = sv[m]  # one field per event per position; later ones win
+                m = (wt == 2) & (fn == 4)
+                st_ev.append(act[m])
+                st_a.append(a[m])
+                st_b.append(b[m])
+            cols = {}
+            if stat_names:
+                ev = np.concatenate(st_ev)
+                A, B = np.concatenate(st_a), np.concatenate(st_b)
+                # a stat is named by its first field, the metadata id (how the profiler writes
+                # it); only the stats of the wanted names are decoded further
+                cand = np.flatnonzero(B - A >= 2)
+                cand = cand[u8[A[cand]] == 0x08]
+                smid = _vvarint(u8, A[cand] + 1, B[cand])[0].view(np.int64)
+                keep = np.isin(smid, wanted)
+                cand = cand[keep]
+                cols = self._stat_columns(ev[cand], A[cand], B[cand], smid[keep], n, ids)
+            yield mid, off, dur, cols
+            if self._release is not None and n:
+                self._release(int(S[0]), int(E[-1]))
+
+    def _stat_columns(self, ev, A, B, smid, n, ids: dict) -> dict:
+        """The stats ``u8[A[i]:B[i]]`` of events ``ev[i]`` (in order within each event), whose
+        metadata ids are ``smid``, as one _StatColumn per wanted name (``ids``: name -> its stat
+        metadata ids). The value is the stat's last value field."""
+        k = ev.size
+        kind = np.full(k, _NOVALUE, np.int8)
+        v = np.zeros(k, np.int64)
+        sa = np.zeros(k, np.int64)
+        sb = np.zeros(k, np.int64)
+        for act, fn, wt, val, a, b in _walk(self.u8, A, B, MAX_STAT_FIELDS, "a stat", self._decode_budget):
+            vz = wt == 0
+            for fields, code in (((3, 4), _INT), ((7,), _REF)):
+                m = vz & ((fn == fields[0]) | (fn == fields[-1]))
+                kind[act[m]] = code
+                v[act[m]] = val[m].view(np.int64)
+            m = (wt == 2) & ((fn == 5) | (fn == 6))
+            kind[act[m]] = _STR
+            sa[act[m]] = a[m]
+            sb[act[m]] = b[m]
+            m = (wt == 1) & (fn == 2)
+            kind[act[m]] = _DOUBLE
+        cols = {}
+        for nm, wanted in ids.items():
+            col = _StatColumn(np.zeros(n, np.int8), np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64))
+            sel = np.flatnonzero(np.isin(smid, wanted))
+            if sel.size:
+                # the last stat of the name in each event: the first in reverse order
+                rev = sel[::-1]
+                _, first = np.unique(ev[rev], return_index=True)
+                last = rev[first]
+                e = ev[last]
+                col.kind[e], col.v[e], col.sa[e], col.sb[e] = kind[last], v[last], sa[last], sb[last]
+            cols[nm] = col
+        return cols
+
+    def module_index(self, plane: Plane, col: _StatColumn, modules: list[str]):
+        """Per event, the index in ``modules`` of the module its ``hlo_module`` stat names
+        (interned or as a string), -1 for none."""
+        out = np.full(col.kind.size, -1, np.int32)
+        for i, module in enumerate(modules):
+            refs = np.array([k for k, nm in plane.stat_names.items() if nm == module and k is not None], np.int64)
+            if refs.size:
+                out[(col.kind == _REF) & np.isin(col.v, refs)] = i
+            mb = np.frombuffer(module.encode(), np.uint8)
+            c = np.flatnonzero((col.kind == _STR) & (col.sb - col.sa == mb.size))
+            if c.size and mb.size:
+                same = (self.u8[col.sa[c, None] + np.arange(mb.size)] == mb).all(axis=1)
+                out[c[same]] = i
+        return out
+
+    def event_name_codes(self, plane: Plane, mids):
+        """Per event, a code of its metadata name (equal names, equal codes; -1: no name)."""
+        if not plane.event_names:
+            return np.full(mids.size, -1, np.int64)
+        codes: dict[str, int] = {"": -1}
+        keys = np.array(sorted(plane.event_names), np.int64)
+        vals = np.array([codes.setdefault(plane.event_names[int(k)], len(codes)) for k in keys], np.int64)
+        pos = np.minimum(np.searchsorted(keys, mids), keys.size - 1)
+        return np.where(keys[pos] == mids, vals[pos], -1)
 
 
 # --------------------------------------------------------------------------- reading
 
 
-def read_trace_file(path: str, *, max_bytes: int = MAX_FILE_BYTES) -> XSpace:
-    """Read one xplane.pb file (no symlinks, regular file, under ``max_bytes``)."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+def _open_trace(path: str, max_bytes: int) -> int:
+    """A descriptor of the trace file at ``path``: no symlink, a regular file under the cap."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | os.O_CLOEXEC
     try:
         fd = os.open(path, flags)
     except OSError as exc:
         raise TraceError(f"cannot open trace: {exc.strerror}") from None
     try:
-        st = os.fstat(fd)
-        if not _st.S_ISREG(st.st_mode):
-            raise TraceError("trace is not a regular file")
-        if st.st_size > max_bytes:
-            raise TraceError(f"trace file is {st.st_size} bytes, over the cap of {max_bytes}")
-        chunks, total = [], 0
-        while True:
-            b = os.read(fd, 1 << 20)
-            if not b:
-                break
-            total += len(b)
-            if total > max_bytes:
-                raise TraceError("trace file grew past the cap while reading")
-            chunks.append(b)
+        _check_fd(fd, max_bytes)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _check_fd(fd: int, max_bytes: int) -> int:
+    st = os.fstat(fd)
+    if not _st.S_ISREG(st.st_mode):
+        raise TraceError("trace is not a regular file")
+    if st.st_size > max_bytes:
+        raise TraceError(f"trace file is {st.st_size} bytes, over the cap of {max_bytes}")
+    if st.st_size == 0:
+        raise TraceError("the trace file is empty")
+    return st.st_size
+
+
+def _map(fd: int, max_bytes: int):
+    size = _check_fd(fd, max_bytes)
+    try:
+        return mmap.mmap(fd, size, access=mmap.ACCESS_READ)
+    except OSError as exc:
+        if exc.errno == errno.ENOMEM:  # the parser's address-space limit
+            raise MemoryError(f"cannot map a trace of {size} bytes") from None
+        raise TraceError(f"cannot map trace: {exc}") from None
+    except ValueError as exc:
+        raise TraceError(f"cannot map trace: {exc}") from None
+
+
+def read_trace_file(path: str, *, max_bytes: int = MAX_FILE_BYTES) -> XSpace:
+    """Map one xplane.pb file (no symlinks, regular file, under ``max_bytes``), in this
+    process: for tests and tools. The harness uses :func:`parse_in_subprocess`."""
+    fd = _open_trace(path, max_bytes)
+    try:
+        return XSpace(_map(fd, max_bytes))
     finally:
         os.close(fd)
-    return XSpace(b"".join(chunks))
 
 
 # --------------------------------------------------------------------------- selection
@@ -436,12 +628,23 @@ def _module_name_re(module: str):
 def program_executions(space: XSpace, program_name: str, platform: str, expected: int | None = None) -> Executions:
     """The executions of the program ``jit_<program_name>`` found in the trace; ``expected``:
     how many the child ran (needed on GPU, where kernel events carry no execution id)."""
-    module = f"jit_{program_name}"
+    got = select_programs(space, [program_name], platform, expected)[program_name]
+    if isinstance(got, TraceError):
+        raise got
+    return got
+
+
+def select_programs(space: XSpace, names: list[str], platform: str, expected: int | None = None) -> dict:
+    """:func:`program_executions` for several programs in one pass over the events: name ->
+    Executions, or the TraceError of that program. A trace with no plane for the platform
+    raises."""
+    modules = [f"jit_{n}" for n in names]
     if platform == "cpu":
         planes = [p for p in space.planes if p.name == "/host:CPU"]
         if len(planes) != 1:
             raise TraceError("the trace has no single /host:CPU plane")
-        return _grouped(space, planes[0], module, "cpu_thunk_span")
+        res = _grouped(space, planes[0], modules, "cpu_thunk_span")
+        return dict(zip(names, res))
     prefix = "/device:GPU:" if platform == "gpu" else "/device:"
     devs = [
         p
@@ -452,92 +655,296 @@ def program_executions(space: XSpace, program_name: str, platform: str, expected
         raise TraceError(f"the trace has no device plane for platform {platform}")
     devs.sort(key=lambda p: (len(p.name), p.name))  # /device:GPU:10 after /device:GPU:2
     plane = devs[0]  # the child runs the program on its first device only
-    rx = _module_name_re(module)
     for line in plane.lines:
         if line.name == "XLA Modules" or line.display_name == "XLA Modules":
-            evs = []
-            for raw in line.raw_events:
-                ev = space.event(plane, line, raw)
-                if rx.match(ev.name):
-                    evs.append(ev)
-            evs.sort(key=lambda e: e.start_ps)
-            return Executions(
-                [e.duration_ps * 1e-12 for e in evs], [e.start_ps for e in evs], "device_xla_module", plane.name
-            )
+            return dict(zip(names, _xla_modules(space, plane, line, modules)))
     if platform == "gpu":
-        return _gpu_kernel_sequence(space, plane, module, expected)
-    return _grouped(space, plane, module, "device_kernel_span")
+        return dict(zip(names, _gpu_kernel_sequence(space, plane, modules, expected)))
+    return dict(zip(names, _grouped(space, plane, modules, "device_kernel_span")))
 
 
-def _gpu_kernel_sequence(space, plane, module, expected) -> Executions:
-    kernels = []  # (start, end, kernel name, run_id): a few per execution, decoded whole
-    for _line, ev in space.events_containing(plane, _needles(plane, module)):
-        if ev.stats.get("hlo_module") == module:
-            kernels.append((ev.start_ps, ev.end_ps, ev.name, ev.stats.get("run_id")))
-    if not kernels:
-        return Executions([], [], "gpu_kernel_sequence", plane.name)
-    kernels.sort(key=lambda k: (k[0], k[1]))
-    if all(k[3] is not None for k in kernels):
-        runs: dict = {}
-        for s, e, _, rid in kernels:
-            lo, hi = runs.get(rid, (s, e))
-            runs[rid] = (min(lo, s), max(hi, e))
-        spans = sorted(runs.values())
-        return Executions([(e - s) * 1e-12 for s, e in spans], [s for s, _ in spans], "device_kernel_span", plane.name)
-    if not expected or len(kernels) % expected:
-        raise TraceError(
-            f"{len(kernels)} kernel events of {module} on {plane.name} do not split into {expected} executions"
-        )
-    per = len(kernels) // expected
-    groups = [kernels[i * per : (i + 1) * per] for i in range(expected)]
-    first = [k[2] for k in groups[0]]
-    for g in groups[1:]:
-        if [k[2] for k in g] != first:
-            raise TraceError(f"the kernels of {module} on {plane.name} do not repeat one sequence per execution")
-    spans = [(g[0][0], max(k[1] for k in g)) for g in groups]
-    for (_, e), (s, _) in zip(spans, spans[1:]):
-        if s < e:  # executions run one after another on the device; overlap means a bad split
-            raise TraceError(f"the kernel groups of {module} on {plane.name} overlap")
-    return Executions([(e - s) * 1e-12 for s, e in spans], [s for s, _ in spans], "gpu_kernel_sequence", plane.name)
+def _check_times(off, dur):
+    # compared, not abs()ed: abs of the most negative int64 is itself
+    if np.any((off >= _TIME_LIMIT) | (off <= -_TIME_LIMIT) | (dur >= _TIME_LIMIT) | (dur <= -_TIME_LIMIT)):
+        raise TraceError("a program event's time is out of range")
 
 
-def _encode_varint(v: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
+def _executions(spans: list, method: str, plane: str) -> Executions:
+    spans.sort()
+    return Executions([(e - s) * 1e-12 for s, e in spans], [s for s, _ in spans], method, plane)
 
 
-def _needles(plane: Plane, module: str) -> list:
-    """Byte patterns of an ``hlo_module == module`` stat: the string itself, or (interned)
-    XStat{metadata_id: <hlo_module>, ref_value: <module>} = 0x08 id 0x38 ref."""
-    needles = [module.encode()]
-    hid = [k for k, v in plane.stat_names.items() if v == "hlo_module"]
-    rid = [k for k, v in plane.stat_names.items() if v == module]
-    for h in hid:
-        for r in rid:
-            if h >= 0 and r >= 0:
-                needles.append(b"\x08" + _encode_varint(h) + b"\x38" + _encode_varint(r))
-    return needles
-
-
-def _grouped(space, plane, module, method) -> Executions:
-    runs: dict = {}
-    ids = {k: v for k, v in plane.stat_names.items() if v in ("hlo_module", "run_id", "correlation_id")}
-    for line, raw in space.raw_events_containing(plane, _needles(plane, module)):
-        start, dur, stats = space.event_core(line, raw, ids, plane.stat_names)
-        if stats.get("hlo_module") != module:
+def _xla_modules(space, plane, line, modules):
+    out = []
+    mids_of = [
+        np.array([k for k, v in plane.event_names.items() if _module_name_re(m).match(v)], np.int64) for m in modules
+    ]
+    spans: list[list] = [[] for _ in modules]
+    count = [0] * len(modules)
+    base = line.timestamp_ns * 1000
+    for mid, off, dur, _ in space.chunks(plane, line):
+        for i, ids in enumerate(mids_of):
+            sel = np.flatnonzero(np.isin(mid, ids))
+            count[i] += sel.size
+            if sel.size and count[i] <= MAX_EXECUTIONS:
+                _check_times(off[sel], dur[sel])
+                for o, d in zip(off[sel].tolist(), dur[sel].tolist()):
+                    spans[i].append((base + o, base + o + d))
+    for i in range(len(modules)):
+        if count[i] > MAX_EXECUTIONS:
+            out.append(TraceError(f"more than {MAX_EXECUTIONS} executions of {modules[i]}"))
             continue
-        rid = stats.get("run_id", stats.get("correlation_id"))
-        if rid is None:
-            raise TraceError("a program event has no run_id")
-        lo, hi = runs.get(rid, (None, None))
-        s, e = start, start + dur
-        runs[rid] = (s if lo is None else min(lo, s), e if hi is None else max(hi, e))
-    spans = sorted(runs.values())
-    return Executions([(e - s) * 1e-12 for s, e in spans], [s for s, _ in spans], method, plane.name)
+        spans[i].sort(key=lambda se: se[0])
+        out.append(
+            Executions(
+                [(e - s) * 1e-12 for s, e in spans[i]], [s for s, _ in spans[i]], "device_xla_module", plane.name
+            )
+        )
+    return out
+
+
+def _grouped(space, plane, modules, method) -> list:
+    """Per module: its events grouped by run_id (or correlation_id), each group's span."""
+    runs: list[dict] = [{} for _ in modules]
+    errors: list[TraceError | None] = [None] * len(modules)
+    names = ("hlo_module", "run_id", "correlation_id")
+    for line in plane.lines:
+        base = line.timestamp_ns * 1000
+        for _mid, off, dur, cols in space.chunks(plane, line, names):
+            mod = space.module_index(plane, cols["hlo_module"], modules)
+            idx = np.flatnonzero(mod >= 0)
+            if not idx.size:
+                continue
+            run, corr = cols["run_id"], cols["correlation_id"]
+            use_run = run.kind[idx] != _NONE
+            kind = np.where(use_run, run.kind[idx], corr.kind[idx])
+            key = np.where(use_run, run.v[idx], corr.v[idx])
+            s = off[idx]
+            _check_times(s, dur[idx])
+            e = s + dur[idx]
+            for i in range(len(modules)):
+                sel = mod[idx] == i
+                if not sel.any() or errors[i] is not None:
+                    continue
+                k = kind[sel]
+                if np.any((k == _NONE) | (k == _NOVALUE)):
+                    errors[i] = TraceError("a program event has no run_id")
+                    continue
+                if np.any(k != _INT):
+                    errors[i] = TraceError("a program event's run_id is not an integer")
+                    continue
+                u, inv = np.unique(key[sel], return_inverse=True)
+                lo = np.full(u.size, np.iinfo(np.int64).max, np.int64)
+                hi = np.full(u.size, np.iinfo(np.int64).min, np.int64)
+                np.minimum.at(lo, inv, s[sel])
+                np.maximum.at(hi, inv, e[sel])
+                if u.size > MAX_EXECUTIONS:
+                    errors[i] = TraceError(f"more than {MAX_EXECUTIONS} executions of {modules[i]}")
+                    continue
+                for rid, a, b in zip(u.tolist(), lo.tolist(), hi.tolist()):
+                    a, b = base + a, base + b
+                    old = runs[i].get(rid)
+                    runs[i][rid] = (a, b) if old is None else (min(old[0], a), max(old[1], b))
+                if len(runs[i]) > MAX_EXECUTIONS:
+                    errors[i] = TraceError(f"more than {MAX_EXECUTIONS} executions of {modules[i]}")
+    return [err or _executions(list(r.values()), method, plane.name) for r, err in zip(runs, errors)]
+
+
+def _gpu_kernel_sequence(space, plane, modules, expected) -> list:
+    parts: list[list] = [[] for _ in modules]  # per module: (line base, starts, ends, names, run kinds, run ids)
+    for line in plane.lines:
+        base = line.timestamp_ns * 1000
+        for mid, off, dur, cols in space.chunks(plane, line, ("hlo_module", "run_id")):
+            mod = space.module_index(plane, cols["hlo_module"], modules)
+            idx = np.flatnonzero(mod >= 0)
+            if not idx.size:
+                continue
+            _check_times(off[idx], dur[idx])
+            codes = space.event_name_codes(plane, mid[idx])
+            run = cols["run_id"]
+            for i in range(len(modules)):
+                mine = mod[idx] == i
+                sel = idx[mine]
+                if sel.size:
+                    parts[i].append((base, off[sel], off[sel] + dur[sel], codes[mine], run.kind[sel], run.v[sel]))
+    return [_gpu_one(p, m, plane.name, expected) for p, m in zip(parts, modules)]
+
+
+def _gpu_one(parts, module, plane_name, expected):
+    if not parts:
+        return Executions([], [], "gpu_kernel_sequence", plane_name)
+    zero = min(p[0] for p in parts)
+    if any(p[0] - zero >= _TIME_LIMIT for p in parts):
+        return TraceError(f"the lines of {plane_name} lie too far apart in time")
+    s = np.concatenate([p[1] + (p[0] - zero) for p in parts])
+    e = np.concatenate([p[2] + (p[0] - zero) for p in parts])
+    names = np.concatenate([p[3] for p in parts])
+    rkind = np.concatenate([p[4] for p in parts])
+    rid = np.concatenate([p[5] for p in parts])
+    order = np.lexsort((e, s))
+    s, e, names, rkind, rid = s[order], e[order], names[order], rkind[order], rid[order]
+    if np.all((rkind != _NONE) & (rkind != _NOVALUE)):
+        if np.any(rkind != _INT):
+            return TraceError("a program event's run_id is not an integer")
+        u, inv = np.unique(rid, return_inverse=True)
+        if u.size > MAX_EXECUTIONS:
+            return TraceError(f"more than {MAX_EXECUTIONS} executions of {module}")
+        lo = np.full(u.size, np.iinfo(np.int64).max, np.int64)
+        hi = np.full(u.size, np.iinfo(np.int64).min, np.int64)
+        np.minimum.at(lo, inv, s)
+        np.maximum.at(hi, inv, e)
+        spans = [(zero + a, zero + b) for a, b in zip(lo.tolist(), hi.tolist())]
+        return _executions(spans, "device_kernel_span", plane_name)
+    n = s.size
+    if not expected or n % expected:
+        return TraceError(f"{n} kernel events of {module} on {plane_name} do not split into {expected} executions")
+    per = n // expected
+    if np.any(names.reshape(expected, per) != names[:per]):
+        return TraceError(f"the kernels of {module} on {plane_name} do not repeat one sequence per execution")
+    g_start = s.reshape(expected, per)[:, 0]
+    g_end = e.reshape(expected, per).max(axis=1)
+    if np.any(g_start[1:] < g_end[:-1]):  # executions run one after another on the device
+        return TraceError(f"the kernel groups of {module} on {plane_name} overlap")
+    spans = [(zero + a, zero + b) for a, b in zip(g_start.tolist(), g_end.tolist())]
+    return Executions([(b - a) * 1e-12 for a, b in spans], [a for a, _ in spans], "gpu_kernel_sequence", plane_name)
+
+
+# --------------------------------------------------------------------------- the parser process
+
+# The parser process's limits. Its address space holds the mapped file, Python and numpy and
+# the working arrays (ranges of 8 bytes an event, one chunk's columns); its CPU time and wall
+# time bound what any trace under the caps may cost (benchmarks/trace_parse.py: the worst one
+# takes well under these).
+PARSE_MEM_BYTES = MAX_FILE_BYTES + (448 << 20)
+PARSE_CPU_S = 8
+PARSE_WALL_S = 60.0
+_LIMIT_MESSAGE = "trace too large or complex to parse within limits"
+
+
+@dataclasses.dataclass
+class TraceSummary:
+    """What the harness needs from one trace, as the parser process answered it: per program
+    its executions (or the TraceError that selecting it raised), the number of events and the
+    profiling window. ``parser``: the parser process's own account (``wall_s``, ``cpu_s``,
+    ``peak_rss_bytes``)."""
+
+    programs: dict  # name -> Executions | TraceError
+    n_events: int
+    window_ns: tuple[int, int] | None
+    parser: dict
+
+    def executions(self, name: str) -> Executions:
+        got = self.programs.get(name)
+        if got is None:
+            raise TraceError(f"program {name} was not asked of the trace parser")
+        if isinstance(got, TraceError):
+            raise got
+        return got
+
+    def profile_window_ns(self):
+        return self.window_ns
+
+
+def summarize_fd(fd: int, names: list[str], platform: str, expected: int | None) -> dict:
+    """The parser process's work (:mod:`.xplane_worker`): map the trace behind ``fd``, select
+    the programs, answer a JSON-ready dict. The pages of the mapping are released as the reader
+    passes them, so the resident memory stays near one chunk of the file."""
+    mm = _map(fd, MAX_FILE_BYTES)
+    page = mmap.PAGESIZE
+
+    def release(lo: int, hi: int) -> None:
+        lo -= lo % page
+        if hi - lo >= page:
+            mm.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
+
+    space = XSpace(mm, release=release if hasattr(mmap, "MADV_DONTNEED") else None)
+    programs = {}
+    for name, got in select_programs(space, names, platform, expected).items():
+        if isinstance(got, TraceError):
+            programs[name] = {"error": str(got)}
+        else:
+            programs[name] = dataclasses.asdict(got)
+    window = space.profile_window_ns()
+    return {
+        "programs": programs,
+        "n_events": space.n_events,
+        "window_ns": list(window) if window else None,
+    }
+
+
+def parse_in_subprocess(
+    path: str | int,
+    names: list[str],
+    platform: str,
+    expected: int | None = None,
+    *,
+    mem_bytes: int = PARSE_MEM_BYTES,
+    cpu_s: int = PARSE_CPU_S,
+    wall_s: float = PARSE_WALL_S,
+) -> TraceSummary:
+    """Parse the trace at ``path`` (or behind the open descriptor ``path``, which stays open)
+    in a separate process and select the programs ``names`` (``jit_<name>`` modules) for
+    ``platform``; ``expected``: how many executions of each the child ran (GPU's kernel
+    grouping needs it). The trusted side's one entry point.
+
+    The parser (``python -I``, :mod:`.xplane_worker`) gets the descriptor, never the bytes, and
+    runs under RLIMIT_AS ``mem_bytes``, RLIMIT_CPU ``cpu_s`` and a wall-clock timeout
+    ``wall_s``; it answers JSON. A malformed trace, one over a cap, or one whose program does
+    not select raises TraceError (per program: when :meth:`TraceSummary.executions` asks for
+    it); a parser that runs out of memory, CPU time or wall time raises TraceError ("trace too
+    large or complex to parse within limits"): all of it is the trace's fault, never a reason
+    to retry. A parser that cannot be started at all raises ParserUnavailable (the host's
+    fault)."""
+    fd = _open_trace(path, MAX_FILE_BYTES) if isinstance(path, str) else path
+    try:
+        _check_fd(fd, MAX_FILE_BYTES)
+        request = {"fd": fd, "names": list(names), "platform": platform, "expected": expected}
+        request.update(mem_bytes=int(mem_bytes), cpu_s=int(cpu_s))
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        code = f"import sys; sys.path.insert(0, {root!r}); from jaxbench.profiling import xplane_worker; xplane_worker.main()"
+        env = {"PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"}
+        env.update({k: "1" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")})
+        t = time.monotonic()
+        try:
+            proc = subprocess.run(
+                [sys.executable, "-I", "-c", code],
+                input=json.dumps(request).encode(),
+                capture_output=True,
+                pass_fds=(fd,),
+                cwd="/",
+                env=env,
+                timeout=wall_s,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise TraceError(f"{_LIMIT_MESSAGE} (the parser ran past {wall_s:g} s)") from None
+        except OSError as exc:  # no process, no pipe: nothing the trace did
+            raise ParserUnavailable(f"the trace parser could not start: {exc}") from None
+        wall = time.monotonic() - t
+    finally:
+        if isinstance(path, str):
+            os.close(fd)
+    try:
+        reply = json.loads(proc.stdout.decode("utf-8", "replace"))
+        if not isinstance(reply, dict):
+            raise ValueError
+    except ValueError:
+        reply = None
+    if reply is None or "error" in reply and reply.get("kind") == "limits":
+        how = f"signal {-proc.returncode}" if proc.returncode < 0 else f"exit status {proc.returncode}"
+        tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:]
+        detail = (reply or {}).get("error") or (tail[0][:300] if tail else "")
+        raise TraceError(f"{_LIMIT_MESSAGE} (the parser: {how}{': ' + detail if detail else ''})")
+    parser = dict(reply.get("parser") or {}, wall_s=round(wall, 6))
+    if "error" in reply:
+        err = TraceError(str(reply["error"]))
+        err.parser = parser
+        raise err
+    programs: dict = {}
+    for name, got in (reply.get("programs") or {}).items():
+        if "error" in got:
+            programs[name] = TraceError(got["error"])
+        else:
+            programs[name] = Executions(got["durations_s"], got["starts_ps"], got["method"], got["plane"])
+    window = reply.get("window_ns")
+    return TraceSummary(programs, int(reply["n_events"]), tuple(window) if window else None, parser)

@@ -37,7 +37,9 @@ class SafeDir:
         finally:
             os.close(fd)
 
-    def read(self, rel: str, max_bytes: int) -> bytes:
+    def open(self, rel: str, max_bytes: int) -> int:
+        """A read-only descriptor of the regular file ``rel`` (no symlink on the way), at most
+        ``max_bytes`` long when opened; the caller closes it."""
         parts = [p for p in rel.split("/") if p]
         dfd = self._dir_fd(parts[:-1])
         try:
@@ -52,6 +54,14 @@ class SafeDir:
                 raise OSError(errno.EINVAL, f"{rel} is not a regular file")
             if st.st_size > max_bytes:
                 raise OSError(errno.EFBIG, f"{rel} is {st.st_size} bytes, over the cap {max_bytes}")
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def read(self, rel: str, max_bytes: int) -> bytes:
+        fd = self.open(rel, max_bytes)
+        try:
             chunks, total = [], 0
             while True:
                 b = os.read(fd, 1 << 22)
