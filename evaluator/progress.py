@@ -8,6 +8,7 @@ from django.db.models.functions import Coalesce
 from catalog.models import Baseline
 from evaluator.health import live_workers_for
 from evaluator.models import Evaluation
+from evaluator.queue_status import submission_queue
 from evaluator.queues import hardware_queue
 from jaxbench.record import Outcome
 from submissions.models import Candidate
@@ -17,7 +18,8 @@ def submission_progress(submission) -> dict:
     """Counts by stage and state, outcomes so far, and a waiting notice per hardware queue.
 
     ``{"total": candidates, "done": finished candidates, "finished": bool, "stages": {stage: {state: n}},
-       "outcomes": {outcome: n}, "waiting_for": "tpu-v6e" | None, "precheck_saved": {...}}``
+       "outcomes": {outcome: n}, "waiting_for": "tpu-v6e" | None, "precheck_saved": {...},
+       "queue": evaluator.queue_status.submission_queue(...) while rows wait, else None}``
     """
     total = submission.candidates.count()
     rows = (
@@ -49,15 +51,17 @@ def submission_progress(submission) -> dict:
     saved_s = None
     if pre_stopped and hw.is_accelerator:
         saved_s = _estimated_accelerator_seconds(submission, pre_stopped)
+    finished = total > 0 and done >= total
     return {
         "total": total,
         "done": done,
-        "finished": total > 0 and done >= total,
+        "finished": finished,
         "percent": round(100.0 * done / total, 1) if total else 100.0,
         "stages": stages,
         "outcomes": outcomes,
         "waiting_for": waiting_for,
         "precheck_saved": {"candidates": pre_stopped, "estimated_accelerator_seconds": saved_s},
+        "queue": None if finished else submission_queue(submission),
     }
 
 

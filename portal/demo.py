@@ -82,7 +82,8 @@ def demo_team():
 
 
 def create_demo(hardware: str = "cpu") -> list[Submission]:
-    """Create (once) and publish the demo submissions; the worker evaluates them."""
+    """Create (once) and publish the demo submissions; the worker evaluates them in the background
+    lane, behind every user's submission (evaluator/queues.py)."""
     user, team = demo_team()
     existing = list(team.submissions.all())
     if existing:
@@ -99,9 +100,10 @@ def create_demo(hardware: str = "cpu") -> list[Submission]:
                 "upload_key": "demo-kernels",
             },
             [(f"{wid}.py", code) for wid, code in example_files(hardware).items()],
+            background=True,
         )
         trace = intake.create_trace_submission(
-            team, user, io.BytesIO(demo_trace(hardware).encode()), upload_key="demo-trace"
+            team, user, io.BytesIO(demo_trace(hardware).encode()), upload_key="demo-trace", background=True
         )
         for sub in (kernels, trace):
             sub.publish()

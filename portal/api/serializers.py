@@ -245,6 +245,33 @@ class TraceUploadRequestSerializer(_MetaFields):
     trace = serializers.FileField(allow_empty_file=True, help_text="The jaxbench-trace/1 JSON Lines file.")
 
 
+class RunningSerializer(serializers.Serializer):
+    workload = serializers.CharField()
+    stage = serializers.CharField()
+    lane = serializers.CharField()
+    elapsed_s = serializers.FloatField()
+    left_s = serializers.FloatField(help_text="estimated from the workload's median duration")
+    worker = serializers.CharField()
+    mine = serializers.BooleanField(help_text="a row of this submission")
+    text = serializers.CharField()
+
+
+class QueueSerializer(serializers.Serializer):
+    queue = serializers.CharField()
+    lane = serializers.CharField(help_text="user, or background (demo and maintenance work, after every user's)")
+    position = serializers.IntegerField(help_text="queued rows ahead of this submission's first queued row")
+    queued = serializers.IntegerField(help_text="this submission's rows queued there")
+    workers = serializers.IntegerField(help_text="live workers consuming the queue")
+    start_in_s = serializers.FloatField(allow_null=True)
+    finish_in_s = serializers.FloatField(allow_null=True)
+    estimated_with_default = serializers.IntegerField(
+        help_text="rows of workloads never measured here, counted at default_s"
+    )
+    default_s = serializers.FloatField()
+    running = RunningSerializer(many=True)
+    text = serializers.CharField(help_text="the same in one line, as the page and the CLI show it")
+
+
 class ProgressSerializer(serializers.Serializer):
     submission = serializers.IntegerField()
     total = serializers.IntegerField()
@@ -255,6 +282,11 @@ class ProgressSerializer(serializers.Serializer):
     outcomes = serializers.DictField(child=serializers.IntegerField())
     waiting_for = serializers.CharField(allow_null=True)
     precheck_saved = serializers.DictField()
+    queue = QueueSerializer(
+        allow_null=True,
+        help_text="while rows wait: the queue, rows ahead, what runs now and the estimated start "
+        "and finish (median measured durations per workload; null without work waiting)",
+    )
 
 
 class EvaluationSerializer(serializers.ModelSerializer):

@@ -146,12 +146,15 @@ _TRACE_COLUMNS = (
 )
 
 
-def _store(submission: Submission, candidates: list[Candidate] = (), rows: list[tuple] | None = None) -> Submission:
+def _store(
+    submission: Submission, candidates: list[Candidate] = (), rows: list[tuple] | None = None, background: bool = False
+) -> Submission:
     """One transaction: the submission, its candidates, their evaluations (enqueued on commit).
     ``candidates`` are Candidate instances; or ``rows`` are tuples of ``_TRACE_COLUMNS`` less the
     submission (a trace's thousands of samples: inserted by ``submissions.bulk.insert_rows``, no
     model instance per sample). A concurrent upload with the same key loses the race and
-    returns the winner's submission."""
+    returns the winner's submission. ``background``: demo or maintenance work (evaluated only
+    when no user's work waits)."""
     try:
         with transaction.atomic():
             submission.save()
@@ -162,7 +165,7 @@ def _store(submission: Submission, candidates: list[Candidate] = (), rows: list[
                 for c in candidates:
                     c.submission = submission
                 Candidate.objects.bulk_create(candidates, batch_size=1000)
-            submission_stored.send(sender=Submission, submission=submission)
+            submission_stored.send(sender=Submission, submission=submission, background=background)
     except IntegrityError:
         first = existing_upload(submission.team, submission.upload_key)
         if first is None:
@@ -172,7 +175,9 @@ def _store(submission: Submission, candidates: list[Candidate] = (), rows: list[
     return submission
 
 
-def create_kernel_submission(team, user, hardware, meta: dict, files: Iterable[Upload | tuple]) -> Submission:
+def create_kernel_submission(
+    team, user, hardware, meta: dict, files: Iterable[Upload | tuple], background: bool = False
+) -> Submission:
     """A kernel submission: one source per workload. ``hardware`` is a HardwareTarget or slug;
     ``meta`` has method (required), model_name (or model), framework, description, link,
     upload_key; ``files`` are :class:`Upload` objects or ``(name, bytes|str)`` pairs, where a
@@ -214,10 +219,12 @@ def create_kernel_submission(team, user, hardware, meta: dict, files: Iterable[U
         )
         for k in sorted(kernels, key=lambda k: pk_of[k.wid])
     ]
-    return _store(submission, candidates)
+    return _store(submission, candidates, background=background)
 
 
-def create_trace_submission(team, user, stream, upload_key: str | None = None) -> Submission:
+def create_trace_submission(
+    team, user, stream, upload_key: str | None = None, background: bool = False
+) -> Submission:
     """An agent trace (``jaxbench-trace/1`` JSON Lines) from a binary stream, parsed line by line.
     ``upload_key`` (or the header's) makes a retried upload return the first submission."""
     check_team(team, user)
@@ -283,7 +290,7 @@ def create_trace_submission(team, user, stream, upload_key: str | None = None) -
         )
         for s in trace.samples
     ]
-    return _store(submission, rows=rows)
+    return _store(submission, rows=rows, background=background)
 
 
 def teams_for(user):
