@@ -55,6 +55,7 @@ def demo_trace(hardware: str = "cpu") -> str:
             "framework": "portal demo",
             "hardware": hardware,
             "sampling": "sequential",
+            "selection": "pass_at_k",
             "budget": 4,
             "description": "Four samples per workload in search order: a plain-XLA start, an API "
             "error, a wrong-numbers kernel, then the working kernel.",
@@ -98,6 +99,7 @@ def create_demo(hardware: str = "cpu") -> list[Submission]:
                 "model_name": "human",
                 "description": "The example kernels of jaxbench/kernels/examples, evaluated on this machine.",
                 "upload_key": "demo-kernels",
+                "selection": "single_attempt",
             },
             [(f"{wid}.py", code) for wid, code in example_files(hardware).items()],
             background=True,

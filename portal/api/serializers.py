@@ -9,6 +9,7 @@ from rest_framework import serializers
 from catalog.models import Baseline, ExpertReference, HardwareTarget, Workload
 from evaluator.models import Evaluation
 from evaluator.queues import hardware_queue
+from jaxbench import traces as trace_format
 from submissions.models import Submission, meta_limit
 
 
@@ -141,6 +142,8 @@ class SubmissionSerializer(serializers.ModelSerializer):
             "description",
             "link",
             "sampling",
+            "selection",
+            "selector",
             "budget",
             "settings",
             "upload_key",
@@ -226,6 +229,15 @@ class KernelSubmissionRequestSerializer(_MetaFields):
     framework = serializers.CharField(max_length=meta_limit("framework"), required=False, allow_blank=True)
     description = serializers.CharField(max_length=meta_limit("description"), required=False, allow_blank=True)
     link = serializers.URLField(max_length=meta_limit("link"), required=False, allow_blank=True)
+    selection = serializers.ChoiceField(
+        choices=list(trace_format.ONE_SAMPLE_SELECTIONS),
+        required=False,
+        allow_blank=True,
+        help_text="How the files were chosen: single_attempt (one try per workload) or best_at_k (picked "
+        "among k by your own selector, which saw no verdict of this portal: name it in selector). "
+        "Absent: shown as undeclared.",
+    )
+    selector = serializers.CharField(max_length=meta_limit("selector"), required=False, allow_blank=True)
     kernels = serializers.DictField(
         child=serializers.CharField(allow_blank=True, trim_whitespace=False),
         required=False,
