@@ -385,3 +385,13 @@ def test_health_shows_what_each_worker_runs_now(client):
     assert q["eval.cpu"]["running"] == 1 and q["eval.cpu"]["queued"] == 1 and "background.eval.cpu" in q
     html = client.get("/health/").content.decode()
     assert "sample 0" in html and "sweep_expert(1p, cpu)" in html
+
+
+def test_the_docs_state_the_queue_rules_the_code_applies(client):
+    html = client.get("/docs/").content.decode()
+    assert 'id="queue"' in html and 'id="selection"' in html
+    assert f"or {queue_status.DEFAULT_SECONDS['main']:.0f} s (main stage)" in html
+    assert f"/ {queue_status.DEFAULT_SECONDS['precheck']:.0f} s (pre-check)" in html
+    assert f"the last {WorkloadDuration.KEEP} measured evaluations" in html
+    design = (__import__("pathlib").Path(__file__).parents[2] / "docs" / "DESIGN.md").read_text()
+    assert f"the last {WorkloadDuration.KEEP} measured durations" in design and "60 s main / 20 s pre-check" in design
