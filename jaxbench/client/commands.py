@@ -136,6 +136,9 @@ def submit_kernels(args, portal: Portal) -> int:
         "description": args.description or "",
         "link": args.link or "",
     }
+    for name in ("selection", "selector"):  # only when given: older upload keys stay as they were
+        if getattr(args, name, None):
+            meta[name] = getattr(args, name)
     if args.team:
         meta["team"] = args.team
     key = args.upload_key

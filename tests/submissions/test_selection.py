@@ -105,3 +105,37 @@ def test_the_web_form_offers_the_declaration(client, catalog, people):
     client.force_login(people.alice)
     page = client.get("/submit/").content.decode()
     assert 'name="selection"' in page and 'name="selector"' in page
+
+
+def test_the_cli_declares_a_kernel_uploads_selection_and_status_shows_the_queue(
+    transactional_db, live_server, catalog, people, tmp_path
+):
+    from tests.submissions.test_cli import cli
+
+    kernel_dir = tmp_path / "outputs"
+    kernel_dir.mkdir()
+    (kernel_dir / "12p.py").write_text(kernel())
+    (kernel_dir / "8p.py").write_text(kernel("gemm"))
+
+    rc, out, err = cli(
+        "submit-kernels",
+        kernel_dir,
+        "--hardware",
+        "cpu",
+        "--method",
+        "Autocomp",
+        "--selection",
+        "best_at_k",
+        "--selector",
+        "fastest of 8 drafts on my own random inputs",
+        url=live_server.url,
+        token=people.tokens["alice"],
+    )
+    assert rc == 0, err
+    sub = Submission.objects.get()
+    assert (sub.selection, sub.selector) == ("best_at_k", "fastest of 8 drafts on my own random inputs")
+    # the rows wait (no broker here, no worker): status says where they stand
+    rc, out, err = cli("status", sub.pk, url=live_server.url, token=people.tokens["alice"])
+    assert rc == 0, err
+    assert "Queue: 0 row(s) ahead of yours on eval.cpu; 2 of yours queued there" in out
+    assert "no live worker" in out
