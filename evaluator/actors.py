@@ -14,7 +14,7 @@ from django.utils import timezone
 from catalog.models import HardwareTarget, Workload
 from evaluator import experts_sweep
 from evaluator.models import QueuePing
-from evaluator.queues import DECLARED_QUEUE, MAINTENANCE_QUEUE, hardware_queue
+from evaluator.queues import BACKGROUND_LANE, BACKGROUND_PRIORITY, DECLARED_QUEUE, MAINTENANCE_QUEUE, hardware_queue
 from evaluator.reconciler import reconcile
 from evaluator.runner import baseline_for, run_evaluation
 from evaluator.workers import worker_name
@@ -30,6 +30,21 @@ EVALUATION_TIME_LIMIT_MS = settings.JAXBENCH_EVALUATION_TIME_LIMIT_S * 1000
 def evaluate(evaluation_id: int):
     status = run_evaluation(evaluation_id)
     log.info("evaluation %s: %s", evaluation_id, status)
+
+
+@dramatiq.actor(
+    queue_name=DECLARED_QUEUE,
+    max_retries=8,
+    min_backoff=1000,
+    max_backoff=120_000,
+    time_limit=EVALUATION_TIME_LIMIT_MS,
+    priority=BACKGROUND_PRIORITY,
+)
+def evaluate_background(evaluation_id: int):
+    """``evaluate`` for the background lane (demo, maintenance): a worker runs it only when no
+    user evaluation it has fetched waits (evaluator/queues.py)."""
+    status = run_evaluation(evaluation_id)
+    log.info("evaluation %s (background): %s", evaluation_id, status)
 
 
 @dramatiq.actor(queue_name=MAINTENANCE_QUEUE, max_retries=3)
@@ -51,9 +66,16 @@ def send_ping(queue: str):
     return ping
 
 
-@dramatiq.actor(queue_name=DECLARED_QUEUE, max_retries=3, min_backoff=5000, time_limit=EVALUATION_TIME_LIMIT_MS * 4)
+@dramatiq.actor(
+    queue_name=DECLARED_QUEUE,
+    max_retries=3,
+    min_backoff=5000,
+    time_limit=EVALUATION_TIME_LIMIT_MS * 4,
+    priority=BACKGROUND_PRIORITY,
+)
 def sweep_expert(workload_wid: str, hardware_slug: str, limit: int | None = None):
-    """Sweep one expert kernel on the worker of its hardware (sent to ``eval.<hardware>``)."""
+    """Sweep one expert kernel on the worker of its hardware, in the background lane (sent to
+    ``background.eval.<hardware>``): maintenance work that never delays a user's evaluation."""
     wl = Workload.objects.get(wid=workload_wid)
     hw = HardwareTarget.objects.get(slug=hardware_slug)
     ref = experts_sweep.sweep_expert(wl, hw, baseline_for(wl, hw).record, limit=limit)
@@ -62,7 +84,7 @@ def sweep_expert(workload_wid: str, hardware_slug: str, limit: int | None = None
 
 def send_expert_sweeps(hardware_slug: str, workload_wids, limit: int | None = None) -> None:
     broker = dramatiq.get_broker()
-    queue = hardware_queue(hardware_slug)
+    queue = hardware_queue(hardware_slug, BACKGROUND_LANE)
     broker.declare_queue(queue)
     for wid in workload_wids:
         broker.enqueue(sweep_expert.message_with_options(args=(wid, hardware_slug, limit)).copy(queue_name=queue))

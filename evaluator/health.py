@@ -6,12 +6,13 @@ import datetime
 from urllib.parse import urlsplit, urlunsplit
 
 from django.conf import settings
+from django.db.models import Count
 from django.utils import timezone
 
 from catalog.models import HardwareTarget
 from evaluator import broker as broker_state
 from evaluator.models import Evaluation, WorkerHeartbeat
-from evaluator.queues import MAINTENANCE_QUEUE, PRECHECK_QUEUE, hardware_queue, stage_queue
+from evaluator.queues import MAINTENANCE_QUEUE, PRECHECK_QUEUE, hardware_queue, stage_queue, with_background
 from evaluator.workers import HEARTBEAT_SECONDS
 
 
@@ -44,17 +45,65 @@ def live_heartbeats(now=None):
     return WorkerHeartbeat.objects.filter(last_seen_at__gte=cutoff)
 
 
+EVALUATION_ACTORS = ("evaluate", "evaluate_background")
+# running rows listed on /health/ (one per worker thread in practice; a cap against the absurd)
+RUNNING_LISTED = 200
+
+
+def running_by_worker(now=None) -> dict[str, list[dict]]:
+    """{worker process name: the rows its threads run now} (one query). A row's holder is
+    ``host:pid:thread``, its process's heartbeat name plus the thread (evaluator/workers.py)."""
+    now = now or timezone.now()
+    out: dict[str, list[dict]] = {}
+    for r in (
+        Evaluation.objects.filter(state=Evaluation.RUNNING)
+        .order_by("started_at", "pk")
+        .values(
+            "pk",
+            "worker",
+            "stage",
+            "lane",
+            "started_at",
+            "hardware__slug",
+            "candidate__workload__wid",
+            "candidate__index",
+            "candidate__submission_id",
+        )[:RUNNING_LISTED]
+    ):
+        process = r["worker"].rsplit(":", 1)[0] if r["worker"].count(":") >= 2 else r["worker"]
+        out.setdefault(process, []).append(
+            {
+                "evaluation": r["pk"],
+                "submission": r["candidate__submission_id"],
+                "workload": r["candidate__workload__wid"],
+                "index": r["candidate__index"],
+                "hardware": r["hardware__slug"],
+                "stage": r["stage"],
+                "lane": r["lane"],
+                "elapsed_s": round((now - r["started_at"]).total_seconds(), 1) if r["started_at"] else None,
+            }
+        )
+    return out
+
+
 def status() -> dict:
     targets = list(HardwareTarget.objects.all())
-    queues = [PRECHECK_QUEUE, MAINTENANCE_QUEUE] + [hardware_queue(t.slug) for t in targets]
+    queues = sorted(
+        with_background([PRECHECK_QUEUE] + [hardware_queue(t.slug) for t in targets]) | {MAINTENANCE_QUEUE},
+        key=lambda q: (q.startswith("background."), q != PRECHECK_QUEUE, q != MAINTENANCE_QUEUE, q),
+    )
     reachable, depths, error = queue_depths(queues)
     workers = list(live_heartbeats())
+    running = running_by_worker()
     pending = {}
-    for row in Evaluation.objects.filter(state__in=[Evaluation.QUEUED, Evaluation.RUNNING]).values(
-        "hardware__slug", "stage", "state"
+    for row in (
+        Evaluation.objects.filter(state__in=[Evaluation.QUEUED, Evaluation.RUNNING])
+        .values("hardware__slug", "stage", "lane", "state")
+        .annotate(n=Count("pk"))
+        .order_by()
     ):
-        q = stage_queue(row["stage"], row["hardware__slug"])
-        pending.setdefault(q, {"queued": 0, "running": 0})[row["state"]] += 1
+        q = stage_queue(row["stage"], row["hardware__slug"], row["lane"])
+        pending.setdefault(q, {"queued": 0, "running": 0})[row["state"]] += row["n"]
     return {
         "broker": broker_description(),
         "reachable": reachable,
@@ -77,6 +126,9 @@ def status() -> dict:
                 "last_seen_at": w.last_seen_at.isoformat(),
                 "started_at": w.started_at.isoformat(),
                 "backends": w.backends,
+                "running": running.get(w.name, []),
+                # work without an Evaluation row (an expert sweep), from the worker's own beat
+                "other_tasks": [t for t in (w.tasks or []) if t.get("actor") not in EVALUATION_ACTORS],
             }
             for w in workers
         ],

@@ -4,7 +4,7 @@ from django.conf import settings
 from django.db import models
 
 from catalog.models import HardwareTarget
-from evaluator.queues import PRECHECK_QUEUE, hardware_queue
+from evaluator.queues import BACKGROUND_LANE, USER_LANE, stage_queue
 from jaxbench import record as record_terms
 from jaxbench.verdict import review as review_rules
 
@@ -40,6 +40,11 @@ class Evaluation(models.Model):
     )
     hardware = models.ForeignKey(HardwareTarget, on_delete=models.PROTECT, related_name="evaluations")
     stage = models.CharField(max_length=10, choices=STAGES, default=MAIN)
+    # user submissions, or demo and maintenance work that runs only when no user's waits
+    # (evaluator/queues.py: the lane picks the queue and the actor's priority)
+    lane = models.CharField(
+        max_length=10, choices=[(USER_LANE, "User"), (BACKGROUND_LANE, "Background")], default=USER_LANE
+    )
     state = models.CharField(max_length=10, choices=STATES, default=QUEUED)
     outcome = models.CharField(max_length=20, blank=True)
     speedup = models.FloatField(null=True, blank=True)
@@ -101,7 +106,7 @@ class Evaluation(models.Model):
 
     @property
     def queue(self) -> str:
-        return PRECHECK_QUEUE if self.stage == self.PRECHECK else hardware_queue(self.hardware.slug)
+        return stage_queue(self.stage, self.hardware.slug, self.lane)
 
     @property
     def is_correct(self) -> bool:
@@ -146,6 +151,9 @@ class WorkerHeartbeat(models.Model):
     # JAX backends the worker process itself has initialized: at most the trusted side's pinned
     # CPU client; an accelerator here would lock the device away from the children that run on it
     backends = models.JSONField(default=list, blank=True)
+    # what its threads run now: [{"actor", "args", "queue", "started_at"}] (evaluations and the
+    # work that has no Evaluation row, such as an expert sweep), written with the next beat
+    tasks = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["-last_seen_at"]
@@ -158,3 +166,22 @@ class QueuePing(models.Model):
     sent_at = models.DateTimeField(auto_now_add=True)
     answered_at = models.DateTimeField(null=True, blank=True)
     answered_by = models.CharField(max_length=160, blank=True)
+
+
+class WorkloadDuration(models.Model):
+    """How long one evaluation of a workload takes on a hardware target, at a stage: the last
+    ``KEEP`` measured durations (claim to verdict, reused verdicts excluded), so a queue's wait
+    is estimated from a median read in one query (evaluator/queue_status.py)."""
+
+    KEEP = 25
+
+    hardware = models.ForeignKey(HardwareTarget, on_delete=models.CASCADE, related_name="+")
+    workload = models.ForeignKey("catalog.Workload", on_delete=models.CASCADE, related_name="+")
+    stage = models.CharField(max_length=10, choices=Evaluation.STAGES)
+    recent = models.JSONField(default=list)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["hardware", "workload", "stage"], name="one_duration_per_workload_stage")
+        ]

@@ -3,7 +3,8 @@
 The rows are created inside the caller's transaction and the messages are sent only after it
 commits (``transaction.on_commit``): a worker never sees an ID that is not yet in the database,
 and a rolled-back intake sends nothing. A lost message is harmless: the reconciler re-sends
-every queued row whose message may be gone.
+every queued row whose message may be gone. Identical code already judged is not queued at all:
+its verdict is reused at intake (evaluator/reuse.py).
 """
 
 from __future__ import annotations
@@ -18,13 +19,20 @@ from django.utils import timezone
 from evaluator import outage
 from evaluator.broker import UNREACHABLE
 from evaluator.models import Evaluation
-from evaluator.queues import stage_queue
+from evaluator.queues import USER_LANE, lane_of_queue, stage_queue
+from evaluator.reuse import reuse_at_intake
 from submissions.bulk import insert_rows
 
 log = logging.getLogger(__name__)
 
 # Messages name the actor instead of importing it: actors -> runner -> pipeline stays one-way.
 EVALUATE_ACTOR = "evaluate"
+# the same work at a lower priority, for the background lane (evaluator/queues.py)
+EVALUATE_BACKGROUND_ACTOR = "evaluate_background"
+
+
+def actor_for(queue: str) -> str:
+    return EVALUATE_ACTOR if lane_of_queue(queue)[0] == USER_LANE else EVALUATE_BACKGROUND_ACTOR
 
 
 def first_stage(hardware) -> str:
@@ -33,28 +41,57 @@ def first_stage(hardware) -> str:
     return Evaluation.PRECHECK if hardware.prechecked else Evaluation.MAIN
 
 
-def schedule_submission(submission) -> list[int]:
-    """Create the first-stage Evaluation row of every candidate of ``submission`` and enqueue
-    them after commit. Must run inside the intake's transaction."""
+def schedule_submission(submission, lane: str = USER_LANE) -> list[int]:
+    """Create the first-stage Evaluation row of every candidate of ``submission``, store at once
+    the verdict of every row whose identical code was already judged (evaluator/reuse.py), and
+    enqueue the rest after commit on ``lane``'s queue. Must run inside the intake's transaction.
+    Returns the ids of the rows left to evaluate."""
     stage = first_stage(submission.hardware)
     now = timezone.now()
     hw = submission.hardware_id
     insert_rows(
         Evaluation,
-        ("candidate_id", "hardware_id", "stage", "code_sha256", "enqueued_at"),
+        ("candidate_id", "hardware_id", "stage", "lane", "code_sha256", "enqueued_at"),
         (
-            (cid, hw, stage, sha, now)
+            (cid, hw, stage, lane, sha, now)
             for cid, sha in submission.candidates.order_by("pk").values_list("id", "code_sha256")
         ),
     )
-    ids = list(
+    rows = (
         Evaluation.objects.filter(candidate__submission=submission, stage=stage)
         .order_by("pk")
-        .values_list("pk", flat=True)
+        .values_list("pk", "code_sha256", "candidate__workload_id")
     )
-    queue = stage_queue(stage, submission.hardware.slug)
-    transaction.on_commit(lambda: enqueue_soon(ids, queue))
-    return ids
+    reused, waiting = reuse_at_intake(submission.hardware, stage, rows)
+    queue = stage_queue(stage, submission.hardware.slug, lane)
+    later = []
+    passed = [ev.candidate_id for ev in reused if ev.stage == Evaluation.PRECHECK and ev.state == Evaluation.DONE]
+    if passed:  # a reused pre-check that passed: its main stage, itself perhaps already judged
+        insert_rows(
+            Evaluation,
+            ("candidate_id", "hardware_id", "stage", "lane", "code_sha256", "enqueued_at"),
+            (
+                (cid, hw, Evaluation.MAIN, lane, sha, now)
+                for cid, sha in submission.candidates.filter(pk__in=passed)
+                .order_by("pk")
+                .values_list("id", "code_sha256")
+            ),
+        )
+        main_rows = (
+            Evaluation.objects.filter(candidate_id__in=passed, stage=Evaluation.MAIN)
+            .order_by("pk")
+            .values_list("pk", "code_sha256", "candidate__workload_id")
+        )
+        _, later = reuse_at_intake(submission.hardware, Evaluation.MAIN, main_rows)
+    main_queue = stage_queue(Evaluation.MAIN, submission.hardware.slug, lane)
+
+    def wake():
+        enqueue_soon(waiting, queue)
+        if later:
+            enqueue_soon(later, main_queue)
+
+    transaction.on_commit(wake)
+    return waiting + later
 
 
 # Above this many messages, sending happens off the request thread: a 7,200-sample trace must
@@ -63,6 +100,8 @@ BACKGROUND_ENQUEUE_OVER = 200
 
 
 def enqueue_soon(evaluation_ids, queue: str) -> None:
+    if not evaluation_ids:
+        return
     if len(evaluation_ids) <= BACKGROUND_ENQUEUE_OVER:
         enqueue_many(evaluation_ids, queue)
         return
@@ -74,11 +113,10 @@ def enqueue_soon(evaluation_ids, queue: str) -> None:
 def enqueue_many(evaluation_ids, queue: str) -> None:
     broker = dramatiq.get_broker()
     broker.declare_queue(queue)
+    actor = actor_for(queue)
     for eid in evaluation_ids:
         try:
-            broker.enqueue(
-                dramatiq.Message(queue_name=queue, actor_name=EVALUATE_ACTOR, args=(eid,), kwargs={}, options={})
-            )
+            broker.enqueue(dramatiq.Message(queue_name=queue, actor_name=actor, args=(eid,), kwargs={}, options={}))
         except UNREACHABLE as exc:  # broker away: the rows stay queued and the reconciler re-sends them
             outage.BROKER.note_down(exc)  # one line per outage, not one per row
             return

@@ -8,6 +8,7 @@ from django.db.models.functions import Coalesce
 from catalog.models import Baseline
 from evaluator.health import live_workers_for
 from evaluator.models import Evaluation
+from evaluator.queue_status import submission_queue
 from evaluator.queues import hardware_queue
 from jaxbench.record import Outcome
 from jaxbench.verdict import review as review_rules
@@ -18,7 +19,8 @@ def submission_progress(submission) -> dict:
     """Counts by stage and state, outcomes so far, and a waiting notice per hardware queue.
 
     ``{"total": candidates, "done": finished candidates, "finished": bool, "stages": {stage: {state: n}},
-       "outcomes": {outcome: n}, "held": n, "waiting_for": "tpu-v6e" | None, "precheck_saved": {...}}``
+       "outcomes": {outcome: n}, "held": n, "waiting_for": "tpu-v6e" | None, "precheck_saved": {...},
+       "queue": evaluator.queue_status.submission_queue(...) while rows wait, else None}``
 
     A verdict held for review (TRUST.md 6) is finished work but counts under ``held`` (and the
     outcome ``held_for_review``), never under its measured outcome, until a staff member
@@ -56,16 +58,18 @@ def submission_progress(submission) -> dict:
     saved_s = None
     if pre_stopped and hw.is_accelerator:
         saved_s = _estimated_accelerator_seconds(submission, pre_stopped)
+    finished = total > 0 and done >= total
     return {
         "total": total,
         "done": done,
-        "finished": total > 0 and done >= total,
+        "finished": finished,
         "percent": round(100.0 * done / total, 1) if total else 100.0,
         "stages": stages,
         "outcomes": outcomes,
         "held": held,
         "waiting_for": waiting_for,
         "precheck_saved": {"candidates": pre_stopped, "estimated_accelerator_seconds": saved_s},
+        "queue": None if finished else submission_queue(submission),
     }
 
 

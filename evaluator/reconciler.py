@@ -29,7 +29,7 @@ from evaluator import outage
 from evaluator.health import live_heartbeats
 from evaluator.models import Evaluation, WorkerHeartbeat
 from evaluator.pipeline import enqueue_many
-from evaluator.queues import PRECHECK_QUEUE, hardware_of_queue, stage_queue
+from evaluator.queues import PRECHECK_QUEUE, hardware_of_queue, lane_of_queue, stage_queue
 
 log = logging.getLogger(__name__)
 
@@ -60,9 +60,10 @@ def requeue_expired_leases(now) -> int:
 
 def _of_queue(queue: str) -> Q:
     """The rows whose messages go to ``queue`` (the inverse of queues.stage_queue)."""
-    if queue == PRECHECK_QUEUE:
-        return Q(stage=Evaluation.PRECHECK)
-    return Q(stage=Evaluation.MAIN, hardware__slug=hardware_of_queue(queue))
+    lane, base = lane_of_queue(queue)
+    if base == PRECHECK_QUEUE:
+        return Q(stage=Evaluation.PRECHECK, lane=lane)
+    return Q(stage=Evaluation.MAIN, hardware__slug=hardware_of_queue(queue), lane=lane)
 
 
 def missing_messages(rows_waiting: int, messages: int) -> int:
@@ -81,11 +82,11 @@ def reconcile(stale_seconds: float | None = None, now=None) -> list[int]:
     waiting: dict[str, int] = defaultdict(int)
     for row in (
         Evaluation.objects.filter(state=Evaluation.QUEUED)
-        .values("stage", "hardware__slug")
+        .values("stage", "hardware__slug", "lane")
         .annotate(n=Count("pk"))
         .order_by()
     ):
-        waiting[stage_queue(row["stage"], row["hardware__slug"])] += row["n"]
+        waiting[stage_queue(row["stage"], row["hardware__slug"], row["lane"])] += row["n"]
     if not waiting:
         return []
     live = live_queues(now)

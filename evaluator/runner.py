@@ -19,10 +19,11 @@ from django.utils import timezone
 
 from catalog.models import Baseline
 from evaluator import outage
-from evaluator.models import Evaluation
+from evaluator.models import Evaluation, WorkloadDuration
 from evaluator.outage import with_database
 from evaluator.pipeline import enqueue_many
-from evaluator.queues import hardware_queue
+from evaluator.queues import stage_queue
+from evaluator.reuse import reusable_record
 from evaluator.signals import evaluation_finished
 from evaluator.workers import worker_name
 from jaxbench import HARNESS_VERSION
@@ -119,28 +120,6 @@ def release(evaluation_id: int, me: str, reason: str) -> None:
 
 def _profile_for(ev: Evaluation) -> str:
     return "small" if ev.stage == Evaluation.PRECHECK else ev.hardware.profile
-
-
-def reusable_record(ev: Evaluation) -> Evaluation | None:
-    """A finished evaluation of identical code for the same workload, hardware, stage, profile
-    and harness version: agents repeat themselves, and the verdict would be the same."""
-    return (
-        Evaluation.objects.filter(
-            code_sha256=ev.code_sha256,
-            hardware=ev.hardware,
-            stage=ev.stage,
-            state__in=(Evaluation.DONE, Evaluation.SKIPPED),
-            candidate__workload=ev.candidate.workload,
-            record__harness_version=HARNESS_VERSION,
-            record__profile=_profile_for(ev),
-            reused_from__isnull=True,
-        )
-        # a verdict reached through infrastructure failures is this attempt's, never a precedent
-        .exclude(record__has_key="infrastructure_attempts")
-        .exclude(pk=ev.pk)
-        .order_by("finished_at")
-        .first()
-    )
 
 
 def baseline_for(workload, hardware) -> Baseline:
@@ -278,14 +257,29 @@ def finish(ev: Evaluation, record: dict, state: str, reused_from=None) -> None:
                 candidate_id=ev.candidate_id,
                 hardware=ev.hardware,
                 stage=Evaluation.MAIN,
-                defaults={"code_sha256": ev.code_sha256, "enqueued_at": now},
+                defaults={"code_sha256": ev.code_sha256, "enqueued_at": now, "lane": ev.lane},
             )
             if created:
                 next_ids.append(main.pk)
         if next_ids:
-            transaction.on_commit(lambda: enqueue_many(next_ids, hardware_queue(ev.hardware.slug)))
+            queue = stage_queue(Evaluation.MAIN, ev.hardware.slug, ev.lane)
+            transaction.on_commit(lambda: enqueue_many(next_ids, queue))
+        if reused_from is None and locked.started_at is not None:
+            note_duration(locked, ev.candidate.workload_id, (now - locked.started_at).total_seconds())
         # In the same transaction: the aggregates commit together with the verdict.
         _after_final(locked)
+
+
+def note_duration(ev: Evaluation, workload_id: int, seconds: float) -> None:
+    """Keep the last WorkloadDuration.KEEP measured durations of ``ev``'s workload, hardware and
+    stage: the queue's estimates read their median (evaluator/queue_status.py)."""
+    if seconds < 0:
+        return
+    row, _ = WorkloadDuration.objects.select_for_update().get_or_create(
+        hardware_id=ev.hardware_id, workload_id=workload_id, stage=ev.stage
+    )
+    row.recent = [*row.recent, round(seconds, 3)][-WorkloadDuration.KEEP :]
+    row.save(update_fields=["recent", "updated_at"])
 
 
 def _after_final(ev: Evaluation) -> None:

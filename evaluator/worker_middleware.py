@@ -3,8 +3,10 @@
 This is what makes ``manage.py rundramatiq`` on a TPU VM enough to serve ``eval.tpu-v6e``: the
 worker detects its hardware at boot (``jax.devices()`` in a short-lived child: the worker process
 never opens an accelerator itself) and restricts itself to
-``eval.<slug>`` (plus ``precheck`` and ``maintenance`` on CPU hosts). ``JAXBENCH_WORKER_QUEUES``
-(comma-separated) overrides the choice.
+``eval.<slug>`` (plus ``precheck`` and ``maintenance`` on CPU hosts), each evaluation queue with
+its ``background.`` twin (demo and maintenance work, run at a lower priority: evaluator/queues.py).
+``JAXBENCH_WORKER_QUEUES`` (comma-separated) overrides the choice; the background twins of the
+queues it names are consumed too.
 """
 
 import logging
@@ -20,7 +22,7 @@ from dramatiq.errors import BrokerConnectionError, ConnectionClosed
 
 from evaluator import broker as broker_state
 from evaluator import outage, workers
-from evaluator.queues import MAINTENANCE_QUEUE, PRECHECK_QUEUE, hardware_queue
+from evaluator.queues import MAINTENANCE_QUEUE, PRECHECK_QUEUE, hardware_queue, with_background
 from evaluator.workers import HEARTBEAT_SECONDS, worker_name
 from jaxbench.hardware import detect_for_worker, initialized_backends
 
@@ -33,14 +35,14 @@ def queues_for(slug: str) -> set[str]:
     queues = {hardware_queue(slug)}
     if slug == "cpu":
         queues.update(CPU_EXTRA_QUEUES)
-    return queues
+    return with_background(queues)
 
 
 class HardwareQueues(dramatiq.Middleware):
     def before_worker_boot(self, broker, worker):
         override = settings.JAXBENCH_WORKER_QUEUES
         if override:
-            queues = set(override)
+            queues = with_background(override)
             slug = settings.JAXBENCH_WORKER_HARDWARE
         else:
             # in a short-lived child: this process must never open the accelerator itself
@@ -54,7 +56,35 @@ class HardwareQueues(dramatiq.Middleware):
 
 
 class Heartbeat(dramatiq.Middleware):
-    """Writes this worker process's row in WorkerHeartbeat while it runs."""
+    """Writes this worker process's row in WorkerHeartbeat while it runs, with what its threads
+    run now (written at once when that changes, else every HEARTBEAT_SECONDS)."""
+
+    def __init__(self):
+        self._tasks: dict[int, dict] = {}
+        self._tasks_lock = threading.Lock()
+        self._wake = threading.Event()
+
+    def before_process_message(self, broker, message):
+        task = {
+            "actor": message.actor_name,
+            "args": [a for a in message.args if isinstance(a, (int, str, float, type(None)))][:4],
+            "queue": message.queue_name,
+            "started_at": timezone.now().isoformat(),
+        }
+        with self._tasks_lock:
+            self._tasks[threading.get_ident()] = task
+        self._wake.set()
+
+    def after_process_message(self, broker, message, *, result=None, exception=None):
+        with self._tasks_lock:
+            self._tasks.pop(threading.get_ident(), None)
+        self._wake.set()
+
+    after_skip_message = after_process_message
+
+    def tasks(self) -> list[dict]:
+        with self._tasks_lock:
+            return sorted(self._tasks.values(), key=lambda t: t["started_at"])
 
     def after_worker_boot(self, broker, worker):
         self._stop = threading.Event()
@@ -82,6 +112,7 @@ class Heartbeat(dramatiq.Middleware):
                 "started_at": self._started,
                 "last_seen_at": now,
                 "backends": initialized_backends(),
+                "tasks": self.tasks(),
             },
         )
         HardwareTarget.objects.filter(slug=hw).update(last_worker_seen_at=now)
@@ -96,11 +127,13 @@ class Heartbeat(dramatiq.Middleware):
                 log.warning("heartbeat failed", exc_info=True)
             else:
                 outage.DATABASE.note_up()
-            self._stop.wait(HEARTBEAT_SECONDS)
+            self._wake.wait(HEARTBEAT_SECONDS)
+            self._wake.clear()
 
     def before_worker_shutdown(self, broker, worker):
         if getattr(self, "_stop", None):
             self._stop.set()
+            self._wake.set()
             try:
                 from evaluator.models import WorkerHeartbeat  # deferred: see _beat
 

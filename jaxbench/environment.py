@@ -209,7 +209,7 @@ VARIABLES: tuple[Variable, ...] = (
         "JAXBENCH_WORKER_QUEUES",
         "list",
         [],
-        "Queues to consume instead of the detected hardware's (comma-separated)",
+        "Queues to consume instead of the detected hardware's (comma-separated; each evaluation queue with its background. twin)",
         "worker",
     ),
     # -- the harness -------------------------------------------------------------------------------

@@ -31,5 +31,6 @@ META_LIMITS = {
     "framework": 120,
     "description": 10_000,
     "link": 200,
+    "selector": 300,
     "upload_key": 128,
 }

@@ -24,6 +24,7 @@ from catalog.models import ExpertReference, HardwareTarget, Workload
 from jaxbench import metrics
 from jaxbench.metrics.curves import set_values, unpack_curves
 from jaxbench.record import faster_than
+from jaxbench.traces import SELECTION_LABELS
 from jaxbench.workloads.sets import SET_FILTERS, SET_LABELS, SET_NAMES
 from leaderboard.models import SubmissionSummary, WorkloadResult
 from submissions.models import Submission
@@ -90,6 +91,7 @@ class Query:
     sort: str = DEFAULT_SORT
     method: str = ""
     model: str = ""
+    selection: str = ""  # how the samples were chosen (jaxbench.traces.SELECTIONS or "undeclared")
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> Query | None:
@@ -116,6 +118,7 @@ class Query:
             sort=sort,
             method=(params.get("method") or "").strip(),
             model=(params.get("model") or "").strip(),
+            selection=sel if (sel := (params.get("selection") or "").strip()) in SELECTION_LABELS else "",
         )
 
     def params(self, **overrides) -> dict[str, str]:
@@ -132,6 +135,8 @@ class Query:
             d["method"] = self.method
         if self.model:
             d["model"] = self.model
+        if self.selection:
+            d["selection"] = self.selection
         d.update({k: ("" if v is None else str(v)) for k, v in overrides.items()})
         return {k: v for k, v in d.items() if v != ""}
 
@@ -146,14 +151,18 @@ class Query:
 
 
 class LeaderboardFilter(django_filters.FilterSet):
-    """Method and model filters (exact, case-insensitive) over the summary rows."""
+    """Method and model filters (exact, case-insensitive) and how the samples were chosen, over
+    the summary rows."""
 
     method = django_filters.CharFilter(field_name="submission__method", lookup_expr="iexact", label="Method")
     model = django_filters.CharFilter(field_name="submission__model_name", lookup_expr="iexact", label="Model")
+    selection = django_filters.ChoiceFilter(
+        field_name="submission__selection", choices=list(SELECTION_LABELS.items()), label="Samples chosen"
+    )
 
     class Meta:
         model = SubmissionSummary
-        fields = ["method", "model"]
+        fields = ["method", "model", "selection"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -272,6 +281,8 @@ _SUMMARY_FIELDS = (
     "submission__framework",
     "submission__kind",
     "submission__sampling",
+    "submission__selection",
+    "submission__selector",
     "submission__published_at",
     "submission__created_at",
 )
@@ -297,6 +308,8 @@ def _row(s: Mapping, q: Query, curves, expert_curves, sizes: Mapping[str, int], 
         "framework": s["submission__framework"],
         "kind": s["submission__kind"],
         "sampling": s["submission__sampling"],
+        "selection": s["submission__selection"],
+        "selector": s["submission__selector"],
         "provenance": provenance,
         "solved": v["solved"],
         "set_size": v["size"],
@@ -386,7 +399,7 @@ def _compute(q: Query) -> dict:
     expert_gm = expert_geomean(members["expert"], experts)
 
     base = SubmissionSummary.objects.filter(hardware=q.hardware, submission__in=Submission.objects.public())
-    fs = LeaderboardFilter({"method": q.method, "model": q.model}, base)
+    fs = LeaderboardFilter({"method": q.method, "model": q.model, "selection": q.selection}, base)
     qs = fs.qs if fs.is_valid() else base.none()
     fields = list(_SUMMARY_FIELDS) + [f"curves_{q.wset}"] + ([] if q.wset == "expert" else ["curves_expert"])
     ranked, reported, partial = [], [], []
@@ -397,7 +410,7 @@ def _compute(q: Query) -> dict:
     # the rows' own (two queries fewer on every cold request).
     pairs = (
         [(s["submission__method"], s["submission__model_name"]) for s in raw]
-        if not (q.method or q.model)
+        if not (q.method or q.model or q.selection)
         else list(base.values_list("submission__method", "submission__model_name"))
     )
     choices = {"methods": sorted({m for m, _ in pairs}), "models": sorted({m for _, m in pairs if m})}
@@ -487,6 +500,7 @@ def _compute(q: Query) -> dict:
             "sort": q.sort,
             "method": q.method,
             "model": q.model,
+            "selection": q.selection,
             "jax_versions": jax,
             "harness_versions": harness,
             "expert_geomean": expert_gm,

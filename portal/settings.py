@@ -188,6 +188,11 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # how an entry's samples were chosen: as stored, and what a kernel upload may declare
+    "ENUM_NAME_OVERRIDES": {
+        "SelectionEnum": "jaxbench.traces.fields.SELECTION_CHOICES",
+        "KernelSelectionEnum": "jaxbench.traces.fields.ONE_SAMPLE_SELECTIONS",
+    },
 }
 
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}

@@ -7,7 +7,8 @@ from django import forms
 from django.utils.text import slugify
 
 from catalog.models import HardwareTarget
-from jaxbench.traces import format_error
+from jaxbench.traces import ONE_SAMPLE_SELECTIONS as KERNEL_SELECTIONS
+from jaxbench.traces import SELECTION_HELP, SELECTION_LABELS, format_error
 from submissions.intake import IntakeError, Upload, teams_for
 from submissions.models import Team, meta_limit
 
@@ -90,6 +91,18 @@ class KernelSubmissionForm(_TeamMixin, forms.Form):
         required=False, max_length=meta_limit("description"), widget=forms.Textarea(attrs={"rows": 3})
     )
     link = forms.URLField(required=False, max_length=meta_limit("link"), help_text="Paper, code or write-up.")
+    selection = forms.ChoiceField(
+        required=False,
+        label="How were these files chosen?",
+        choices=[("", "undeclared")] + [(c, f"{SELECTION_LABELS[c]}: {SELECTION_HELP[c]}") for c in KERNEL_SELECTIONS],
+        help_text='Agent entries say what they are (<a href="/docs/#selection">why</a>).',
+    )
+    selector = forms.CharField(
+        required=False,
+        max_length=meta_limit("selector"),
+        label="Selector (best@k)",
+        help_text="How one file per workload was picked among k, without any verdict of this portal.",
+    )
     upload_key = forms.CharField(required=False, max_length=meta_limit("upload_key"), widget=forms.HiddenInput())
     zip = forms.FileField(
         required=False,
@@ -152,6 +165,8 @@ class KernelSubmissionForm(_TeamMixin, forms.Form):
             "model_name": d.get("model", ""),
             "description": d.get("description", ""),
             "link": d.get("link", ""),
+            "selection": d.get("selection", ""),
+            "selector": d.get("selector", ""),
             "upload_key": d.get("upload_key") or None,
         }
 

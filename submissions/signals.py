@@ -1,7 +1,8 @@
 """What the submissions app tells the apps above it, without importing them.
 
 ``submission_stored`` is sent inside the intake's transaction once a submission and all its
-candidates are written; ``submission`` is the saved row. The evaluator answers by creating the
+candidates are written; ``submission`` is the saved row; ``background`` (default False) says it is
+demo or maintenance work, to be evaluated only when no user's work waits. The evaluator answers by creating the
 evaluation rows (same transaction) and waking the workers after the commit. Receivers' errors
 propagate, so a failing receiver rolls the whole upload back: nothing is stored half-scheduled."""
 

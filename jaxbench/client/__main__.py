@@ -12,7 +12,7 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from jaxbench import environment
+from jaxbench import environment, traces
 from jaxbench.client import __version__, commands
 from jaxbench.client.http import EXIT_USAGE, ClientError, Portal
 
@@ -63,6 +63,13 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--framework", help="agent framework and version")
     k.add_argument("--description")
     k.add_argument("--link", help="paper, code or write-up URL")
+    k.add_argument(
+        "--selection",
+        choices=traces.ONE_SAMPLE_SELECTIONS,
+        help="how these files were chosen: single_attempt, or best_at_k (picked among k by your own "
+        "selector, without any verdict of the portal; name it with --selector); default: undeclared",
+    )
+    k.add_argument("--selector", help="with --selection best_at_k: how each file was picked")
     k.add_argument("--team", help="team slug (needed when you are in several teams)")
     k.add_argument("--upload-key", help="idempotency key (default: a hash of the files and options; '' for none)")
     k.add_argument("--publish", action="store_true", help="publish right away")

@@ -137,6 +137,9 @@ def submit_kernels(args, portal: Portal) -> int:
         "description": args.description or "",
         "link": args.link or "",
     }
+    for name in ("selection", "selector"):  # only when given: older upload keys stay as they were
+        if getattr(args, name, None):
+            meta[name] = getattr(args, name)
     if args.team:
         meta["team"] = args.team
     key = args.upload_key
@@ -354,6 +357,8 @@ def wait_and_summarise(args, portal: Portal, sid: int) -> int:
             bar.refresh()
             if bar.disable:
                 line = f"#{sid}: {st['done']}/{st['total']} evaluated; {_fmt_outcomes(st.get('outcomes', {}))}"
+                if st.get("queue"):
+                    line += f"; queue: {st['queue']['text']}"
                 if line != last_line or time.monotonic() - last_at >= PROGRESS_EVERY_S:
                     print(f"{time.strftime('%H:%M:%S')} {line}", file=sys.stderr, flush=True)
                     last_line, last_at = line, time.monotonic()
@@ -479,6 +484,11 @@ def print_summary(args, portal: Portal, sid: int, st: dict) -> int:
     )
     if st.get("waiting_for"):
         print(f"Waiting for a worker for {st['waiting_for']}.")
+    queue = st.get("queue")
+    if queue:
+        print(f"Queue: {queue['text']}.")
+        for r in queue.get("running") or []:
+            print(f"  runs now: {r['text']}")
     saved = st.get("precheck_saved") or {}
     if saved.get("candidates"):
         print(

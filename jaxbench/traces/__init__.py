@@ -18,6 +18,9 @@ Rules a JSON Schema of one line cannot express, checked here across lines:
   reads the samples in index order), in any line order;
 * ``parent`` (the sample a sequential search refined) is an earlier index of the same workload;
 * no workload has more samples than the header's ``budget``;
+* ``selection`` (how the samples were chosen: ``pass_at_k``, ``best_at_k``, ``single_attempt``;
+  absent: "undeclared") holds together: ``best_at_k`` names its ``selector``, only it has one, and
+  ``best_at_k`` and ``single_attempt`` carry one sample per workload;
 * workload names and the hardware target are known to the portal (checked when the caller
   supplies the catalogue; offline, only the workload ID part of a name is checked).
 
@@ -38,14 +41,20 @@ from .fields import (
     HEADER_FIELDS,
     LINK_PATTERN,
     MAX_ERRORS,
+    ONE_SAMPLE_SELECTIONS,
     OUTCOMES,
     SAMPLE_FIELDS,
     SAMPLING,
     SCHEMA_PATH,
+    SELECTION_HELP,
+    SELECTION_LABELS,
+    SELECTIONS,
+    UNDECLARED,
     UPLOAD_KEY_PATTERN,
     Field,
     TraceError,
     format_error,
+    selection_errors,
 )
 from .parse import Trace, iter_lines, parse_trace
 from .schema import dumps_lines, example_trace, json_schema
@@ -59,10 +68,16 @@ __all__ = [
     "HEADER_FIELDS",
     "LINK_PATTERN",
     "MAX_ERRORS",
+    "ONE_SAMPLE_SELECTIONS",
     "OUTCOMES",
     "SAMPLE_FIELDS",
     "SAMPLING",
     "SCHEMA_PATH",
+    "SELECTIONS",
+    "SELECTION_HELP",
+    "SELECTION_LABELS",
+    "UNDECLARED",
+    "selection_errors",
     "TraceError",
     "UPLOAD_KEY_PATTERN",
     "format_error",

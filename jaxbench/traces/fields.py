@@ -19,6 +19,42 @@ MAX_ERRORS = 50  # then parsing stops with a note
 ErrorItem = dict[str, Any]
 
 SAMPLING = ("independent", "sequential")
+# How the samples of an entry were chosen (SWE-bench's rule: an agent entry says what it is).
+# "pass_at_k": every sample the agent produced is in the trace and scored (fast@N over N = 1..k);
+# "best_at_k": one sample per workload, picked among the k it produced (k = budget) by the agent's
+# own selector, which never saw a verdict of this portal or of any hidden test (a non-oracle
+# selector, named in "selector"); "single_attempt": one sample per workload, no selection.
+# An entry that does not say is "undeclared" (UNDECLARED: the portal's value, never uploaded).
+SELECTIONS = ("pass_at_k", "best_at_k", "single_attempt")
+UNDECLARED = "undeclared"
+SELECTION_LABELS = {
+    "pass_at_k": "pass@k",
+    "best_at_k": "best@k",
+    "single_attempt": "single attempt",
+    UNDECLARED: "undeclared",
+}
+# what a submission stores, with its label
+SELECTION_CHOICES = tuple(SELECTION_LABELS.items())
+SELECTION_HELP = {
+    "pass_at_k": "every sample the agent produced is scored (fast@N over N = 1..k)",
+    "best_at_k": "one sample per workload, chosen among k by the agent's own selector, without any verdict of this portal",
+    "single_attempt": "one attempt per workload, nothing chosen",
+    UNDECLARED: "the entry does not say how its samples were chosen",
+}
+# the selections that allow one sample per workload only
+ONE_SAMPLE_SELECTIONS = ("best_at_k", "single_attempt")
+
+
+def selection_errors(selection: str | None, selector: str | None) -> list[tuple[str, str]]:
+    """[(field, message)] when a declaration does not hold together: best@k names its selector,
+    and only best@k has one."""
+    if selection == "best_at_k" and not (selector or "").strip():
+        return [("selector", 'name the non-oracle selector that picked each sample (required with "best_at_k")')]
+    if selection != "best_at_k" and (selector or "").strip():
+        return [("selector", 'a selector belongs to "selection": "best_at_k" only')]
+    return []
+
+
 # The harness's outcomes (from the Django-free harness library, as the client ships with it) plus
 # the failure an agent sees before any code exists: the model's API call failed.
 OUTCOMES = (*record.OUTCOMES, "api_error")
@@ -101,6 +137,26 @@ HEADER_FIELDS = (
         '"sequential": a search, each sample may refine earlier ones.',
         required=True,
         choices=SAMPLING,
+    ),
+    Field(
+        "selection",
+        "enum",
+        'How the samples were chosen: "pass_at_k": every sample the agent produced is here and '
+        'scored; "best_at_k": one sample per workload, picked among the k it produced (k = budget) '
+        'by the agent\'s own selector, which saw no verdict of this portal or of a hidden test (name '
+        'it in "selector"); "single_attempt": one sample per workload, nothing chosen. Absent: the '
+        'entry is shown as "undeclared".',
+        nullable=True,
+        choices=SELECTIONS,
+    ),
+    Field(
+        "selector",
+        "string",
+        'With "selection": "best_at_k": how the agent picked its sample without an oracle (e.g. '
+        '"its own timing on random inputs", "a learned reward model").',
+        minimum=1,
+        maximum=META_LIMITS["selector"],
+        nullable=True,
     ),
     Field(
         "budget",

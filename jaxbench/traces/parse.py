@@ -11,7 +11,7 @@ from typing import Any, NoReturn
 from jaxbench.limits import MAX_LINE_BYTES, MAX_SAMPLES, MAX_TRACE_BYTES
 
 from .catalog import WorkloadCatalog
-from .fields import FORMAT, MAX_ERRORS, ErrorItem, TraceError
+from .fields import FORMAT, MAX_ERRORS, ONE_SAMPLE_SELECTIONS, ErrorItem, TraceError
 from .validate import validate_header, validate_sample
 
 # -- streaming ------------------------------------------------------------------------------
@@ -252,6 +252,16 @@ def parse_trace(
                             "field": "index",
                             "message": f"workload {wid}: sample indices must be 0..n-1 without gaps "
                             f"(fast@N reads them in order); missing {shown}",
+                        }
+                    )
+                selection = header.get("selection") if header_ok else None
+                if selection in ONE_SAMPLE_SELECTIONS and n > 1:
+                    errors.add(
+                        {
+                            "line": indices[1],
+                            "field": "selection",
+                            "message": f"workload {wid} has {n} samples, but the header declares {selection!r}: one "
+                            'sample per workload (the one chosen); a trace with every sample is "pass_at_k"',
                         }
                     )
                 if budget is not None and n > budget:

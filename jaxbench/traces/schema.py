@@ -81,6 +81,7 @@ def example_trace() -> list[dict[str, Any]]:
             "framework": "my-agent 0.3",
             "hardware": "cpu",
             "sampling": "sequential",
+            "selection": "pass_at_k",
             "budget": 144,
             "settings": {"temperature": 1.0, "context": "curated TPU notes"},
         },

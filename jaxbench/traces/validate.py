@@ -7,7 +7,7 @@ from typing import Any
 
 from jaxbench.limits import MAX_OBJECT_CHARS
 
-from .fields import _HEADER, _PATTERNS, _SAMPLE, FORMAT, FORMAT_PREFIX, ErrorItem, Field
+from .fields import _HEADER, _PATTERNS, _SAMPLE, FORMAT, FORMAT_PREFIX, ErrorItem, Field, selection_errors
 
 # -- field validation ----------------------------------------------------------------------
 
@@ -134,7 +134,11 @@ def validate_header(obj: object, line: int | None = 1) -> tuple[dict[str, Any], 
                 "message": f"unsupported format version {obj['format']!r}; this portal reads {FORMAT!r}",
             }
         ]
-    return check_object(obj, _HEADER, line, "header")
+    clean, errors = check_object(obj, _HEADER, line, "header")
+    if not any(e["field"] in ("selection", "selector") for e in errors):
+        for field, message in selection_errors(clean.get("selection"), clean.get("selector")):
+            errors.append({"line": line, "field": field, "message": message})
+    return clean, errors
 
 
 def validate_sample(obj: object, line: int | None = None) -> tuple[dict[str, Any], list[ErrorItem]]:

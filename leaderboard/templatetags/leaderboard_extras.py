@@ -6,6 +6,7 @@ from django import template
 from django.utils.html import format_html
 
 from jaxbench.record import OUTCOME_LABELS, format_interval
+from jaxbench.traces import SELECTION_HELP, SELECTION_LABELS, UNDECLARED
 from jaxbench.verdict.review import HELD_LABEL, HELD_OUTCOME
 
 register = template.Library()
@@ -133,3 +134,16 @@ def get_item_at(seq, i):
         return seq[int(i)]
     except (IndexError, TypeError, ValueError):
         return ""
+
+
+@register.simple_tag
+def selection_badge(selection: str | None, selector: str | None = "") -> str:
+    """How an entry's samples were chosen, as its upload declared (docs: /docs/#selection)."""
+    selection = selection or UNDECLARED
+    title = SELECTION_HELP.get(selection, "") + (f"; selector: {selector}" if selector else "")
+    return format_html(
+        ' <a class="badge selection {}" href="/docs/#selection" title="{}">{}</a>',
+        selection,
+        title,
+        SELECTION_LABELS.get(selection, selection),
+    )

@@ -10,6 +10,7 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
 from catalog.models import HardwareTarget
+from jaxbench.traces import SELECTION_LABELS
 from jaxbench.workloads.sets import SET_LABELS
 from leaderboard import charts
 from leaderboard.columns import BY_KEY, COLUMNS
@@ -24,7 +25,7 @@ from leaderboard.data import (
     visibility_stamp,
 )
 from leaderboard.study import PUBLISHED_RESULTS, REPORTED_NOT_EVALUATED
-from leaderboard.templatetags.leaderboard_extras import big, interval, num, pct
+from leaderboard.templatetags.leaderboard_extras import big, interval, num, pct, selection_badge
 from leaderboard.templatetags.leaderboard_extras import x as fx
 from leaderboard.views.exports import export_response, wants_export
 
@@ -39,6 +40,7 @@ EXPORT_COLUMNS = [
     "framework",
     "kind",
     "sampling",
+    "selection",
     "provenance",
     "solved",
     "set_size",
@@ -181,12 +183,14 @@ def _row_cells(r: dict) -> dict[str, str]:
     tied = (
         format_html(' <span class="badge warn" title="tied: geomean intervals overlap">≈</span>') if r["tied"] else ""
     )
-    best_of_n = (
+    best_of_n = format_html(
+        "{}{}",
         format_html(
             ' <span class="badge" title="independent samples: expected values over random N-subsets">best-of-N</span>'
         )
         if r["sampling"] == "independent"
-        else ""
+        else "",
+        selection_badge(r.get("selection"), r.get("selector")),
     )
     iv = interval(r)
     return {
@@ -292,6 +296,7 @@ def board_context(q: Query, data: dict, figures: list[dict]) -> dict:
         "sets": SET_LABELS,
         "sorts": SORTS,
         "budgets": BUDGET_CHOICES,
+        "selections": list(SELECTION_LABELS.items()),
         "figures": figures,
         "published": [r for r in PUBLISHED_RESULTS if r["status"] == REPORTED_NOT_EVALUATED],
         "permalink": "?" + q.qs(),

@@ -86,6 +86,7 @@ def progress_for(submission, summary: SubmissionSummary | None) -> dict:
                 "candidates": summary.precheck_stopped,
                 "estimated_accelerator_seconds": _estimated_saved_seconds(submission.hardware, stopped),
             },
+            "queue": None,
         }
     return submission_progress(submission)
 

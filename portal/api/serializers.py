@@ -9,6 +9,7 @@ from rest_framework import serializers
 from catalog.models import Baseline, ExpertReference, HardwareTarget, Workload
 from evaluator.models import Evaluation
 from evaluator.queues import hardware_queue
+from jaxbench import traces as trace_format
 from jaxbench.verdict import review as review_rules
 from submissions.models import Submission, meta_limit
 
@@ -146,6 +147,8 @@ class SubmissionSerializer(serializers.ModelSerializer):
             "description",
             "link",
             "sampling",
+            "selection",
+            "selector",
             "budget",
             "settings",
             "upload_key",
@@ -235,6 +238,15 @@ class KernelSubmissionRequestSerializer(_MetaFields):
     framework = serializers.CharField(max_length=meta_limit("framework"), required=False, allow_blank=True)
     description = serializers.CharField(max_length=meta_limit("description"), required=False, allow_blank=True)
     link = serializers.URLField(max_length=meta_limit("link"), required=False, allow_blank=True)
+    selection = serializers.ChoiceField(
+        choices=list(trace_format.ONE_SAMPLE_SELECTIONS),
+        required=False,
+        allow_blank=True,
+        help_text="How the files were chosen: single_attempt (one try per workload) or best_at_k (picked "
+        "among k by your own selector, which saw no verdict of this portal: name it in selector). "
+        "Absent: shown as undeclared.",
+    )
+    selector = serializers.CharField(max_length=meta_limit("selector"), required=False, allow_blank=True)
     kernels = serializers.DictField(
         child=serializers.CharField(allow_blank=True, trim_whitespace=False),
         required=False,
@@ -254,6 +266,33 @@ class TraceUploadRequestSerializer(_MetaFields):
     trace = serializers.FileField(allow_empty_file=True, help_text="The jaxbench-trace/1 JSON Lines file.")
 
 
+class RunningSerializer(serializers.Serializer):
+    workload = serializers.CharField()
+    stage = serializers.CharField()
+    lane = serializers.CharField()
+    elapsed_s = serializers.FloatField()
+    left_s = serializers.FloatField(help_text="estimated from the workload's median duration")
+    worker = serializers.CharField()
+    mine = serializers.BooleanField(help_text="a row of this submission")
+    text = serializers.CharField()
+
+
+class QueueSerializer(serializers.Serializer):
+    queue = serializers.CharField()
+    lane = serializers.CharField(help_text="user, or background (demo and maintenance work, after every user's)")
+    position = serializers.IntegerField(help_text="queued rows ahead of this submission's first queued row")
+    queued = serializers.IntegerField(help_text="this submission's rows queued there")
+    workers = serializers.IntegerField(help_text="live workers consuming the queue")
+    start_in_s = serializers.FloatField(allow_null=True)
+    finish_in_s = serializers.FloatField(allow_null=True)
+    estimated_with_default = serializers.IntegerField(
+        help_text="rows of workloads never measured here, counted at default_s"
+    )
+    default_s = serializers.FloatField()
+    running = RunningSerializer(many=True)
+    text = serializers.CharField(help_text="the same in one line, as the page and the CLI show it")
+
+
 class ProgressSerializer(serializers.Serializer):
     submission = serializers.IntegerField()
     total = serializers.IntegerField()
@@ -265,6 +304,11 @@ class ProgressSerializer(serializers.Serializer):
     held = serializers.IntegerField(help_text="finished results held for review (outcome held_for_review)")
     waiting_for = serializers.CharField(allow_null=True)
     precheck_saved = serializers.DictField()
+    queue = QueueSerializer(
+        allow_null=True,
+        help_text="while rows wait: the queue, rows ahead, what runs now and the estimated start "
+        "and finish (median measured durations per workload; null without work waiting)",
+    )
 
 
 class EvaluationSerializer(serializers.ModelSerializer):

@@ -197,7 +197,9 @@ class SubmissionViewSet(ClearErrorsMixin, mixins.ListModelMixin, mixins.Retrieve
         uploads += [intake.Upload(f.name or "file.py", f, input="files") for f in data.get("files") or []]
         if data.get("zip") is not None:
             uploads.append(intake.Upload(data["zip"].name or "upload.zip", data["zip"], input="zip", archive=True))
-        meta = {k: data.get(k, "") for k in ("method", "model", "framework", "description", "link")}
+        meta = {
+            k: data.get(k, "") for k in ("method", "model", "framework", "description", "link", "selection", "selector")
+        }
         meta["upload_key"] = data.get("upload_key")
         submission = intake.create_kernel_submission(team, request.user, data["hardware"], meta, uploads)
         return self._created(submission)

@@ -58,6 +58,22 @@
         outcomes.appendChild(document.createTextNode(" "));
       });
     }
+    var queueBox = document.getElementById("progress-queue");
+    if (queueBox) {
+      queueBox.hidden = !p.queue;
+      if (p.queue) {
+        setText("queue-text", p.queue.text);
+        var list = document.getElementById("queue-running");
+        if (list) {
+          list.textContent = "";
+          (p.queue.running.length ? p.queue.running : [{text: "nothing"}]).forEach(function (r) {
+            var li = document.createElement("li");
+            li.textContent = r.text;
+            list.appendChild(li);
+          });
+        }
+      }
+    }
     var saved = p.precheck_saved || {};
     var savedBox = document.getElementById("progress-saved");
     if (savedBox && saved.candidates) {

@@ -78,8 +78,25 @@ def _valid_upload_key(key) -> bool:
     return key in (None, "") or (isinstance(key, str) and bool(_UPLOAD_KEY_RE.match(key)))
 
 
+# A kernel upload is one file per workload: it declares a single attempt, or a best@k pick.
+KERNEL_SELECTIONS = trace_format.ONE_SAMPLE_SELECTIONS
+
+
+def clean_selection(meta: dict, allowed=KERNEL_SELECTIONS) -> tuple[str, list[dict]]:
+    """The declared selection (jaxbench.traces.SELECTIONS), "undeclared" when absent."""
+    value = meta.get("selection")
+    if value in (None, "", trace_format.UNDECLARED):
+        return trace_format.UNDECLARED, []
+    if value not in allowed:
+        choices = ", ".join(repr(c) for c in allowed)
+        extra = " (a kernel upload has one file per workload)" if value in trace_format.SELECTIONS else ""
+        return trace_format.UNDECLARED, [{"field": "selection", "message": f"must be one of {choices}{extra}"}]
+    return value, []
+
+
 def clean_meta(meta: dict) -> tuple[dict, list[dict]]:
-    """method (required), model_name, framework, description, link, upload_key."""
+    """method (required), model_name, framework, description, link, selection, selector,
+    upload_key."""
     out, errors = {}, []
     if "model" in meta and "model_name" not in meta:
         meta = {**meta, "model_name": meta["model"]}
@@ -100,6 +117,12 @@ def clean_meta(meta: dict) -> tuple[dict, list[dict]]:
         errors.append({"field": "method", "message": "name the method (e.g. Best-of-N, Autocomp, Hand-written)"})
     if out.get("link") and not _LINK_RE.match(out["link"]):
         errors.append({"field": "link", "message": "must be an http(s) URL"})
+    out["selection"], sel_errors = clean_selection(meta)
+    errors.extend(sel_errors)
+    if not sel_errors and "selector" in out:
+        errors.extend(
+            {"field": f, "message": m} for f, m in trace_format.selection_errors(out["selection"], out["selector"])
+        )
     key = meta.get("upload_key")
     if _valid_upload_key(key):
         out["upload_key"] = key or None
@@ -146,12 +169,15 @@ _TRACE_COLUMNS = (
 )
 
 
-def _store(submission: Submission, candidates: list[Candidate] = (), rows: list[tuple] | None = None) -> Submission:
+def _store(
+    submission: Submission, candidates: list[Candidate] = (), rows: list[tuple] | None = None, background: bool = False
+) -> Submission:
     """One transaction: the submission, its candidates, their evaluations (enqueued on commit).
     ``candidates`` are Candidate instances; or ``rows`` are tuples of ``_TRACE_COLUMNS`` less the
     submission (a trace's thousands of samples: inserted by ``submissions.bulk.insert_rows``, no
     model instance per sample). A concurrent upload with the same key loses the race and
-    returns the winner's submission."""
+    returns the winner's submission. ``background``: demo or maintenance work (evaluated only
+    when no user's work waits)."""
     try:
         with transaction.atomic():
             submission.save()
@@ -162,7 +188,7 @@ def _store(submission: Submission, candidates: list[Candidate] = (), rows: list[
                 for c in candidates:
                     c.submission = submission
                 Candidate.objects.bulk_create(candidates, batch_size=1000)
-            submission_stored.send(sender=Submission, submission=submission)
+            submission_stored.send(sender=Submission, submission=submission, background=background)
     except IntegrityError:
         first = existing_upload(submission.team, submission.upload_key)
         if first is None:
@@ -172,7 +198,9 @@ def _store(submission: Submission, candidates: list[Candidate] = (), rows: list[
     return submission
 
 
-def create_kernel_submission(team, user, hardware, meta: dict, files: Iterable[Upload | tuple]) -> Submission:
+def create_kernel_submission(
+    team, user, hardware, meta: dict, files: Iterable[Upload | tuple], background: bool = False
+) -> Submission:
     """A kernel submission: one source per workload. ``hardware`` is a HardwareTarget or slug;
     ``meta`` has method (required), model_name (or model), framework, description, link,
     upload_key; ``files`` are :class:`Upload` objects or ``(name, bytes|str)`` pairs, where a
@@ -201,6 +229,8 @@ def create_kernel_submission(team, user, hardware, meta: dict, files: Iterable[U
         description=meta["description"],
         link=meta["link"],
         upload_key=meta["upload_key"],
+        selection=meta["selection"],
+        selector=meta["selector"],
         budget=1,
         sampling=Submission.INDEPENDENT,
     )
@@ -214,10 +244,10 @@ def create_kernel_submission(team, user, hardware, meta: dict, files: Iterable[U
         )
         for k in sorted(kernels, key=lambda k: pk_of[k.wid])
     ]
-    return _store(submission, candidates)
+    return _store(submission, candidates, background=background)
 
 
-def create_trace_submission(team, user, stream, upload_key: str | None = None) -> Submission:
+def create_trace_submission(team, user, stream, upload_key: str | None = None, background: bool = False) -> Submission:
     """An agent trace (``jaxbench-trace/1`` JSON Lines) from a binary stream, parsed line by line.
     ``upload_key`` (or the header's) makes a retried upload return the first submission."""
     check_team(team, user)
@@ -260,6 +290,8 @@ def create_trace_submission(team, user, stream, upload_key: str | None = None) -
         description=h.get("description") or "",
         link=h.get("link") or "",
         sampling=h["sampling"],
+        selection=h.get("selection") or trace_format.UNDECLARED,
+        selector=h.get("selector") or "",
         budget=h.get("budget"),
         trace_settings=h.get("settings") or {},
         upload_key=key or None,
@@ -283,7 +315,7 @@ def create_trace_submission(team, user, stream, upload_key: str | None = None) -
         )
         for s in trace.samples
     ]
-    return _store(submission, rows=rows)
+    return _store(submission, rows=rows, background=background)
 
 
 def teams_for(user):

@@ -6,6 +6,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from jaxbench.limits import META_LIMITS
+from jaxbench.traces import SELECTION_LABELS, UNDECLARED
 
 
 def code_digest(code: str) -> str:
@@ -47,6 +48,10 @@ class Submission(models.Model):
     description = models.TextField(blank=True, max_length=META_LIMITS["description"])
     link = models.URLField(blank=True, max_length=META_LIMITS["link"])
     sampling = models.CharField(max_length=12, choices=SAMPLING, default=SEQUENTIAL)
+    # how the samples were chosen (jaxbench.traces.SELECTIONS), as the upload declared it;
+    # "undeclared" when it did not (every entry made before the declaration existed)
+    selection = models.CharField(max_length=16, choices=list(SELECTION_LABELS.items()), default=UNDECLARED)
+    selector = models.CharField(max_length=META_LIMITS["selector"], blank=True)
     budget = models.PositiveIntegerField(null=True, blank=True)
     trace_settings = models.JSONField(default=dict, blank=True)
     upload_key = models.CharField(max_length=META_LIMITS["upload_key"], null=True, blank=True)
@@ -87,7 +92,7 @@ def meta_limit(field: str) -> int:
     return META_LIMITS[field]
 
 
-META_FIELDS = ("method", "model_name", "framework", "description", "link", "upload_key")
+META_FIELDS = ("method", "model_name", "framework", "description", "link", "selector", "upload_key")
 
 
 class Candidate(models.Model):

@@ -3,7 +3,7 @@ rows whose record already holds one, and rows timed before intervals keep NULL (
 
 import pytest
 
-from evaluator import experts_sweep, pipeline, runner
+from evaluator import experts_sweep, pipeline, reuse, runner
 from evaluator.models import Evaluation
 from tests import factories
 
@@ -29,6 +29,7 @@ def test_the_runner_stores_the_interval_and_a_reused_row_keeps_it(sent, monkeypa
                 "speedup": 1.03,
                 "speedup_ci": [0.97, 1.09],
                 "harness_version": HARNESS_VERSION,
+                "jax_version": reuse.jax_version(),
                 "profile": "small",
             },
             Evaluation.DONE,

@@ -5,7 +5,7 @@ import datetime
 import pytest
 from django.utils import timezone
 
-from evaluator import pipeline, runner
+from evaluator import pipeline, reuse, runner
 from evaluator.models import Evaluation
 from tests import factories
 
@@ -136,6 +136,7 @@ def test_identical_code_is_evaluated_once(sent, monkeypatch):
             "outcome": "correct_slower",
             "speedup": 0.9,
             "harness_version": HARNESS_VERSION,
+            "jax_version": reuse.jax_version(),
             "profile": "small",
         }, Evaluation.DONE
 

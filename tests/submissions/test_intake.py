@@ -352,7 +352,7 @@ def test_trace_upload_key_from_argument_or_header(catalog, people):
 
 
 def test_a_failure_inside_the_transaction_rolls_everything_back(catalog, people, monkeypatch):
-    def explode(submission):
+    def explode(submission, **kwargs):
         raise RuntimeError("scheduler down")
 
     monkeypatch.setattr("evaluator.receivers.schedule_submission", explode)  # what the intake signal runs
@@ -365,7 +365,7 @@ def test_a_trace_is_stored_whole_or_not_at_all(catalog, people, monkeypatch):
     """The trace's samples go in by COPY / executemany (submissions.bulk), still inside the one
     transaction: a failure after they are written leaves nothing behind."""
 
-    def explode(submission):
+    def explode(submission, **kwargs):
         assert Candidate.objects.filter(submission=submission).count() == 3  # written, not committed
         raise RuntimeError("scheduler down")
 

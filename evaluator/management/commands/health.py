@@ -39,11 +39,18 @@ class Command(BaseCommand):
         )
         for q in st["queues"]:
             self.stdout.write(
-                f"  {q['name']:<20} depth={q['depth']!s:<6} queued={q['queued']:<5} running={q['running']:<4} workers={q['workers']}"
+                f"  {q['name']:<28} depth={q['depth']!s:<6} queued={q['queued']:<5} running={q['running']:<4} workers={q['workers']}"
             )
         for w in st["workers"]:
             self.stdout.write(
                 f"  worker {w['name']} [{w['hardware']}] {','.join(w['queues'])} last seen {w['last_seen_at']}"
             )
+            for r in w["running"]:
+                self.stdout.write(
+                    f"    runs #{r['submission']} {r['workload']} sample {r['index']} ({r['stage']}, {r['lane']}, "
+                    f"{r['elapsed_s']} s)"
+                )
+            for t in w["other_tasks"]:
+                self.stdout.write(f"    runs {t['actor']}({', '.join(map(str, t['args']))}) on {t['queue']}")
         if not st["workers"]:
             self.stdout.write("  no live worker")

@@ -1,0 +1,187 @@
+"""Where a submission stands in its queue: rows ahead, what runs now, and when it should start
+and finish, from measured durations. For the submission page, the status API and the CLI.
+
+* Position: the queued rows of the same queue (hardware target, stage, lane) created before the
+  submission's first queued row; in the background lane every queued user row of the queue is
+  ahead too (users go first, evaluator/queues.py).
+* Estimate: each row ahead and each of the submission's own queued rows costs the median of the
+  last ``WorkloadDuration.KEEP`` measured evaluations of its workload on that hardware and stage
+  (claim to verdict, reused verdicts excluded), or ``DEFAULT_SECONDS`` for a workload never
+  measured there; a running row costs what its median has left. The sum is divided by the live
+  workers consuming the queue (each holds one device at a time). No live worker: no estimate.
+
+Every figure comes from a fixed number of grouped queries (seven, whatever the queue's length).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+
+from django.db.models import Count, Min, Q
+from django.utils import timezone
+
+from evaluator.health import live_heartbeats
+from evaluator.models import Evaluation, WorkloadDuration
+from evaluator.queues import BACKGROUND_LANE, USER_LANE, stage_queue
+
+# The estimate of one evaluation of a workload never measured on that hardware and stage: the
+# main stage (a compile, the checks, 5 warm-up and 50 timed calls of the candidate and of the
+# baseline, interleaved, in a fresh child) and the CPU pre-check (a lowering and an interpret-mode
+# check at the small sizes).
+DEFAULT_SECONDS = {Evaluation.MAIN: 60.0, Evaluation.PRECHECK: 20.0}
+RUNNING_SHOWN = 10  # rows listed under "runs now"
+RUNNING_COUNTED = 200  # running rows whose remaining time counts (more than any real fleet)
+
+
+def _of_queue(stage: str, hardware_id: int, lane: str) -> Q:
+    q = Q(state=Evaluation.QUEUED, stage=stage, lane=lane)
+    return q if stage == Evaluation.PRECHECK else q & Q(hardware_id=hardware_id)
+
+
+def median_seconds(stage: str, hardware_id: int | None = None) -> dict[tuple[int, int], float]:
+    """{(hardware id, workload id): median measured seconds} at ``stage`` (one query)."""
+    qs = WorkloadDuration.objects.filter(stage=stage)
+    if hardware_id is not None:
+        qs = qs.filter(hardware_id=hardware_id)
+    return {(h, w): statistics.median(r) for h, w, r in qs.values_list("hardware_id", "workload_id", "recent") if r}
+
+
+def _cost(counts, medians, default: float) -> tuple[float, int]:
+    """(seconds, rows estimated with the default) of ``counts`` = {(hardware, workload): n}."""
+    total, defaulted = 0.0, 0
+    for key, n in counts.items():
+        m = medians.get(key)
+        if m is None:
+            defaulted += n
+            m = default
+        total += n * m
+    return total, defaulted
+
+
+def _grouped(qs) -> dict[tuple[int, int], int]:
+    out: dict[tuple[int, int], int] = defaultdict(int)
+    for h, w, n in (
+        qs.values_list("hardware_id", "candidate__workload_id")
+        .annotate(n=Count("pk"))
+        .order_by()
+        .values_list("hardware_id", "candidate__workload_id", "n")
+    ):
+        out[(h, w)] += n
+    return out
+
+
+def submission_queue(submission, now=None) -> dict | None:
+    """The submission's place in its queue, or None when none of its rows is queued:
+
+    ``{"queue", "lane", "position": rows ahead, "queued": its own queued rows there, "workers":
+    live workers on the queue, "start_in_s", "finish_in_s" (None without a live worker),
+    "estimated_with_default": rows costed at DEFAULT_SECONDS, "default_s",
+    "running": [{"workload", "stage", "lane", "elapsed_s", "left_s", "worker", "mine"}]}``"""
+    now = now or timezone.now()
+    hw = submission.hardware
+    mine = list(
+        Evaluation.objects.filter(candidate__submission=submission, state=Evaluation.QUEUED)
+        .values("stage", "lane")
+        .annotate(first=Min("pk"), n=Count("pk"))
+        .order_by()
+    )
+    if not mine:
+        return None
+    # the main stage's queue when rows wait there, else the pre-check's
+    mine.sort(key=lambda r: (r["stage"] != Evaluation.MAIN, r["lane"] != USER_LANE))
+    stage, lane, first, n_mine = mine[0]["stage"], mine[0]["lane"], mine[0]["first"], mine[0]["n"]
+    queue = stage_queue(stage, hw.slug, lane)
+    ahead_q = _of_queue(stage, hw.pk, lane) & Q(pk__lt=first)
+    if lane == BACKGROUND_LANE:  # every queued user row of the queue goes first
+        ahead_q |= _of_queue(stage, hw.pk, USER_LANE)
+    ahead = _grouped(Evaluation.objects.filter(ahead_q))
+    own = _grouped(
+        Evaluation.objects.filter(candidate__submission=submission, state=Evaluation.QUEUED, stage=stage, lane=lane)
+    )
+    medians = median_seconds(stage, None if stage == Evaluation.PRECHECK else hw.pk)
+    default = DEFAULT_SECONDS[stage]
+    running_q = Q(state=Evaluation.RUNNING, stage=stage)
+    if stage == Evaluation.MAIN:
+        running_q &= Q(hardware_id=hw.pk)
+    running_rows = list(
+        Evaluation.objects.filter(running_q)
+        .order_by("started_at", "pk")
+        .values(
+            "hardware_id",
+            "candidate__workload_id",
+            "candidate__workload__wid",
+            "candidate__submission_id",
+            "stage",
+            "lane",
+            "started_at",
+            "worker",
+        )[:RUNNING_COUNTED]
+    )
+    running, running_left = [], 0.0
+    for r in running_rows:
+        elapsed = max(0.0, (now - r["started_at"]).total_seconds()) if r["started_at"] else 0.0
+        left = max(0.0, medians.get((r["hardware_id"], r["candidate__workload_id"]), default) - elapsed)
+        running_left += left
+        if len(running) < RUNNING_SHOWN:
+            running.append(
+                {
+                    "workload": r["candidate__workload__wid"],
+                    "stage": r["stage"],
+                    "lane": r["lane"],
+                    "elapsed_s": round(elapsed, 1),
+                    "left_s": round(left, 1),
+                    "worker": r["worker"],
+                    "mine": r["candidate__submission_id"] == submission.pk,
+                }
+            )
+            running[-1]["text"] = describe_running(running[-1])
+    workers = sum(1 for qs in live_heartbeats(now).values_list("queues", flat=True) if queue in qs)
+    ahead_s, ahead_default = _cost(ahead, medians, default)
+    own_s, own_default = _cost(own, medians, default)
+    start = finish = None
+    if workers:
+        start = round((ahead_s + running_left) / workers, 1)
+        finish = round(start + own_s / workers, 1)
+    out = {
+        "queue": queue,
+        "lane": lane,
+        "position": sum(ahead.values()),
+        "queued": n_mine,
+        "workers": workers,
+        "start_in_s": start,
+        "finish_in_s": finish,
+        "estimated_with_default": ahead_default + own_default,
+        "default_s": default,
+        "running": running,
+    }
+    out["text"] = describe(out)
+    return out
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def describe(q: dict) -> str:
+    """One line for the page, the CLI and logs: the position, the estimate and its basis."""
+    lane = " (background lane: after every user's work)" if q["lane"] == BACKGROUND_LANE else ""
+    text = f"{q['position']} row(s) ahead of yours on {q['queue']}{lane}; {q['queued']} of yours queued there"
+    if q["start_in_s"] is None:
+        return text + "; no live worker consumes this queue, so no estimate"
+    text += (
+        f"; starts in ~{_duration(q['start_in_s'])}, all yours done in ~{_duration(q['finish_in_s'])}"
+        f" ({q['workers']} worker{'s' if q['workers'] != 1 else ''}, median measured durations"
+    )
+    if q["estimated_with_default"]:
+        text += f"; {q['estimated_with_default']} row(s) of workloads not yet measured here at {q['default_s']:.0f} s"
+    return text + ")"
+
+
+def describe_running(r: dict) -> str:
+    mine = " (yours)" if r["mine"] else ""
+    return f"{r['workload']} {r['stage']}, {r['lane']} lane{mine}: running {_duration(r['elapsed_s'])}, ~{_duration(r['left_s'])} left"
