@@ -263,10 +263,14 @@ def test_a_timer_killed_while_holding_the_device_releases_it(simulated, baseline
 
     timer = _new_child("cpu", _limits_for(harness.prepare._workload("12p"), "small", "cpu", 6))
 
-    def kill_once_it_holds_the_device():  # whatever the load: it waits for the device log
+    def checking():  # it holds the device and the check phase has begun (its inputs are there)
+        sets = os.path.join(timer.in_dir, "sets")
+        return bool(_intervals()) and os.path.isdir(sets) and bool(os.listdir(sets))
+
+    def kill_once_it_holds_the_device():  # whatever the load: it waits for the check phase
         deadline = time.monotonic() + 240
-        while time.monotonic() < deadline and not _intervals():
-            time.sleep(0.05)
+        while time.monotonic() < deadline and not checking():
+            time.sleep(0.02)
         os.killpg(timer.proc.pid, signal.SIGKILL)
 
     killer = threading.Thread(target=kill_once_it_holds_the_device, daemon=True)

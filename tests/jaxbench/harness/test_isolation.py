@@ -1,6 +1,7 @@
 """Isolation probes: hostile candidates run through the real sandbox; the caller, the host
 and the next candidate must be unaffected, and nothing of the parent may reach the child."""
 
+import dataclasses
 import json
 import os
 import pathlib
@@ -134,8 +135,12 @@ def test_no_network(evaluate):
 
 
 def _evaluate_with_limits(name, limits):
-    """A fresh child with tighter limits (keeps the fork/memory probes quick)."""
+    """Fresh children with tighter limits (keeps the fork/memory probes quick): the export
+    child, where the probe runs, and the timer."""
+    from jaxbench.harness.export import new_export_child
+
     child = harness._new_child("cpu", limits)
+    exporter = new_export_child(dataclasses.replace(limits))
     return harness._evaluate(
         "12p",
         source(name),
@@ -145,6 +150,7 @@ def _evaluate_with_limits(name, limits):
         baseline=None,
         timeouts=None,
         child=child,
+        exporter=exporter,
     )
 
 
