@@ -42,7 +42,7 @@ def targets_for(platform: str, device_kind: str | None) -> list[dict]:
         run["unstable_calls"] = list(GPU_KERNEL_CALLS)
     if platform != "cpu":
         return [run]
-    run["pallas"] = "generic"
+    run.update(pallas="generic", device_kind=SHARE_DEVICE_KIND)
     share = {
         "name": "share",
         "platform": "tpu",

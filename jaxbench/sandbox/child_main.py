@@ -604,7 +604,11 @@ class Job:
             ctx = contextlib.ExitStack()
             if tgt.get("pallas") == "generic":
                 ctx.enter_context(_PallasGeneric())
-            ctx.enter_context(_target_device(tgt["platform"], tgt.get("device_kind")))
+                # interpreting TPU kernels: the kernels (and libraries such as Tokamax that ask
+                # for the TPU generation while tracing) see the TPU they were written for
+                ctx.enter_context(_target_device("tpu", tgt.get("device_kind")))
+            else:
+                ctx.enter_context(_target_device(tgt["platform"], tgt.get("device_kind")))
             with ctx:
                 try:
                     jitted = jax.jit(self.named(fn))

@@ -123,3 +123,14 @@ def test_a_kernel_the_cpu_interpreter_cannot_run_is_said_so(evaluate):
     rec = evaluate(TPU_PRNG)
     assert (rec["outcome"], rec["error_category"]) == ("compile_error", "cpu_unsupported"), rec["message"]
     assert rec["message"].startswith("cannot run on the cpu target:") and "prng_seed" in rec["message"]
+
+
+def test_an_expert_that_asks_for_its_tpu_runs_on_the_cpu_target():
+    """Tokamax's grouped matmul asks JAX which TPU it is lowering for while it traces: the export
+    child interprets it against the TPU it was written for (an abstract device), so it runs."""
+    from jaxbench import harness
+    from jaxbench.kernels import experts
+
+    rec = harness.evaluate("11p", experts.source("11p"), profile="small", hardware="cpu", require_pallas=True)
+    assert rec["outcome"].startswith("correct_"), rec["message"]
+    assert rec["has_pallas_call"] is True and rec["pallas_share"]["ok"] is True
