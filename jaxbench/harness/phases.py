@@ -361,9 +361,15 @@ def _check_phase(child, prep: _Prepared, rec, timeouts, *, mode, atol, rtol) -> 
 
 def block_order(seed: int, n_blocks: int) -> list[int]:
     """Which program opens each block of the interleaved timing (0: the candidate, 1: the
-    baseline), drawn from ``seed`` (recorded: the order can be rebuilt)."""
+    baseline), drawn from ``seed`` (recorded: the order can be rebuilt). Blocks come in pairs
+    whose order is drawn (AB or BA), so each program opens exactly half of them: random, yet as
+    balanced as the ABBA order it replaces (a drift or a cost of going first cancels)."""
     rng = random.Random(seed)
-    return [rng.getrandbits(1) for _ in range(n_blocks)]
+    order: list[int] = []
+    while len(order) < n_blocks:
+        first = rng.getrandbits(1)
+        order += [first, 1 - first]
+    return order[:n_blocks]
 
 
 def _differing(claimed, saved) -> list[int]:

@@ -76,7 +76,14 @@ def test_every_timed_output_is_checked_and_the_block_order_is_recorded(evaluate)
     assert rec["timed_outputs"] == {"calls": 50, "identical_to_checked": 50, "checked_here": 0}
     order = rec["timing_order"]
     assert order["block"] == 5
-    assert sum(block_order(int(order["seed"], 16), 10)) == order["baseline_first"]
+    assert sum(block_order(int(order["seed"], 16), 10)) == order["baseline_first"] == 5
+
+
+def test_the_block_order_is_drawn_and_balanced():
+    orders = {tuple(block_order(seed, 10)) for seed in range(200)}
+    assert len(orders) == 32  # every pair drawn AB or BA: 2**5 orders
+    assert all(sum(o) == 5 and all(o[i] != o[i + 1] for i in range(0, 10, 2)) for o in orders)
+    assert block_order(7, 10) == block_order(7, 10)
 
 
 def test_outputs_that_change_between_calls_are_caught(evaluate):
