@@ -398,6 +398,8 @@ def _read_trace(child, name: str, platform: str, space=None, also=()):
         fd = work.open(f"{base}/{runs[0]}/{pbs[0]}", TRACE_CAP)
         try:
             space = xplane.parse_in_subprocess(fd, [name, *also], platform, expected=ITERS)
+        except xplane.ParserUnavailable as exc:  # the host's failure, not the candidate's
+            raise InfrastructureError(str(exc)) from None
         finally:
             os.close(fd)
     ex = space.executions(name)
