@@ -51,10 +51,12 @@ def schedule_submission(submission, lane: str = USER_LANE) -> list[int]:
     hw = submission.hardware_id
     insert_rows(
         Evaluation,
-        ("candidate_id", "hardware_id", "stage", "lane", "code_sha256", "enqueued_at"),
+        ("candidate_id", "hardware_id", "stage", "lane", "code_sha256", "enqueued_at", "workload_version"),
         (
-            (cid, hw, stage, lane, sha, now)
-            for cid, sha in submission.candidates.order_by("pk").values_list("id", "code_sha256")
+            (cid, hw, stage, lane, sha, now, version)
+            for cid, sha, version in submission.candidates.order_by("pk").values_list(
+                "id", "code_sha256", "workload__version"
+            )
         ),
     )
     rows = (
@@ -69,12 +71,12 @@ def schedule_submission(submission, lane: str = USER_LANE) -> list[int]:
     if passed:  # a reused pre-check that passed: its main stage, itself perhaps already judged
         insert_rows(
             Evaluation,
-            ("candidate_id", "hardware_id", "stage", "lane", "code_sha256", "enqueued_at"),
+            ("candidate_id", "hardware_id", "stage", "lane", "code_sha256", "enqueued_at", "workload_version"),
             (
-                (cid, hw, Evaluation.MAIN, lane, sha, now)
-                for cid, sha in submission.candidates.filter(pk__in=passed)
+                (cid, hw, Evaluation.MAIN, lane, sha, now, version)
+                for cid, sha, version in submission.candidates.filter(pk__in=passed)
                 .order_by("pk")
-                .values_list("id", "code_sha256")
+                .values_list("id", "code_sha256", "workload__version")
             ),
         )
         main_rows = (

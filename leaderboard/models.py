@@ -126,6 +126,9 @@ class WorkloadResult(models.Model):
         default=dict, help_text="index -> [low, high, median_s, baseline median_s, measured] of progression records"
     )
     curves = models.BinaryField(default=b"")
+    # The workload version whose evaluations this row folds: always the current one (earlier
+    # versions' evaluations are kept, and shown on the submission page, but never folded).
+    workload_version = models.PositiveIntegerField(default=1)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
