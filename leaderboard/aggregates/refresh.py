@@ -22,9 +22,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, F, Q, Sum
 
 from catalog.models import Workload
+from evaluator.models import Evaluation
 from jaxbench import metrics
 from jaxbench.metrics import INDEPENDENT, SEQUENTIAL
 from jaxbench.metrics.curves import (
@@ -223,7 +224,12 @@ def refresh_for_evaluation(evaluation) -> WorkloadResult | None:
     if cand is None:
         return None
     if ev.workload_version != cand["workload__version"]:
-        return None  # an earlier (or not yet current) workload version: kept, never folded
+        # an earlier (or not yet current) workload version: kept, never folded; the summary
+        # only notes that the submission page has such rows to list
+        SubmissionSummary.objects.filter(
+            submission_id=cand["submission_id"], hardware_id=ev.hardware_id, source=SubmissionSummary.EVALUATED
+        ).update(earlier_versions=F("earlier_versions") + 1)
+        return None
     sample = sample_from_evaluation(
         cand["workload_id"],
         cand["index"],
@@ -325,6 +331,7 @@ def _save_summary(
     wmap,
     totals: Mapping[str, Any],
     versions: Mapping[int, int] | None = None,
+    earlier: int = 0,
 ) -> SubmissionSummary:
     mode = INDEPENDENT if submission.sampling == INDEPENDENT else SEQUENTIAL
     summary = SubmissionSummary.objects.select_for_update().filter(
@@ -334,6 +341,7 @@ def _save_summary(
     for k, v in totals.items():
         setattr(summary, k, v)
     states, acc = build(samples)
+    summary.earlier_versions = earlier
     rows = summary_from_states(
         summary, states, acc, wmap, sizes, versions if versions is not None else workload_versions()
     )
@@ -377,6 +385,19 @@ def ensure_reported(submission_id: int) -> SubmissionSummary | None:
     return rebuild_reported(submission)
 
 
+def earlier_version_counts(submission_id: int) -> dict[int, int]:
+    """hardware pk -> final evaluations of ``submission_id`` under an earlier workload version."""
+    return dict(
+        Evaluation.objects.filter(
+            candidate__submission_id=submission_id, state__in=(Evaluation.DONE, Evaluation.SKIPPED)
+        )
+        .exclude(workload_version=F("candidate__workload__version"))
+        .values_list("hardware_id")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+
+
 def rebuild_submission(submission) -> list[SubmissionSummary]:
     """Recompute every summary of ``submission`` from its evaluations (and its reported
     outcomes) through the same folding code as ``refresh_for_evaluation``."""
@@ -386,6 +407,7 @@ def rebuild_submission(submission) -> list[SubmissionSummary]:
     sizes = set_sizes()
     wmap = workload_set_map()
     versions = workload_versions()
+    earlier = earlier_version_counts(submission.pk)
     totals = _candidate_totals(submission.pk)
     out = []
     with transaction.atomic():
@@ -394,7 +416,17 @@ def rebuild_submission(submission) -> list[SubmissionSummary]:
         ).delete()
         for hw, samples in by_hw.items():
             out.append(
-                _save_summary(submission, hw, SubmissionSummary.EVALUATED, samples, sizes, wmap, totals, versions)
+                _save_summary(
+                    submission,
+                    hw,
+                    SubmissionSummary.EVALUATED,
+                    samples,
+                    sizes,
+                    wmap,
+                    totals,
+                    versions,
+                    earlier.get(hw, 0),
+                )
             )
     reported = rebuild_reported(submission)
     if reported is not None:

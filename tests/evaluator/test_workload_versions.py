@@ -148,3 +148,18 @@ def test_rebuild_aggregates_folds_the_current_version_and_says_what_it_left(sent
     call_command("rebuild_aggregates", stdout=out)
     assert "1 evaluations of an earlier workload version kept, not folded" in out.getvalue()
     assert not WorkloadResult.objects.filter(submission=sub).exists()
+
+
+def test_a_row_of_an_earlier_version_finishing_late_is_noted_not_folded(sent):
+    from leaderboard.models import SubmissionSummary
+
+    sub, ev = _scheduled()
+    claimed = runner.claim(ev.pk, "w")  # measured under version 1 ...
+    rebuild_submission(sub)
+    Workload.objects.filter(wid="12p").update(version=2)  # ... while version 2 is synced
+    runner.finish(claimed, {"outcome": "correct_faster", "speedup": 2.0, "message": ""}, Evaluation.DONE)
+    assert not WorkloadResult.objects.filter(submission=sub).exists()
+    summary = SubmissionSummary.objects.get(submission=sub, source=SubmissionSummary.EVALUATED)
+    assert summary.earlier_versions == 1 and summary.n_samples == 0
+    rebuild_submission(sub)
+    assert SubmissionSummary.objects.get(pk=summary.pk).earlier_versions == 1
