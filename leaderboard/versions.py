@@ -75,3 +75,61 @@ def earlier_versions(submission) -> dict:
     if rescored:
         note += f" ({rescored} re-scored under the current one)"
     return {"earlier": len(wids), "workloads": total, "rescored": rescored, "note": note, "rows": rows}
+
+
+def parse_versions(value: str | None, current: int) -> str | int | None:
+    """The ``?versions=`` filter: ``"all"`` (every earlier version), a version number, or None
+    (the default: the current version only, nothing more to list)."""
+    if not value:
+        return None
+    if value == "all":
+        return "all"
+    try:
+        v = int(value)
+    except ValueError:
+        return None
+    return v if 1 <= v != current else None
+
+
+def earlier_results(workload, versions: str | int | None) -> list[dict]:
+    """Public submissions' results on ``workload`` under earlier versions (``parse_versions``):
+    per hardware target, submission and version, samples, correct samples and the best speedup,
+    from the evaluations themselves (never folded into the aggregates). One query, only when
+    asked for."""
+    from submissions.models import Submission
+
+    if versions is None:
+        return []
+    qs = Evaluation.objects.filter(
+        _FINAL, candidate__workload=workload, candidate__submission__in=Submission.objects.public()
+    ).exclude(workload_version=workload.version)
+    if versions != "all":
+        qs = qs.filter(workload_version=versions)
+    rows = (
+        qs.values(
+            "hardware__slug",
+            "candidate__submission_id",
+            "candidate__submission__team__name",
+            "candidate__submission__method",
+            "workload_version",
+        )
+        .annotate(
+            n=Count("id"),
+            n_correct=Count("id", filter=_CORRECT & _RANKED),
+            best=Max("speedup", filter=_CORRECT & _RANKED),
+        )
+        .order_by("hardware__slug", "-workload_version", F("best").desc(nulls_last=True), "candidate__submission_id")
+    )
+    return [
+        {
+            "hardware": r["hardware__slug"],
+            "submission": r["candidate__submission_id"],
+            "team": r["candidate__submission__team__name"],
+            "method": r["candidate__submission__method"],
+            "version": r["workload_version"],
+            "n_samples": r["n"],
+            "n_correct": r["n_correct"],
+            "best_speedup": r["best"],
+        }
+        for r in rows
+    ]

@@ -79,3 +79,23 @@ def test_a_submission_of_current_versions_says_nothing(client, workloads, hardwa
     assert 'id="earlier-versions"' not in html and "earlier version" not in html
     data = client.get(f"/api/v1/leaderboard/submissions/{sub.pk}/").json()
     assert data[0]["workload_versions"]["earlier"] == 0
+
+
+def test_workload_page_version_filter_shows_earlier_results(client, mixed):
+    sub, ws = mixed
+    w = Workload.objects.get(pk=ws[1].pk)  # bumped to 2; the submission's result is version 1
+    default = client.get(f"/workloads/{w.slug}/").content.decode()
+    assert "Show results of earlier versions" in default and f"#{sub.pk}</a>" not in default
+    for q in ("all", "1"):
+        html = client.get(f"/workloads/{w.slug}/?versions={q}").content.decode()
+        assert f'<a href="/submissions/{sub.pk}/">#{sub.pk}</a>' in html and "3.00×" in html, q
+        assert "not ranked, not comparable" in html
+    assert "No published results under version 7" in client.get(f"/workloads/{w.slug}/?versions=7").content.decode()
+    # the current version is what the page shows anyway
+    assert "Show results of earlier versions" in client.get(f"/workloads/{w.slug}/?versions=2").content.decode()
+    # a workload never bumped has nothing earlier
+    w4 = Workload.objects.get(pk=ws[4].pk)
+    assert (
+        "No published results under an earlier version"
+        in client.get(f"/workloads/{w4.slug}/?versions=all").content.decode()
+    )
