@@ -17,6 +17,7 @@ from django.db.models import Exists, F, OuterRef
 from evaluator.models import Evaluation
 from evaluator.pipeline import first_stage, schedule_candidates
 from evaluator.queues import BACKGROUND_LANE
+from submissions.models import Submission
 
 
 def stale_candidates(submission, workload_wid: str | None = None):
@@ -47,8 +48,6 @@ def rescore_submission(submission, workload_wid: str | None = None, lane: str = 
 
 def submissions_touching(workload_wid: str):
     """Submissions with a candidate of ``workload_wid`` evaluated under an earlier version."""
-    from submissions.models import Submission
-
     earlier = Evaluation.objects.filter(
         candidate__submission=OuterRef("pk"), candidate__workload__wid=workload_wid
     ).exclude(workload_version=F("candidate__workload__version"))

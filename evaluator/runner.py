@@ -88,7 +88,7 @@ def workload_version_mismatch(ev: Evaluation) -> str | None:
     for (its registry defines another one: a worker older or newer than the portal's catalogue),
     or None. Such a row fails as an infrastructure failure instead of recording a result under
     the wrong version; ``manage.py rescore`` schedules the current version anew."""
-    from jaxbench import workloads as registry
+    from jaxbench import workloads as registry  # deferred: the registry's modules import JAX
 
     try:
         have = registry.get(ev.candidate.workload.wid).version
@@ -105,7 +105,7 @@ def workload_version_mismatch(ev: Evaluation) -> str | None:
 def stamp_workload_version(record: dict, ev: Evaluation) -> dict:
     """The record with the workload version and content hash it was measured under (a reused
     verdict keeps those of its precedent, which has the same version)."""
-    from jaxbench import workloads as registry
+    from jaxbench import workloads as registry  # deferred: the registry's modules import JAX
 
     if "workload_version" in record:
         return record

@@ -13,7 +13,7 @@ from django.db.models import Count, F, Max, Q
 
 from evaluator.models import Evaluation
 from jaxbench import metrics
-from submissions.models import Candidate
+from submissions.models import Candidate, Submission
 
 _CORRECT = Q(outcome__in=list(metrics.CORRECT_OUTCOMES))
 # held verdicts count nowhere until accepted (TRUST.md 6)
@@ -96,8 +96,6 @@ def earlier_results(workload, versions: str | int | None) -> list[dict]:
     per hardware target, submission and version, samples, correct samples and the best speedup,
     from the evaluations themselves (never folded into the aggregates). One query, only when
     asked for."""
-    from submissions.models import Submission
-
     if versions is None:
         return []
     qs = Evaluation.objects.filter(

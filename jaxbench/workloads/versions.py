@@ -21,6 +21,7 @@ import ast
 import hashlib
 import inspect
 import json
+import pkgutil
 import textwrap
 import types
 from typing import TYPE_CHECKING
@@ -129,7 +130,7 @@ def _with_helpers(fn) -> list:
 
 def content_parts(wl: Workload) -> dict[str, object]:
     """The pieces the hash is taken over, readable (tests and the bump message use them)."""
-    from .base import Workload as _W
+    from .base import Workload as _W  # deferred: base imports this module for content_hash
 
     return {
         "inputs": [_normalised_source(f) for f in _with_helpers(wl.create_inputs_fn)],
@@ -147,9 +148,7 @@ def content_hash(wl: Workload) -> str:
 
 
 def _module_file(wl: Workload) -> str:
-    import pkgutil
-
-    from . import __path__ as package_path
+    from . import __path__ as package_path  # deferred: the package imports its modules
 
     prefix = f"w{wl.number:02d}{wl.id[-1]}_"
     for info in pkgutil.iter_modules(package_path):

@@ -2,6 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
+from catalog.lookup import find_workload
 from evaluator.rescore import rescore_submission, submissions_touching
 from leaderboard.models import SubmissionSummary
 from submissions.models import Submission
@@ -45,8 +46,6 @@ class Command(BaseCommand):
             )
             chosen += [s.submission for s in ranked]
         if workload:
-            from catalog.lookup import find_workload
-
             wl = find_workload(workload)
             if wl is None:
                 raise CommandError(f"no workload {workload!r}")
