@@ -52,6 +52,9 @@ class LeaderboardRowSerializer(serializers.Serializer):
     candidates_total = serializers.IntegerField()
     jax_version = serializers.CharField(allow_blank=True)
     harness_version = serializers.CharField(allow_blank=True)
+    earlier_versions = serializers.IntegerField(
+        help_text="evaluations of an earlier workload version: kept, not counted in this row"
+    )
     hardware = serializers.CharField()
     workload_set = serializers.CharField()
     url = serializers.CharField()

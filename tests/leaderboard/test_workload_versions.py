@@ -99,3 +99,46 @@ def test_workload_page_version_filter_shows_earlier_results(client, mixed):
         "No published results under an earlier version"
         in client.get(f"/workloads/{w4.slug}/?versions=all").content.decode()
     )
+
+
+def test_the_board_marks_rows_with_earlier_version_results(client, mixed):
+    sub, ws = mixed
+    cache.clear()
+    data = client.get("/api/v1/leaderboard/?hardware=cpu").json()
+    rows = {r["submission"]: r for r in data["rows"] + data["in_progress"]}
+    assert rows[sub.pk]["earlier_versions"] == 3
+    cache.clear()
+    html = client.get("/leaderboard/?hardware=cpu").content.decode()
+    assert "3 results of an earlier workload version are kept but not counted" in html
+    csv_text = client.get("/leaderboard/?hardware=cpu&format=csv").content.decode()
+    assert "earlier_versions" in csv_text.splitlines()[0]
+
+
+def test_a_ranked_row_is_marked_too(client, workloads, hardware, users):
+    """Only one workload bumped and re-scored: the submission is complete, ranked, and marked."""
+    cpu = hardware["cpu"]
+    sub = make_submission(make_team("C", users["bob"]), cpu, {workloads[0]: [("correct_faster", 2.0, (1.9, 2.1))]})
+    Workload.objects.filter(pk=workloads[0].pk).update(version=2)
+    old = Evaluation.objects.get(candidate__submission=sub)
+    Evaluation.objects.create(
+        candidate=old.candidate,
+        hardware=cpu,
+        stage=old.stage,
+        state=Evaluation.DONE,
+        outcome="correct_faster",
+        speedup=1.5,
+        speedup_lo=1.4,
+        speedup_hi=1.6,
+        record=dict(old.record, speedup_ci=[1.4, 1.6]),
+        code_sha256=old.code_sha256,
+        workload_version=2,
+        finished_at=old.finished_at,
+    )
+    rebuild_submission(sub)
+    cache.clear()
+    data = client.get("/api/v1/leaderboard/?hardware=cpu").json()
+    row = next(r for r in data["rows"] if r["submission"] == sub.pk)
+    assert row["earlier_versions"] == 1 and row["geomean"] == pytest.approx(1.5 ** (1 / 50), rel=1e-3)
+    cache.clear()
+    html = client.get("/leaderboard/?hardware=cpu").content.decode()
+    assert "1 results of an earlier workload version are kept but not counted" in html
