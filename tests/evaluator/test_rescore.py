@@ -125,3 +125,23 @@ def test_choose_by_workload_and_by_top(sent, monkeypatch):
         _rescore()
     with pytest.raises(CommandError, match="no submission 999999"):
         _rescore("--submission", "999999")
+
+
+def test_staff_action_rescores_and_others_cannot(sent, monkeypatch, client):
+    from django.contrib.auth import get_user_model
+
+    sub = _judged([("12p", A), ("8p", A)])
+    _bump(monkeypatch)
+    url = f"/submissions/{sub.pk}/rescore/"
+    User = get_user_model()
+    client.force_login(User.objects.create_user("plain", password="pw-plain-123"))
+    assert client.post(url).status_code in (302, 403)
+    assert not Evaluation.objects.filter(candidate__submission=sub, workload_version=2).exists()
+    client.force_login(User.objects.create_user("boss", password="pw-boss-123", is_staff=True))
+    assert 'action="/submissions/%d/rescore/"' % sub.pk in client.get(f"/submissions/{sub.pk}/").content.decode()
+    r = client.post(url, follow=True)
+    assert "1 new evaluations under the current workload versions" in r.content.decode()
+    assert Evaluation.objects.filter(candidate__submission=sub, workload_version=2).count() == 1
+    r = client.post(url, follow=True)
+    assert "nothing to re-score" in r.content.decode()
+    assert client.get(url).status_code == 405
