@@ -62,6 +62,9 @@ class Workload(models.Model):
     shapes = models.JSONField(default=dict, help_text="per profile: inputs and output shapes/dtypes")
     costs = models.JSONField(default=dict, help_text="per profile: flops and bytes")
     reference_source = models.TextField(blank=True)
+    # The registry's human version number and the content hash it stands for (versions.py).
+    version = models.PositiveIntegerField(default=1)
+    content_hash = models.CharField(max_length=64, blank=True)
 
     class Meta:
         ordering = ["number"]

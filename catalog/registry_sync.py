@@ -48,6 +48,8 @@ def workload_fields(wl) -> dict:
         "shapes": shapes,
         "costs": costs,
         "reference_source": inspect.getsource(inspect.getmodule(wl.reference)),
+        "version": wl.version,
+        "content_hash": wl.content_hash,
     }
 
 

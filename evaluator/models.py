@@ -83,10 +83,18 @@ class Evaluation(models.Model):
     )
     reviewed_at = models.DateTimeField(null=True, blank=True)
     review_note = models.TextField(blank=True)
+    # The workload version this row evaluates (jaxbench/workloads/versions.py): set from the
+    # catalogue when the row is created and checked against the worker's registry when claimed.
+    # A re-score of a later version is a new row; rows from before versions existed carry the
+    # version current at the migration, marked assumed.
+    workload_version = models.PositiveIntegerField(default=1)
+    workload_version_assumed = models.BooleanField(default=False)
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["candidate", "hardware", "stage"], name="one_evaluation_per_stage")
+            models.UniqueConstraint(
+                fields=["candidate", "hardware", "stage", "workload_version"], name="one_evaluation_per_stage_version"
+            )
         ]
         indexes = [
             models.Index(fields=["state", "hardware", "stage"]),

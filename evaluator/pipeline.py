@@ -14,6 +14,7 @@ import threading
 
 import dramatiq
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from evaluator import outage
@@ -46,22 +47,33 @@ def schedule_submission(submission, lane: str = USER_LANE) -> list[int]:
     the verdict of every row whose identical code was already judged (evaluator/reuse.py), and
     enqueue the rest after commit on ``lane``'s queue. Must run inside the intake's transaction.
     Returns the ids of the rows left to evaluate."""
+    return schedule_candidates(submission, None, lane)
+
+
+def schedule_candidates(submission, candidates, lane: str = USER_LANE) -> list[int]:
+    """``schedule_submission`` for some of ``submission``'s candidates (a queryset), each under
+    its workload's current version: the intake passes None (all of them), a re-score
+    (evaluator/rescore.py) those without a row of the current version. Must run inside a
+    transaction."""
     stage = first_stage(submission.hardware)
     now = timezone.now()
     hw = submission.hardware_id
+    qs = submission.candidates.all() if candidates is None else candidates
+    cids = list(qs.order_by("pk").values_list("id", "code_sha256", "workload__version"))
     insert_rows(
         Evaluation,
-        ("candidate_id", "hardware_id", "stage", "lane", "code_sha256", "enqueued_at"),
-        (
-            (cid, hw, stage, lane, sha, now)
-            for cid, sha in submission.candidates.order_by("pk").values_list("id", "code_sha256")
-        ),
+        ("candidate_id", "hardware_id", "stage", "lane", "code_sha256", "enqueued_at", "workload_version"),
+        ((cid, hw, stage, lane, sha, now, version) for cid, sha, version in cids),
     )
-    rows = (
-        Evaluation.objects.filter(candidate__submission=submission, stage=stage)
-        .order_by("pk")
-        .values_list("pk", "code_sha256", "candidate__workload_id")
+    mine = Evaluation.objects.filter(
+        candidate__submission=submission,
+        stage=stage,
+        hardware_id=hw,
+        workload_version=F("candidate__workload__version"),
     )
+    if candidates is not None:
+        mine = mine.filter(candidate_id__in=[c for c, _, _ in cids])
+    rows = mine.order_by("pk").values_list("pk", "code_sha256", "candidate__workload_id")
     reused, waiting = reuse_at_intake(submission.hardware, stage, rows)
     queue = stage_queue(stage, submission.hardware.slug, lane)
     later = []
@@ -69,16 +81,18 @@ def schedule_submission(submission, lane: str = USER_LANE) -> list[int]:
     if passed:  # a reused pre-check that passed: its main stage, itself perhaps already judged
         insert_rows(
             Evaluation,
-            ("candidate_id", "hardware_id", "stage", "lane", "code_sha256", "enqueued_at"),
+            ("candidate_id", "hardware_id", "stage", "lane", "code_sha256", "enqueued_at", "workload_version"),
             (
-                (cid, hw, Evaluation.MAIN, lane, sha, now)
-                for cid, sha in submission.candidates.filter(pk__in=passed)
+                (cid, hw, Evaluation.MAIN, lane, sha, now, version)
+                for cid, sha, version in submission.candidates.filter(pk__in=passed)
                 .order_by("pk")
-                .values_list("id", "code_sha256")
+                .values_list("id", "code_sha256", "workload__version")
             ),
         )
         main_rows = (
-            Evaluation.objects.filter(candidate_id__in=passed, stage=Evaluation.MAIN)
+            Evaluation.objects.filter(
+                candidate_id__in=passed, stage=Evaluation.MAIN, workload_version=F("candidate__workload__version")
+            )
             .order_by("pk")
             .values_list("pk", "code_sha256", "candidate__workload_id")
         )

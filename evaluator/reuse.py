@@ -1,7 +1,8 @@
 """Verdicts reused for identical code: agents repeat themselves, and the verdict would be the same.
 
 A finished evaluation is a precedent for another one with the same source (``code_sha256``),
-workload, hardware target, stage, size profile, harness version and JAX version, unless it was
+workload and workload version, hardware target, stage, size profile, harness version and JAX
+version, unless it was
 itself reused or was reached through infrastructure failures (a child killed from outside: that
 attempt's, never a precedent). Reuse is resolved twice:
 
@@ -18,6 +19,7 @@ from collections.abc import Iterable
 from functools import cache
 from importlib import metadata
 
+from django.db.models import F
 from django.utils import timezone
 
 from evaluator.models import Evaluation
@@ -63,7 +65,9 @@ def reusable_record(ev: Evaluation) -> Evaluation | None:
     """The earliest precedent for ``ev`` (the worker's check when it claims a row)."""
     return (
         precedents(ev.hardware, ev.stage)
-        .filter(code_sha256=ev.code_sha256, candidate__workload=ev.candidate.workload)
+        .filter(
+            code_sha256=ev.code_sha256, candidate__workload=ev.candidate.workload, workload_version=ev.workload_version
+        )
         .exclude(pk=ev.pk)
         .order_by("finished_at", "pk")
         .first()
@@ -102,7 +106,7 @@ def reuse_at_intake(hardware, stage: str, rows: Iterable[tuple[int, str, int]]) 
         chunk = shas[i : i + CHUNK]
         for ev in (
             precedents(hardware, stage)
-            .filter(code_sha256__in=chunk)
+            .filter(code_sha256__in=chunk, workload_version=F("candidate__workload__version"))
             .select_related("candidate")
             .only(*REUSED_COLUMNS, "code_sha256", "candidate__workload_id")
             .order_by("finished_at", "pk")

@@ -65,6 +65,15 @@ def claim(evaluation_id: int, me: str) -> Evaluation | None:
             ev.save(update_fields=["state", "message", "finished_at", "lease_expires_at"])
             _after_final(ev)
             return None
+        mismatch = workload_version_mismatch(ev)
+        if mismatch:
+            ev.state = Evaluation.FAILED
+            ev.message = mismatch
+            ev.finished_at = now
+            ev.lease_expires_at = None
+            ev.save(update_fields=["state", "message", "finished_at", "lease_expires_at"])
+            _after_final(ev)
+            return None
         ev.state = Evaluation.RUNNING
         ev.worker = me[:120]
         ev.attempts += 1
@@ -72,6 +81,39 @@ def claim(evaluation_id: int, me: str) -> Evaluation | None:
         ev.lease_expires_at = now + datetime.timedelta(seconds=lease_seconds())
         ev.save(update_fields=["state", "worker", "attempts", "started_at", "lease_expires_at"])
         return ev
+
+
+def workload_version_mismatch(ev: Evaluation) -> str | None:
+    """Why this worker cannot evaluate ``ev`` under the workload version the row was created
+    for (its registry defines another one: a worker older or newer than the portal's catalogue),
+    or None. Such a row fails as an infrastructure failure instead of recording a result under
+    the wrong version; ``manage.py rescore`` schedules the current version anew."""
+    from jaxbench import workloads as registry  # deferred: the registry's modules import JAX
+
+    try:
+        have = registry.get(ev.candidate.workload.wid).version
+    except KeyError:  # not in this worker's registry: the harness names that failure itself
+        return None
+    if have == ev.workload_version:
+        return None
+    return (
+        f"infrastructure failure: this row asks for workload {ev.candidate.workload.wid} version "
+        f"{ev.workload_version}, the worker's registry defines version {have}"
+    )
+
+
+def stamp_workload_version(record: dict, ev: Evaluation) -> dict:
+    """The record with the workload version and content hash it was measured under (a reused
+    verdict keeps those of its precedent, which has the same version)."""
+    from jaxbench import workloads as registry  # deferred: the registry's modules import JAX
+
+    if "workload_version" in record:
+        return record
+    try:
+        wl = registry.get(ev.candidate.workload.wid)
+    except KeyError:
+        return record
+    return dict(record, workload_version=wl.version, workload_content_hash=wl.content_hash)
 
 
 class LeaseKeeper:
@@ -237,7 +279,7 @@ def finish(ev: Evaluation, record: dict, state: str, reused_from=None) -> None:
         locked = Evaluation.objects.select_for_update().get(pk=ev.pk)
         if locked.state in Evaluation.FINAL_STATES:
             return  # another attempt finished it first; keep exactly one result
-        locked.record = record
+        locked.record = stamp_workload_version(record, ev)
         locked.outcome = outcome if ev.stage == Evaluation.MAIN or state == Evaluation.SKIPPED else ""
         locked.speedup = record.get("speedup") if ev.stage == Evaluation.MAIN else None
         ci = record.get("speedup_ci") if ev.stage == Evaluation.MAIN else None
@@ -257,6 +299,7 @@ def finish(ev: Evaluation, record: dict, state: str, reused_from=None) -> None:
                 candidate_id=ev.candidate_id,
                 hardware=ev.hardware,
                 stage=Evaluation.MAIN,
+                workload_version=ev.workload_version,
                 defaults={"code_sha256": ev.code_sha256, "enqueued_at": now, "lane": ev.lane},
             )
             if created:

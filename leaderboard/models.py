@@ -65,6 +65,9 @@ class SubmissionSummary(models.Model):
     cost_total = models.FloatField(null=True, blank=True)
     jax_versions = models.JSONField(default=list)
     harness_versions = models.JSONField(default=list)
+    # final evaluations of an earlier workload version on this target: kept, never folded; the
+    # submission page lists them (leaderboard/versions.py) only when this is > 0
+    earlier_versions = models.PositiveIntegerField(default=0)
     last_evaluated_at = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True, db_index=True)
 
@@ -126,6 +129,9 @@ class WorkloadResult(models.Model):
         default=dict, help_text="index -> [low, high, median_s, baseline median_s, measured] of progression records"
     )
     curves = models.BinaryField(default=b"")
+    # The workload version whose evaluations this row folds: always the current one (earlier
+    # versions' evaluations are kept, and shown on the submission page, but never folded).
+    workload_version = models.PositiveIntegerField(default=1)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

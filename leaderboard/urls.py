@@ -19,6 +19,7 @@ urlpatterns = [
     path("submissions/", submission_list.submission_list, name="submission-list"),
     path("submissions/<int:pk>/", submission.submission_detail, name="submission-detail"),
     path("submissions/<int:pk>/progress.json", submission.progress_json, name="submission-progress"),
+    path("submissions/<int:pk>/rescore/", review.rescore, name="submission-rescore"),
     path("compare/", compare.compare, name="compare"),
     # staff: verdicts held for review (TRUST.md 6)
     path("review/", review.review_list, name="review-list"),

@@ -70,6 +70,9 @@ class Workload:
     # because it is broken in the public harness itself: what fails, and what to change. Every
     # other public file runs unchanged at every profile (tests/jaxbench/workloads/test_public_files.py).
     public_file_note: str | None = None
+    # The human version number, declared in the module and bumped whenever ``content_hash``
+    # changes; the hash it was last bumped for is recorded in versions.py (a test checks both).
+    version: int = 1
 
     def __post_init__(self):
         if not _ID_RE.match(self.id):
@@ -84,6 +87,15 @@ class Workload:
             raise ValueError(f"{self.id}: profiles must be exactly {PROFILES}")
         if (self.atol, self.rtol) != (DEFAULT_ATOL, DEFAULT_RTOL) and not self.tolerance_reason:
             raise ValueError(f"{self.id}: a tolerance override needs tolerance_reason")
+        if not isinstance(self.version, int) or self.version < 1:
+            raise ValueError(f"{self.id}: version must be an integer >= 1")
+
+    @functools.cached_property
+    def content_hash(self) -> str:
+        """What defines this workload, hashed: see :func:`.versions.content_hash`."""
+        from .versions import content_hash  # deferred: versions imports this module
+
+        return content_hash(self)
 
     @property
     def number(self) -> int:
@@ -176,6 +188,8 @@ class Workload:
             "public_file_note",
         ):
             out[name] = getattr(self, name)
+        out["version"] = self.version
+        out["content_hash"] = self.content_hash
         out["input_names"] = list(self.input_names)
         out["profiles"] = {p: dict(self.profiles[p]) for p in PROFILES}
         return out

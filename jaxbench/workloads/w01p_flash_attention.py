@@ -60,6 +60,7 @@ WORKLOAD = Workload(
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
+    version=1,
     expert=True,
     notes="Layout (batch, heads, seq, head_dim) for q, k, v and the output; inputs N(0,1) bf16. "
     "Scores q.k are rounded to bf16 and multiplied by head_dim**-0.5; key positions "

@@ -83,6 +83,7 @@ WORKLOAD = Workload(
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
+    version=1,
     expert=True,
     notes="Layout (batch, seq, heads, head_dim) for q (Hq heads), k and v (Hkv heads) and the "
     "output. Query head h uses KV head h // (Hq / Hkv) (each KV head serves a consecutive "

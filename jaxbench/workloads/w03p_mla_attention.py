@@ -169,6 +169,7 @@ WORKLOAD = Workload(
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
+    version=1,
     expert=True,
     notes="Weights are stored (in, out) and applied as x @ W; every matmul rounds to bf16. "
     "q_up's output is per head [128 nope | 64 rope]; kv_down's output is [latent (512) | "

@@ -69,6 +69,7 @@ WORKLOAD = Workload(
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
+    version=1,
     expert=True,
     notes="Layout (batch, heads, seq, head_dim); q has Hq heads, k and v Hkv heads, query head h "
     "uses KV head h // (Hq / Hkv). q is already scaled by head_dim**-0.5 in the inputs: "

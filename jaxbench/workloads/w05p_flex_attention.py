@@ -68,6 +68,7 @@ WORKLOAD = Workload(
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
+    version=1,
     notes="Layout (batch, heads, seq, head_dim); rel_pos_bias is (heads, seq, seq), shared by "
     "the batch, a dense tensor (not a function of i - j). Order: bf16 scores times "
     "head_dim**-0.5, + bias, then masked entries (key after query) replaced by -1e30. "

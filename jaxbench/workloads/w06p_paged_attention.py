@@ -103,6 +103,7 @@ WORKLOAD = Workload(
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
+    version=1,
     expert=True,
     notes="queries (num_seqs, Hq, d): sequence i's query is row cu_q_lens[i] (cu_q_lens = "
     "0..num_seqs). k_pages, v_pages (total_pages, page_size, Hkv, d), token-major pages "

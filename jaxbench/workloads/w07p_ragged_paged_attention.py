@@ -146,6 +146,7 @@ WORKLOAD = Workload(
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
+    version=1,
     expert=True,
     notes="queries (max_num_batched_tokens, Hq, d) packed: sequence i owns rows "
     "cu_q_lens[i] .. cu_q_lens[i+1]-1; slots i >= num_seqs[0] are inactive "

@@ -42,6 +42,7 @@ WORKLOAD = Workload(
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
+    version=1,
     expert=True,
     notes="A is (M, K) row-major, B is (K, N) (not transposed); A ~ N(0,1), B ~ N(0,1) x 0.02, "
     "bf16. The output is bf16, accumulated in float32. N / K = 3.5 in both profiles.",

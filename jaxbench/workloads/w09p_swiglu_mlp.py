@@ -52,6 +52,7 @@ WORKLOAD = Workload(
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
+    version=1,
     notes="Inputs as in the public suite: x ~ N(0,1), weights N(0,1) x 0.02 (at the full "
     "size). The gate, the up projection and their product are nominally bf16, as in the "
     "public baseline. Precision: the output is a sum of mlp_dim bf16-rounded products, "

@@ -87,6 +87,7 @@ WORKLOAD = Workload(
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
+    version=1,
     notes="The public baseline evaluates all 8 experts densely and masks with the routing "
     "weights; a kernel may compute only the two chosen experts. The output is float32 "
     "(the float32 one-hot promotes the combination). Routing is precision sensitive: "

@@ -109,6 +109,7 @@ WORKLOAD = Workload(
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
+    version=1,
     expert=True,
     notes="The public inputs have 128 equal groups of 256 rows, which makes this a batched "
     "matmul; here the group sizes are ragged (random, between 0.5x and 1.5x the mean "

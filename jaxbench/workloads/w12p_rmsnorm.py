@@ -46,6 +46,7 @@ WORKLOAD = Workload(
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
+    version=1,
     notes="As in the public baseline: x ~ N(0,1), scale ~ N(0,1) x 0.1 + 1; the mean of "
     "squares and the normalisation are float32, the normalised value is rounded to bf16 "
     "before the bf16 multiplication by the scale; epsilon (1e-5) is read from CONFIG.",

@@ -71,6 +71,7 @@ WORKLOAD = Workload(
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
+    version=1,
     notes="Despite the name, the public baseline materialises the logits; a fused kernel "
     "(Tokamax's linear + cross-entropy) need not. The output is one float32 number, a "
     "mean over 8192 tokens, and the public inputs (hidden ~ N(0,1), W ~ N(0,1) x 0.02, "

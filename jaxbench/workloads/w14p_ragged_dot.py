@@ -66,6 +66,7 @@ WORKLOAD = Workload(
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
+    version=1,
     notes="The public baseline is a batched einsum over x (G, M/G, K) and weights (G, K, N); "
     "group sizes are not an input (the docstring mentions them, but create_inputs does "
     "not return them), so the 8 groups are equal and nothing ragged is left. The "

@@ -64,6 +64,7 @@ WORKLOAD = Workload(
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
+    version=1,
     notes="Inputs: query and key ~ N(0,1) as in the public suite; value ~ N(0,1) x 4, so "
     "that the output of the long-memory heads at late positions (a normalised average "
     "of about i value rows) stays well above the tolerance. Scores are float32 with no "

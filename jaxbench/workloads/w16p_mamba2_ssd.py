@@ -63,6 +63,7 @@ WORKLOAD = Workload(
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
+    version=1,
     notes="As in the public baseline: a = sigmoid(A_log) (the docstring's exp is not what "
     "the code does), A_log ~ N(-4, 0.5^2) in float32, so a is about 0.018 and the "
     "decay matrix is nearly diagonal; the signed row sum s_i is replaced by 1 where "

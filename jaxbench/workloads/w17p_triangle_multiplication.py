@@ -88,6 +88,7 @@ WORKLOAD = Workload(
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
+    version=1,
     notes="The public mask is all ones, which makes it a no-op; here each pair is kept with "
     "probability 0.8, so a kernel must apply it. The mask multiplies the input of the "
     "four left/right projections only; the output gate uses the raw pair_act. The "

@@ -70,6 +70,7 @@ WORKLOAD = Workload(
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
+    version=1,
     kernelbench_id=1,
     notes="NCHW input, OIHW weight (PyTorch layouts); bias has shape (out_channels, 1, 1). "
     "The original draws the second bias from N(0, 1); here it is N(0, 1) x 0.02 as in "

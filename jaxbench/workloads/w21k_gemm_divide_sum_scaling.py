@@ -51,6 +51,7 @@ WORKLOAD = Workload(
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
+    version=1,
     kernelbench_id=14,
     notes="Output (batch, 1). Mathematically 0.75 * x @ (sum of the weight rows), so a "
     "kernel may reduce the weight first; the timed baseline does the full GEMM. Weight "

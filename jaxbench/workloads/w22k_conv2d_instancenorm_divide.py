@@ -85,6 +85,7 @@ WORKLOAD = Workload(
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
+    version=1,
     kernelbench_id=17,
     notes="NCHW input, OIHW weight. The affine in_weight / in_bias are inputs as in the "
     "public suite (the original InstanceNorm2d has affine=False), drawn as 1 + 0.1 N "

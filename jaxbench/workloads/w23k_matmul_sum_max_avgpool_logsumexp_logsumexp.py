@@ -53,6 +53,7 @@ WORKLOAD = Workload(
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
+    version=1,
     kernelbench_id=18,
     degenerate="The sum over the output features leaves a length-1 axis, so the max, the "
     "mean and both logsumexps of the original are identities: the output is the "

@@ -65,6 +65,7 @@ WORKLOAD = Workload(
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
+    version=1,
     kernelbench_id=22,
     notes="Weight stored (hidden, input) as nn.Linear.weight. Output (batch, 1).",
 )

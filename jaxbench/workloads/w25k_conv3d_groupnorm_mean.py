@@ -88,6 +88,7 @@ WORKLOAD = Workload(
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
+    version=1,
     kernelbench_id=23,
     degenerate="GroupNorm's weight is ones (constant within each group), so every group's "
     "normalised values sum to zero and the mean over (C, D, H, W) is exactly "

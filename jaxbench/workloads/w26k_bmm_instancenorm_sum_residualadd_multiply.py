@@ -59,6 +59,7 @@ WORKLOAD = Workload(
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
+    version=1,
     kernelbench_id=28,
     degenerate="The instance norm runs over a 1x1 spatial extent: mean = value and var = 0, "
     "so the normalised value is exactly 0 and the output is (in_bias + y) * y; "

@@ -120,6 +120,7 @@ WORKLOAD = Workload(
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
+    version=1,
     kernelbench_id=34,
     notes="NCDHW input; weight in the (in, out, kD, kH, kW) layout of nn.ConvTranspose3d. "
     "The original's nn.LayerNorm(out_channels) works only because the output width "

@@ -59,6 +59,7 @@ WORKLOAD = Workload(
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
+    version=1,
     kernelbench_id=37,
     notes="Weight stored (in_features, out_features) as in the public suite; as there, the "
     "Linear's own bias is dropped and only the separate bias is added after the Swish. "

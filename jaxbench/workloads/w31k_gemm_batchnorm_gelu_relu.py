@@ -57,6 +57,7 @@ WORKLOAD = Workload(
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
+    version=1,
     kernelbench_id=41,
     notes="Training-mode BatchNorm1d as in the public suite and the original (an nn.Module "
     "left in training mode); the statistics come from the batch, so there are no "

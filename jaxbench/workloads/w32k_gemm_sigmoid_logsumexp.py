@@ -52,6 +52,7 @@ WORKLOAD = Workload(
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
+    version=1,
     kernelbench_id=45,
     notes="Both weights stored (out, in) as nn.Linear.weight. Output (batch,). Weights "
     "0.1 N and biases N(0, 1) (public: all 0.02 N, which leaves the output within the "

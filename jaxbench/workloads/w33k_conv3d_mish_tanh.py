@@ -73,6 +73,7 @@ WORKLOAD = Workload(
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
+    version=1,
     kernelbench_id=47,
     notes="NCDHW input, OIDHW weight (PyTorch layouts).",
 )

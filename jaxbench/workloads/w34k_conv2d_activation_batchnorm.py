@@ -82,6 +82,7 @@ WORKLOAD = Workload(
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
+    version=1,
     kernelbench_id=52,
     notes="NCHW input, OIHW weight. Training-mode BatchNorm2d as in the public suite and the "
     "original (an nn.Module left in training mode): no running-statistics inputs. "

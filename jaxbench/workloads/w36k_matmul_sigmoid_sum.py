@@ -48,6 +48,7 @@ WORKLOAD = Workload(
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
+    version=1,
     kernelbench_id=56,
     degenerate="Each output is a sum of hidden_size sigmoids, about hidden_size / 2 (256 at "
     "small, 4096 at full), compared with a 1e-2 relative tolerance (2.6, 41) and "

@@ -72,6 +72,7 @@ WORKLOAD = Workload(
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
+    version=1,
     kernelbench_id=67,
     notes="NCHW input, OIHW weight (PyTorch layouts); output (batch, out_channels). x is "
     "U[0, 1) plus a random N(0, 1) offset per (image, channel): with the public "

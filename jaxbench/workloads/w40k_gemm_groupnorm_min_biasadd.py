@@ -65,6 +65,7 @@ WORKLOAD = Workload(
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
+    version=1,
     kernelbench_id=75,
     notes="GroupNorm uses per-sample statistics (no running statistics; inference and "
     "training agree); its affine weight and bias are inputs, drawn at random "

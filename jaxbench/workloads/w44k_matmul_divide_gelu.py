@@ -48,6 +48,7 @@ WORKLOAD = Workload(
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
+    version=1,
     kernelbench_id=86,
     notes="Weight stored (input_size, output_size) as in the public suite, i.e. the "
     "transpose of nn.Linear.weight. Bias drawn as 0.5 N (public: 0.02 N, which the "

@@ -64,6 +64,7 @@ WORKLOAD = Workload(
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
+    version=1,
     kernelbench_id=88,
     notes="GroupNorm uses per-sample statistics (no running statistics); its affine "
     "weight and bias are inputs, drawn at random (1 + 0.1 N and 0.1 N) instead of the "

@@ -86,6 +86,7 @@ WORKLOAD = Workload(
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
+    version=1,
     kernelbench_id=92,
     notes="NCHW input, OIHW weight (PyTorch layouts). GroupNorm uses per-sample statistics "
     "(no running statistics); its affine weight and bias are inputs. Input scales "

@@ -75,6 +75,7 @@ WORKLOAD = Workload(
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
+    version=1,
     kernelbench_id=97,
     notes="BatchNorm runs in inference mode; its running statistics (bn_mean, bn_var) and "
     "affine parameters are inputs, drawn at random (mean 0.5 N, var U[0.5, 1.5), "

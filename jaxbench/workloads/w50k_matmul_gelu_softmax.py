@@ -47,6 +47,7 @@ WORKLOAD = Workload(
     create_inputs_fn=create_inputs,
     reference=reference,
     cost_fn=cost,
+    version=1,
     atol=1e-4,
     rtol=6e-2,
     tolerance_reason="A softmax over N = out_features gives probabilities near 1/N "

@@ -22,9 +22,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, F, Q, Sum
 
 from catalog.models import Workload
+from evaluator.models import Evaluation
 from jaxbench import metrics
 from jaxbench.metrics import INDEPENDENT, SEQUENTIAL
 from jaxbench.metrics.curves import (
@@ -54,6 +55,11 @@ from submissions.models import Candidate, Submission
 def set_sizes() -> dict[str, int]:
     """|W| of every set, from the workload table."""
     return sizes_of_sets(Workload.objects.values_list("source", "expert"))
+
+
+def workload_versions() -> dict[int, int]:
+    """workload pk -> its current version (catalog.Workload, mirrored from the registry)."""
+    return dict(Workload.objects.values_list("pk", "version"))
 
 
 def workload_set_map(workload_ids: Iterable[int] | None = None) -> dict[int, tuple[str, tuple[str, ...]]]:
@@ -122,10 +128,16 @@ def _candidate_totals(submission_id: int) -> dict[str, Any]:
 
 
 def summary_from_states(
-    summary: SubmissionSummary, states: Mapping[int, WorkloadState], acc: Mapping[str, Any], workload_sets, sizes
+    summary: SubmissionSummary,
+    states: Mapping[int, WorkloadState],
+    acc: Mapping[str, Any],
+    workload_sets,
+    sizes,
+    versions: Mapping[int, int] | None = None,
 ) -> list[WorkloadResult]:
     """Fill ``summary`` (not saved) from the folded states; return its unsaved WorkloadResults.
-    ``workload_sets``: workload pk -> (wid, sets it belongs to) (``workload_set_map``)."""
+    ``workload_sets``: workload pk -> (wid, sets it belongs to) (``workload_set_map``);
+    ``versions``: workload pk -> the version folded (``workload_versions``; default 1)."""
     set_curves = {name: empty_curves() for name in SET_NAMES}
     rows, best = [], {}
     for wl_id, st in sorted(states.items(), key=lambda kv: kv[0]):
@@ -142,6 +154,7 @@ def summary_from_states(
                 workload_id=wl_id,
                 hardware_id=summary.hardware_id,
                 source=summary.source,
+                workload_version=(versions or {}).get(wl_id, 1),
                 **fields,
             )
         )
@@ -204,10 +217,18 @@ def refresh_for_evaluation(evaluation) -> WorkloadResult | None:
             "workload__wid",
             "workload__source",
             "workload__expert",
+            "workload__version",
         )
         .first()
     )
     if cand is None:
+        return None
+    if ev.workload_version != cand["workload__version"]:
+        # an earlier (or not yet current) workload version: kept, never folded; the summary
+        # only notes that the submission page has such rows to list
+        SubmissionSummary.objects.filter(
+            submission_id=cand["submission_id"], hardware_id=ev.hardware_id, source=SubmissionSummary.EVALUATED
+        ).update(earlier_versions=F("earlier_versions") + 1)
         return None
     sample = sample_from_evaluation(
         cand["workload_id"],
@@ -255,6 +276,7 @@ def refresh_for_evaluation(evaluation) -> WorkloadResult | None:
                 workload_id=cand["workload_id"],
                 hardware_id=ev.hardware_id,
                 source=SubmissionSummary.EVALUATED,
+                workload_version=ev.workload_version,
             )
         for k, v in fields.items():
             setattr(row, k, v)
@@ -301,7 +323,15 @@ def refresh_for_evaluation(evaluation) -> WorkloadResult | None:
 
 
 def _save_summary(
-    submission, hardware_id: int, source: str, samples: list[FoldSample], sizes, wmap, totals: Mapping[str, Any]
+    submission,
+    hardware_id: int,
+    source: str,
+    samples: list[FoldSample],
+    sizes,
+    wmap,
+    totals: Mapping[str, Any],
+    versions: Mapping[int, int] | None = None,
+    earlier: int = 0,
 ) -> SubmissionSummary:
     mode = INDEPENDENT if submission.sampling == INDEPENDENT else SEQUENTIAL
     summary = SubmissionSummary.objects.select_for_update().filter(
@@ -311,7 +341,10 @@ def _save_summary(
     for k, v in totals.items():
         setattr(summary, k, v)
     states, acc = build(samples)
-    rows = summary_from_states(summary, states, acc, wmap, sizes)
+    summary.earlier_versions = earlier
+    rows = summary_from_states(
+        summary, states, acc, wmap, sizes, versions if versions is not None else workload_versions()
+    )
     summary.save()
     WorkloadResult.objects.filter(summary=summary).delete()
     WorkloadResult.objects.bulk_create(rows, batch_size=500)
@@ -352,6 +385,19 @@ def ensure_reported(submission_id: int) -> SubmissionSummary | None:
     return rebuild_reported(submission)
 
 
+def earlier_version_counts(submission_id: int) -> dict[int, int]:
+    """hardware pk -> final evaluations of ``submission_id`` under an earlier workload version."""
+    return dict(
+        Evaluation.objects.filter(
+            candidate__submission_id=submission_id, state__in=(Evaluation.DONE, Evaluation.SKIPPED)
+        )
+        .exclude(workload_version=F("candidate__workload__version"))
+        .values_list("hardware_id")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+
+
 def rebuild_submission(submission) -> list[SubmissionSummary]:
     """Recompute every summary of ``submission`` from its evaluations (and its reported
     outcomes) through the same folding code as ``refresh_for_evaluation``."""
@@ -360,6 +406,8 @@ def rebuild_submission(submission) -> list[SubmissionSummary]:
         by_hw.setdefault(hw, []).append(s)
     sizes = set_sizes()
     wmap = workload_set_map()
+    versions = workload_versions()
+    earlier = earlier_version_counts(submission.pk)
     totals = _candidate_totals(submission.pk)
     out = []
     with transaction.atomic():
@@ -367,7 +415,19 @@ def rebuild_submission(submission) -> list[SubmissionSummary]:
             hardware_id__in=list(by_hw)
         ).delete()
         for hw, samples in by_hw.items():
-            out.append(_save_summary(submission, hw, SubmissionSummary.EVALUATED, samples, sizes, wmap, totals))
+            out.append(
+                _save_summary(
+                    submission,
+                    hw,
+                    SubmissionSummary.EVALUATED,
+                    samples,
+                    sizes,
+                    wmap,
+                    totals,
+                    versions,
+                    earlier.get(hw, 0),
+                )
+            )
     reported = rebuild_reported(submission)
     if reported is not None:
         out.append(reported)

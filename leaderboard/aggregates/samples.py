@@ -16,6 +16,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from django.db.models import F
+
 from evaluator.models import Evaluation
 from jaxbench import metrics
 from jaxbench.metrics.curves import HI_CAP, FoldSample  # FoldSample: defined with the pure folding
@@ -186,9 +188,13 @@ def sample_from_report(
 def evaluated_samples(
     submission_id: int, hardware_id: int | None = None, workload_id: int | None = None
 ) -> list[tuple[int, FoldSample]]:
-    """[(hardware_id, sample)]: the outcome that counts for each candidate (main stage first)."""
+    """[(hardware_id, sample)]: the outcome that counts for each candidate (main stage first),
+    from its evaluations of the workload's current version only (earlier versions are kept,
+    never folded: results of different versions are not comparable)."""
     qs = Evaluation.objects.filter(
-        candidate__submission_id=submission_id, state__in=(Evaluation.DONE, Evaluation.SKIPPED)
+        candidate__submission_id=submission_id,
+        state__in=(Evaluation.DONE, Evaluation.SKIPPED),
+        workload_version=F("candidate__workload__version"),
     )
     if hardware_id is not None:
         qs = qs.filter(hardware_id=hardware_id)

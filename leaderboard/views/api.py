@@ -15,6 +15,7 @@ from jaxbench.workloads.sets import SET_NAMES
 from leaderboard.data import SORTS, Query, leaderboard_data, set_members
 from leaderboard.models import SubmissionSummary, WorkloadResult
 from leaderboard.study import PUBLISHED_RESULTS
+from leaderboard.versions import earlier_versions
 from submissions.models import Submission
 
 
@@ -51,6 +52,9 @@ class LeaderboardRowSerializer(serializers.Serializer):
     candidates_total = serializers.IntegerField()
     jax_version = serializers.CharField(allow_blank=True)
     harness_version = serializers.CharField(allow_blank=True)
+    earlier_versions = serializers.IntegerField(
+        help_text="evaluations of an earlier workload version: kept, not counted in this row"
+    )
     hardware = serializers.CharField()
     workload_set = serializers.CharField()
     url = serializers.CharField()
@@ -113,6 +117,10 @@ class SubmissionAggregatesSerializer(serializers.Serializer):
         "ugeomean, ulow, uhigh (unfloored, over the solved workloads)"
     )
     workloads = WorkloadAggregateSerializer(many=True)
+    workload_versions = serializers.DictField(
+        help_text="results under earlier workload versions (kept, never ranked): earlier, workloads, "
+        "rescored, note ('3 of 6 workloads evaluated under an earlier version'), rows"
+    )
 
 
 _PARAMS = [
@@ -183,6 +191,8 @@ class SubmissionAggregatesAPIView(APIView):
         summaries = SubmissionSummary.objects.filter(submission=sub).select_related("hardware")
         if request.query_params.get("source") in ("evaluated", "reported"):
             summaries = summaries.filter(source=request.query_params["source"])
+        summaries = list(summaries)
+        versions = earlier_versions(sub if any(s.earlier_versions for s in summaries) else None)
         out = []
         for s in summaries:
             workloads = []
@@ -224,6 +234,7 @@ class SubmissionAggregatesAPIView(APIView):
                     "harness_versions": s.harness_versions,
                     "sets": sets,
                     "workloads": workloads,
+                    "workload_versions": versions,
                 }
             )
         return Response(out)

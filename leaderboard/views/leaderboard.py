@@ -60,6 +60,7 @@ EXPORT_COLUMNS = [
     "candidates_total",
     "jax_version",
     "harness_version",
+    "earlier_versions",
     "hardware",
     "workload_set",
     "budget",
@@ -192,6 +193,13 @@ def _row_cells(r: dict) -> dict[str, str]:
         else "",
         selection_badge(r.get("selection"), r.get("selector")),
     )
+    if r.get("earlier_versions"):
+        best_of_n = format_html(
+            '{} <span class="badge warn" title="{} results of an earlier workload version are kept but not counted '
+            'here: see the submission page">earlier versions</span>',
+            best_of_n,
+            r["earlier_versions"],
+        )
     iv = interval(r)
     return {
         "rank": format_html(

@@ -19,9 +19,11 @@ from django.views.decorators.http import require_http_methods
 
 from evaluator import review as evaluator_review
 from evaluator.models import Evaluation
+from evaluator.rescore import rescore_submission
 from jaxbench.record import format_speedup
 from jaxbench.verdict import review as review_rules
 from leaderboard.highlight import STYLE_DEFS, highlighted
+from submissions.models import Submission
 
 
 def staff_only(view):
@@ -131,3 +133,21 @@ def review_detail(request, pk):
             "held": review_rules.is_held(ev.review),
         },
     )
+
+
+@staff_only
+@require_http_methods(["POST"])
+def rescore(request, pk):
+    """The staff action beside ``manage.py rescore``: schedule the current workload versions of
+    one submission's candidates that have none yet (evaluator/rescore.py; idempotent)."""
+    submission = get_object_or_404(Submission.objects.select_related("hardware"), pk=pk)
+    got = rescore_submission(submission)
+    if got["scheduled"]:
+        messages.success(
+            request,
+            f"Re-scoring #{pk}: {got['scheduled']} new evaluations under the current workload versions "
+            f"({got['queued']} queued, {got['reused']} reused).",
+        )
+    else:
+        messages.info(request, f"#{pk} has a result of every workload's current version: nothing to re-score.")
+    return redirect("leaderboard:submission-detail", pk=pk)

@@ -17,6 +17,7 @@ from jaxbench.workloads.sets import SET_LABELS, SET_NAMES
 from leaderboard import charts
 from leaderboard.data import cache_key, set_members
 from leaderboard.highlight import STYLE_DEFS
+from leaderboard.versions import earlier_versions
 from leaderboard.views.exports import export_response, wants_export
 from leaderboard.views.submission_rows import (
     best_candidates,
@@ -58,6 +59,13 @@ def submission_detail(request, pk):
         "jax_versions": ", ".join(primary.jax_versions) if primary else "",
         "harness_versions": ", ".join(primary.harness_versions) if primary else "",
     }
+    # one more query only where the summaries say there is something earlier to list
+    versions = (
+        earlier_versions(submission)
+        if any(s is not None and s.earlier_versions for s in (evaluated, reported))
+        else earlier_versions(None)
+    )
+    meta["workload_versions"] = versions["note"] or "every workload evaluated under its current version"
     if fmt:
         cols = [
             "wid",
@@ -94,6 +102,7 @@ def submission_detail(request, pk):
             cols,
             extra={
                 "sets": primary.sets if primary else {},
+                "earlier_versions": versions["rows"],
                 "failures": [
                     {k: f[k] for k in ("wid", "index", "outcome", "category", "message", "where")} for f in failures
                 ],
@@ -131,6 +140,7 @@ def submission_detail(request, pk):
         # held means held (TRUST.md 6): listed without their speedups; one query, only when any
         "held": held_samples(submission) if progress.get("held") else [],
         "pygments_css": STYLE_DEFS,
+        "versions": versions,
     }
     return render(request, "leaderboard/submission_detail.html", ctx)
 

@@ -5,6 +5,7 @@ from jaxbench.workloads.sets import SET_FILTERS, SET_LABELS
 from leaderboard.data import default_hardware, experts_for
 from leaderboard.highlight import STYLE_DEFS, highlighted
 from leaderboard.models import SubmissionSummary, WorkloadResult
+from leaderboard.versions import earlier_results, parse_versions
 from leaderboard.views.workload_results import workload_results_context
 from submissions.models import Submission
 
@@ -107,4 +108,8 @@ def workload_detail(request, slug):
     }
     # the results section: baselines, experts, published results, roofline
     ctx.update(workload_results_context(w))
+    # ?versions=all|N: results under earlier versions of the workload (never ranked)
+    chosen = parse_versions(request.GET.get("versions"), w.version)
+    ctx["versions_chosen"] = chosen
+    ctx["earlier_results"] = earlier_results(w, chosen)
     return render(request, "leaderboard/workload_detail.html", ctx)

@@ -32,6 +32,7 @@ class WorkloadSerializer(serializers.ModelSerializer):
             "expert",
             "kernelbench_id",
             "description",
+            "version",
             "url",
         ]
 
@@ -61,6 +62,7 @@ class WorkloadDetailSerializer(WorkloadSerializer):
             "shapes",
             "costs",
             "reference_source",
+            "content_hash",
         ]
 
 

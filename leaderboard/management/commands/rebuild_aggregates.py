@@ -1,9 +1,16 @@
-"""Recompute the leaderboard aggregates from the evaluations (all submissions, or some)."""
+"""Recompute the leaderboard aggregates from the evaluations (all submissions, or some).
+
+Only evaluations of each workload's current version are folded (catalog.Workload.version, as
+synced from the registry): run it after ``sync_registry`` brings a version bump, and the
+results of the earlier version leave the boards (they are kept, and re-scoring with
+``manage.py rescore`` measures the current version)."""
 
 import time
 
 from django.core.management.base import BaseCommand
+from django.db.models import F
 
+from evaluator.models import Evaluation
 from leaderboard.aggregates.refresh import rebuild_all
 from submissions.models import Submission
 
@@ -29,3 +36,12 @@ class Command(BaseCommand):
 
         n = rebuild_all(qs, progress=progress)
         self.stdout.write(self.style.SUCCESS(f"rebuilt {n} submissions in {time.perf_counter() - t0:.1f}s"))
+        earlier = (
+            Evaluation.objects.filter(candidate__submission__in=qs)
+            .exclude(workload_version=F("candidate__workload__version"))
+            .count()
+        )
+        if earlier:
+            self.stdout.write(
+                f"{earlier} evaluations of an earlier workload version kept, not folded (manage.py rescore)"
+            )
