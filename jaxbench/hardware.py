@@ -45,7 +45,9 @@ class Target:
 TARGETS = {
     t.slug: t
     for t in (
-        Target("cpu", "CPU (XLA CPU client, TPU kernels through the Pallas interpreter)", "cpu", "small", 1.0e11, 2.0e10),
+        Target(
+            "cpu", "CPU (XLA CPU client, TPU kernels through the Pallas interpreter)", "cpu", "small", 1.0e11, 2.0e10
+        ),
         Target("tpu-v6e", "TPU v6e (Trillium)", "tpu", "full", 918e12, 1.64e12),
         Target("tpu-v5e", "TPU v5e", "tpu", "full", 197e12, 0.819e12),
         Target("tpu-v5p", "TPU v5p", "tpu", "full", 459e12, 2.765e12),

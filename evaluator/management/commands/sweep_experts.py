@@ -40,7 +40,11 @@ class Command(BaseCommand):
 
             ref = sweep_expert(wl, hw, baseline.record, limit=opts["limit"], progress=progress)
             bar.close()
-            note = " (CPU numbers: TPU kernels through the Pallas interpreter, not TPU performance)" if hw.slug == "cpu" else ""
+            note = (
+                " (CPU numbers: TPU kernels through the Pallas interpreter, not TPU performance)"
+                if hw.slug == "cpu"
+                else ""
+            )
             self.stdout.write(
                 f"{wl.wid}: {ref.implementation} best {ref.config} -> {ref.outcome} "
                 f"speedup {ref.speedup} over {ref.configs_tried} configs{note}"
