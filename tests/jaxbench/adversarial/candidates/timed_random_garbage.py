@@ -1,4 +1,4 @@
-# expect: incorrect | rejected timed_output_mismatch
+# expect: incorrect | rejected timed_output_mismatch | rejected constant_output
 """Outputs that change from call to call: garbage on a random tenth of the calls.
 
 XLA's stateful random-number generator (``lax.rng_uniform``) gives each execution of a program a
@@ -6,9 +6,9 @@ new draw, so a device program can return the honest kernel's answer on most call
 others, with nothing in the candidate's Python deciding which. A harness that checks a sample of
 the timed calls misses most of them.
 
-What the defence gives: ``incorrect`` (a checked call drew zeros) or ``rejected
-timed_output_mismatch``: the timer hashes every timed output, and each one that differs from
-the checked output of the same inputs is written and checked.
+What the defence gives: ``incorrect`` or ``rejected constant_output`` (a checked call drew
+zeros), or ``rejected timed_output_mismatch``: the timer hashes every timed output, and each one
+that differs from the checked output of the same inputs is written and checked.
 """
 import jax
 import jax.numpy as jnp
