@@ -3,6 +3,10 @@ error: what every part of the harness shares."""
 
 from __future__ import annotations
 
+# the cap on a candidate's serialized program (jax.export), read by the trusted side and by the
+# timer: one definition, the verifier's (the honest kernels' are 3-60 KB at the small profile)
+from ..verdict.artifact import MAX_MODULE_BYTES as MAX_ARTIFACT_BYTES  # noqa: F401 - re-exported
+
 DEFAULT_TIMEOUTS = {"startup": 120.0, "compile": 180.0, "check": 180.0, "timing": 300.0, "export": 120.0}
 WARMUP = 5
 ITERS = 50
@@ -13,9 +17,6 @@ SET_BUDGET_BYTES = 8 << 30  # all input sets of one evaluation together
 MAX_SOURCE_BYTES = 1 << 20
 TRACE_CAP = 128 << 20  # = profiling.xplane.MAX_FILE_BYTES (the figures behind it are there)
 TEXT_CAP = 4 << 20
-# a candidate's serialized program (jax.export); the honest kernels' are 3-60 KB at the small
-# profile, closed-over constants make it grow
-MAX_ARTIFACT_BYTES = 64 << 20
 PUBLIC_SEEDS = (0, 1)  # fixed keys a memorising candidate would have used
 
 

@@ -352,9 +352,9 @@ _ARTIFACT_MODEL = None
 
 
 def _load_by_path(filename):
-    """A module of the trusted side's, written into the input directory (``jaxpr_cost.py``,
-    ``hlo_cost.py``): loaded when the job arrives, before any candidate code or program exists
-    in this process. None where the file is absent."""
+    """A module of the trusted side's, written into the input directory (``hlo_cost.py``):
+    loaded when the job arrives, before any candidate code or program exists in this process.
+    None where the file is absent."""
     path = os.path.join(OPTS["in"], filename)
     if not os.path.exists(path):
         return None
@@ -433,7 +433,7 @@ def _facts(exp):
 def _isolation():
     """The timer child's own account that no candidate Python exists here: no candidate module
     was imported, and no .py file but the trusted side's own is in its directories."""
-    ours = {"hlo_cost.py", "jaxpr_cost.py"}
+    ours = {"hlo_cost.py"}
     py = []
     for root in (OPTS["in"], OPTS["work"]):
         for d, _dirs, names in os.walk(root):
