@@ -8,6 +8,7 @@ from django.urls import reverse
 from jaxbench import record as record_terms
 from jaxbench import workloads as registry
 from jaxbench.hardware import PRECHECK_PLATFORMS
+from jaxbench.workloads.base import CASE_SEP
 
 
 class HardwareTarget(models.Model):
@@ -39,6 +40,7 @@ class Workload(models.Model):
     """Mirror of the registry in jaxbench/workloads, written only by sync_registry."""
 
     wid = models.CharField("ID", max_length=4, unique=True)
+    level = models.PositiveSmallIntegerField(default=1, db_index=True)
     number = models.PositiveSmallIntegerField(unique=True)
     slug = models.SlugField(max_length=80, unique=True)
     public_name = models.CharField(max_length=120)
@@ -65,6 +67,9 @@ class Workload(models.Model):
     # The registry's human version number and the content hash it stands for (versions.py).
     version = models.PositiveIntegerField(default=1)
     content_hash = models.CharField(max_length=64, blank=True)
+    # {profile: {configuration: values}}; empty for a one-configuration workload. ``shapes`` and
+    # ``costs`` are then keyed by case ("small/b4_s512") instead of by profile.
+    configurations = models.JSONField(default=dict)
 
     class Meta:
         ordering = ["number"]
@@ -78,6 +83,11 @@ class Workload(models.Model):
     @property
     def registry_entry(self):
         return registry.get(self.wid)
+
+    def cases(self, profile: str) -> list[str]:
+        """The harness cases of ``profile`` (registry.base.Workload.cases), from the mirror."""
+        names = list((self.configurations or {}).get(profile, {}))
+        return [f"{profile}{CASE_SEP}{n}" for n in names] if names else [profile]
 
 
 class Baseline(models.Model):

@@ -16,15 +16,16 @@ def workload_fields(wl) -> dict:
     import jax
 
     shapes, costs = {}, {}
-    for profile in ("small", "full"):
-        ins = wl.input_specs(profile)
-        out = wl.output_spec(profile)
-        shapes[profile] = {
+    # per case: the profile itself, or each "profile/configuration" of a multi-configuration one
+    for case in (c for profile in ("small", "full") for c in wl.cases(profile)):
+        ins = wl.input_specs(case)
+        out = wl.output_spec(case)
+        shapes[case] = {
             "inputs": [dict(name=n, **_spec(s)) for n, s in zip(wl.input_names, ins)],
             "output": jax.tree_util.tree_map(_spec, out),
         }
-        flops, nbytes = wl.cost(profile)
-        costs[profile] = {"flops": flops, "bytes": nbytes}
+        flops, nbytes = wl.cost(case)
+        costs[case] = {"flops": flops, "bytes": nbytes}
     meta = wl.summary()
     return {
         "number": wl.number,
@@ -50,6 +51,8 @@ def workload_fields(wl) -> dict:
         "reference_source": inspect.getsource(inspect.getmodule(wl.reference)),
         "version": wl.version,
         "content_hash": wl.content_hash,
+        "level": wl.level,
+        "configurations": meta["configurations"],
     }
 
 

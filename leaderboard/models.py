@@ -43,14 +43,17 @@ class SubmissionSummary(models.Model):
     solved_production = models.FloatField(default=0)
     solved_kernelbench = models.FloatField(default=0)
     solved_expert = models.FloatField(default=0)
+    solved_level2 = models.FloatField(default=0)
     geomean_all = models.FloatField(default=1.0, db_index=True)
     geomean_production = models.FloatField(default=1.0, db_index=True)
     geomean_kernelbench = models.FloatField(default=1.0, db_index=True)
     geomean_expert = models.FloatField(default=1.0, db_index=True)
+    geomean_level2 = models.FloatField(default=1.0, db_index=True)
     fast_all = models.FloatField(default=0)
     fast_production = models.FloatField(default=0)
     fast_kernelbench = models.FloatField(default=0)
     fast_expert = models.FloatField(default=0)
+    fast_level2 = models.FloatField(default=0)
     sets = models.JSONField(default=dict, help_text="per set: size, solved, geomean, low, high, fast")
 
     # Curves of every set for N = 1..curve_length (aggregates.pack_curves).
@@ -59,6 +62,7 @@ class SubmissionSummary(models.Model):
     curves_production = models.BinaryField(default=b"")
     curves_kernelbench = models.BinaryField(default=b"")
     curves_expert = models.BinaryField(default=b"")
+    curves_level2 = models.BinaryField(default=b"")
     best = models.JSONField(default=dict, help_text="workload wid -> best speedup (full budget)")
 
     tokens_total = models.BigIntegerField(null=True, blank=True)

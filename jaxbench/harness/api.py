@@ -9,12 +9,13 @@ from typing import Any
 
 from .. import HARNESS_VERSION, arrays
 from .. import hardware as hw
-from ..record import Outcome, json_safe, new_record, trim
+from ..record import CORRECT_OUTCOMES, Outcome, json_safe, new_record, trim
 from ..sandbox import probe as sandbox_probe
 from ..sandbox.child import SandboxedChild
 from ..sandbox.options import Limits
 from ..verdict import artifact as artifact_rules
-from ..verdict import pallas_share
+from ..verdict import configurations, pallas_share
+from ..workloads.base import CASE_SEP
 from .export import export_candidate, new_export_child
 from .phases import (
     _check_phase,
@@ -62,17 +63,57 @@ def evaluate(
     baseline: dict | None = None,
     timeouts: dict | None = None,
 ) -> dict:
-    """Evaluate one candidate in a fresh sandboxed child; returns an EvalRecord dict."""
-    return _evaluate(
+    """Evaluate one candidate in fresh sandboxed children; returns an EvalRecord dict. A
+    multi-configuration workload runs each configuration as its own case (``over_cases``)."""
+    return over_cases(
         workload,
-        source,
-        profile=profile,
-        hardware=hardware,
-        require_pallas=require_pallas,
-        baseline=baseline,
-        timeouts=timeouts,
-        child=None,
+        profile,
+        baseline,
+        lambda case, base: _evaluate(
+            workload,
+            source,
+            profile=case,
+            hardware=hardware,
+            require_pallas=require_pallas,
+            baseline=base,
+            timeouts=timeouts,
+            child=None,
+        ),
     )
+
+
+def over_cases(workload, profile: str, baseline: dict | None, run_case) -> dict:
+    """``run_case(case, baseline of the case or None)`` for every case of ``profile``, in order,
+    stopping at the first configuration that is not correct; the records folded into one
+    (``verdict.configurations.combine``). A one-configuration workload (or a case given
+    directly) is one call, its record unchanged."""
+    wl = _workload(workload)
+    if CASE_SEP in profile or not wl.configuration_names(profile):
+        return run_case(profile, baseline)
+    cases = list(zip(wl.configuration_names(profile), wl.cases(profile)))
+    bases = _case_baselines(baseline, wl, profile)
+    done: list = []
+    stop = False
+    for name, case in cases:
+        rec = None if stop else run_case(case, bases.get(case))
+        done.append((name, case, rec))
+        stop = stop or rec.get("outcome") not in CORRECT_OUTCOMES
+    out = configurations.combine(profile, done)
+    out["phases"] = dict(out.get("phases") or {})
+    out["phases"]["total_s"] = round(sum((r.get("phases") or {}).get("total_s") or 0 for _, _, r in done if r), 6)
+    return json_safe(out)
+
+
+def _case_baselines(baseline: dict | None, wl, profile: str) -> dict:
+    """The per-case baselines of a multi-configuration baseline record (``measure_baseline``)."""
+    if baseline is None:
+        return {}
+    _check_baseline(baseline, wl, profile, None)
+    got = baseline.get("configurations") or {}
+    want = list(wl.cases(profile))
+    if sorted(got) != sorted(want):
+        raise ValueError(f"baseline has configurations {sorted(got)}, this evaluation needs {want}")
+    return got
 
 
 def _evaluate(
@@ -271,10 +312,32 @@ def measure_baseline(
     """Time the workload's XLA baseline alone, in a baseline child (the exported program that
     is timed beside every candidate), with the same phases and trace parsing. Returns a
     BaselineRecord dict: the workload page's reference time; verdicts use the side-by-side
-    re-timing."""
+    re-timing. A multi-configuration workload's profile: every case measured, the record's
+    ``configurations`` holds each case's record and its median is their geometric mean."""
+    wl = _workload(workload)
+    if CASE_SEP not in profile and wl.configuration_names(profile):
+        each = {
+            case: measure_baseline(wl, profile=case, hardware=hardware, timeouts=timeouts, cpus=cpus)
+            for case in wl.cases(profile)
+        }
+        first = next(iter(each.values()))
+        timing = configurations.geomean_timing(list(each.values()), "timing")
+        assert timing is not None  # every case's baseline has a positive median or raised
+        return {
+            **{k: first[k] for k in ("kind", "workload", "hardware", "platform", "device_kind", "jax_version")},
+            **{k: first[k] for k in ("jaxlib_version", "harness_version", "sandbox")},
+            "profile": profile,
+            "timing": timing,
+            "median_s": timing["median_s"],
+            "max_abs_err": max((r.get("max_abs_err") or 0.0) for r in each.values()),
+            "errors": None,
+            "seeds": {c: r["seeds"] for c, r in each.items()},
+            "phases": {"total_s": round(sum(r["phases"].get("total_s") or 0 for r in each.values()), 6)},
+            "measured_at": time.time(),
+            "configurations": each,
+        }
     t0 = time.monotonic()
     _trusted_jax()
-    wl = _workload(workload)
     wl.config(profile)
     tmo = _timeouts(timeouts)
     n_check, n_timing = _set_counts(wl, profile)
@@ -346,10 +409,24 @@ def lower_for_platform(
     child). Catches Pallas TPU tiling and API errors. Measures the share of the workload's
     FLOPs outside Pallas kernels at these shapes (``pallas_share``); with ``require_pallas``
     a share above the threshold is ``rejected`` (work_outside_pallas). Returns a LowerRecord
-    dict."""
+    dict. A multi-configuration workload: each case in turn, the first that fails decides."""
+    wl = _workload(workload)
+    if CASE_SEP not in profile and wl.configuration_names(profile):
+        outs = []
+        for case in wl.cases(profile):
+            outs.append(lower_for_platform(wl, source, platform, case, timeouts, require_pallas))
+            if not outs[-1]["ok"]:
+                break
+        out = dict(outs[-1], profile=profile)
+        out["configurations"] = [
+            {k: o.get(k) for k in ("profile", "ok", "outcome", "error_category", "message", "duration_s")} for o in outs
+        ]
+        if not out["ok"]:
+            out["message"] = f"configuration {outs[-1]['profile']}: {out['message']}"
+        out["duration_s"] = round(sum(o["duration_s"] for o in outs), 6)
+        return out
     t0 = time.monotonic()
     _trusted_jax()
-    wl = _workload(workload)
     wl.config(profile)
     tmo = _timeouts(timeouts)
     out = {

@@ -8,7 +8,7 @@ import time
 
 from ..sandbox.child import SandboxedChild
 from ..sandbox.options import Limits
-from .api import _evaluate
+from .api import _evaluate, over_cases
 from .export import new_export_child
 from .phases import _new_child
 from .prepare import _platform_hint
@@ -104,6 +104,23 @@ class WarmPool:
         baseline: dict | None = None,
         timeouts: dict | None = None,
     ) -> dict:
+        """As ``harness.evaluate``, each case in a warm pair of its own."""
+        return over_cases(
+            workload,
+            profile,
+            baseline,
+            lambda case, base: self._evaluate_case(
+                workload,
+                source,
+                profile=case,
+                hardware=hardware,
+                require_pallas=require_pallas,
+                baseline=base,
+                timeouts=timeouts,
+            ),
+        )
+
+    def _evaluate_case(self, workload, source, *, profile, hardware, require_pallas, baseline, timeouts) -> dict:
         child, exporter = self.acquire()
         if self.refill == "immediately" and not self._closed:
             self._requests.put(1)

@@ -1,19 +1,24 @@
-"""The registry of the 50 JAXBench workloads.
+"""The registry of the JAXBench workloads: level 1 (the public suite's 50) and later levels.
 
-Every module named ``wNN[pk]_*.py`` in this package defines one ``WORKLOAD``; they are found
-by name so that adding a workload touches one file only.
+Every module named ``wNN<letter>_*.py`` in this package defines one ``WORKLOAD``; they are found
+by name so that adding a workload touches one file only (docs/WORKLOADS.md, "Adding a workload").
+``JAXBENCH_EXTRA_WORKLOADS`` (comma-separated dotted module names) registers modules defined
+elsewhere the same way: the tests define a level-2 workload so, and every process of a run (web,
+worker, harness) must see the same value.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 import re
 
 from . import names
 from .base import Workload
 
-_MODULE_RE = re.compile(r"^w\d\d[pk]_\w+$")
+_MODULE_RE = re.compile(r"^w\d{2,3}[a-z]_\w+$")
+EXTRA_ENV = "JAXBENCH_EXTRA_WORKLOADS"
 _REGISTRY: dict[str, Workload] | None = None
 
 
@@ -25,10 +30,13 @@ def _load() -> dict[str, Workload]:
             if _MODULE_RE.match(info.name):
                 mod = importlib.import_module(f"{__name__}.{info.name}")
                 found.append(mod.WORKLOAD)
+        for dotted in filter(None, (x.strip() for x in os.environ.get(EXTRA_ENV, "").split(","))):
+            found.append(importlib.import_module(dotted).WORKLOAD)
         found.sort(key=lambda w: w.number)
         ids = [w.id for w in found]
-        if len(set(ids)) != len(ids):
-            raise RuntimeError(f"duplicate workload ids: {ids}")
+        numbers = [w.number for w in found]
+        if len(set(ids)) != len(ids) or len(set(numbers)) != len(numbers):
+            raise RuntimeError(f"duplicate workload ids or numbers: {ids}")
         _REGISTRY = {w.id: w for w in found}
     return _REGISTRY
 
@@ -49,3 +57,13 @@ def get(name: str) -> Workload:
 
 def ids() -> list[str]:
     return list(_load())
+
+
+def of_level(level: int) -> list[Workload]:
+    return [w for w in _load().values() if w.level == level]
+
+
+def reload() -> None:
+    """Forget the loaded registry (after ``JAXBENCH_EXTRA_WORKLOADS`` changed: tests only)."""
+    global _REGISTRY
+    _REGISTRY = None

@@ -19,7 +19,12 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-SOURCES = ("maxtext", "kernelbench-l2")
+SOURCES = ("maxtext", "kernelbench-l2", "deepseek-v4")
+# The letter an ID ends with says its source; levels number on: level 1 is the public suite's 50
+# (1p-17p production, 18k-50k KernelBench), level 2 starts at 51 (DESIGN.md, "Levels").
+ID_LETTERS = {"maxtext": "p", "kernelbench-l2": "k", "deepseek-v4": "d"}
+LEVELS = (1, 2)
+LEVEL_ONE_SIZE = 50
 CATEGORIES = (
     "attention",
     "matmul",
@@ -33,9 +38,18 @@ CATEGORIES = (
     "fused-gemm",
 )
 PROFILES = ("full", "small")
+# A multi-configuration workload's harness-level profile names one configuration: "small/b4_s512".
+CASE_SEP = "/"
+_CONFIG_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,39}$")
 DEFAULT_ATOL = 1e-2
 DEFAULT_RTOL = 1e-2
-_ID_RE = re.compile(r"^([1-9]|[1-4][0-9]|50)[pk]$")
+_ID_RE = re.compile(r"^([1-9][0-9]{0,2})([a-z])$")
+
+
+def split_case(case: str) -> tuple[str, str | None]:
+    """``"small/b4_s512"`` -> ``("small", "b4_s512")``; ``"small"`` -> ``("small", None)``."""
+    profile, _, name = case.partition(CASE_SEP)
+    return profile, (name or None)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,10 +87,25 @@ class Workload:
     # The human version number, declared in the module and bumped whenever ``content_hash``
     # changes; the hash it was last bumped for is recorded in versions.py (a test checks both).
     version: int = 1
+    # Level 1: the public suite's 50 workloads; level 2 onwards: later sets (DESIGN.md, "Levels").
+    level: int = 1
+    # Several input configurations per profile: {profile: {name: values over the profile's}}, the
+    # same names in every profile. Each configuration is checked and timed on its own; the
+    # workload is correct only when every one is, and its speedup is their geometric mean
+    # (jaxbench/verdict/configurations.py). Empty: one configuration, the profile itself.
+    configurations: Mapping[str, Mapping[str, Mapping[str, Any]]] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self):
-        if not _ID_RE.match(self.id):
+        m = _ID_RE.match(self.id)
+        if not m:
             raise ValueError(f"bad workload id {self.id!r}")
+        if self.level not in LEVELS:
+            raise ValueError(f"{self.id}: unknown level {self.level!r}; have {LEVELS}")
+        number, letter = int(m.group(1)), m.group(2)
+        if (number <= LEVEL_ONE_SIZE) != (self.level == 1):
+            raise ValueError(f"{self.id}: level 1 numbers 1-{LEVEL_ONE_SIZE}, later levels from {LEVEL_ONE_SIZE + 1}")
+        if self.source in ID_LETTERS and letter != ID_LETTERS[self.source]:
+            raise ValueError(f"{self.id}: a {self.source} workload's ID ends with {ID_LETTERS[self.source]!r}")
         if not self.slug.startswith(self.id + "-"):
             raise ValueError(f"slug {self.slug!r} must start with {self.id}-")
         if self.source not in SOURCES:
@@ -89,6 +118,15 @@ class Workload:
             raise ValueError(f"{self.id}: a tolerance override needs tolerance_reason")
         if not isinstance(self.version, int) or self.version < 1:
             raise ValueError(f"{self.id}: version must be an integer >= 1")
+        if self.configurations:
+            if set(self.configurations) != set(PROFILES):
+                raise ValueError(f"{self.id}: configurations must be given for exactly {PROFILES}")
+            names = [tuple(self.configurations[p]) for p in PROFILES]
+            if not names[0] or any(n != names[0] for n in names):
+                raise ValueError(f"{self.id}: every profile needs the same configuration names, in order")
+            bad = [n for n in names[0] if not _CONFIG_NAME_RE.match(n)]
+            if bad:
+                raise ValueError(f"{self.id}: bad configuration names {bad} (lower case, digits, _ . -)")
 
     @functools.cached_property
     def content_hash(self) -> str:
@@ -101,11 +139,33 @@ class Workload:
     def number(self) -> int:
         return int(self.id[:-1])
 
+    def configuration_names(self, profile: str) -> tuple[str, ...]:
+        """The configurations of ``profile`` (a plain profile name); () for a one-configuration workload."""
+        if profile not in self.profiles:
+            raise KeyError(f"{self.id}: no profile {profile!r}; have {sorted(self.profiles)}")
+        return tuple(self.configurations.get(profile, ()))
+
+    def cases(self, profile: str) -> tuple[str, ...]:
+        """What the harness runs for ``profile``: the profile itself, or ``profile/configuration``
+        for each configuration. Every harness call takes one case as its ``profile``."""
+        names = self.configuration_names(profile)
+        return tuple(f"{profile}{CASE_SEP}{n}" for n in names) if names else (profile,)
+
     def config(self, profile: str) -> dict:
-        try:
-            return dict(self.profiles[profile])
-        except KeyError:
-            raise KeyError(f"{self.id}: no profile {profile!r}; have {sorted(self.profiles)}") from None
+        """The parameter dict of one case: a profile (one-configuration workloads) or
+        ``profile/configuration``. A multi-configuration workload has no single dict per profile."""
+        base, _, name = profile.partition(CASE_SEP)
+        if base not in self.profiles:
+            raise KeyError(f"{self.id}: no profile {base!r}; have {sorted(self.profiles)}")
+        configs = self.configurations.get(base, {})
+        if not name and configs:
+            raise KeyError(
+                f"{self.id}: profile {base!r} has {len(configs)} configurations: name one, "
+                f"e.g. {base}{CASE_SEP}{next(iter(configs))}"
+            )
+        if name and name not in configs:
+            raise KeyError(f"{self.id}: no configuration {name!r} in profile {base!r}; have {list(configs)}")
+        return {**self.profiles[base], **configs.get(name, {})}
 
     def static_params(self, profile: str) -> dict:
         """The profile values that the reference takes as keyword-only arguments."""
@@ -190,6 +250,10 @@ class Workload:
             out[name] = getattr(self, name)
         out["version"] = self.version
         out["content_hash"] = self.content_hash
+        out["level"] = self.level
+        out["configurations"] = {
+            p: {n: dict(v) for n, v in self.configurations[p].items()} for p in self.configurations
+        }
         out["input_names"] = list(self.input_names)
         out["profiles"] = {p: dict(self.profiles[p]) for p in PROFILES}
         return out

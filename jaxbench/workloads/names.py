@@ -11,12 +11,17 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from .base import ID_LETTERS, LEVEL_ONE_SIZE
+
 HINT = "use an ID such as 12p, a slug such as 12p-rmsnorm, or a public folder name such as 12p_RMSNorm"
 
-_ID_RE = re.compile(r"^0*(\d{1,2})([pkPK])(?:$|[-_])")
-# the public suite's numbering: production workloads 1p-17p, KernelBench ones 18k-50k
+_ID_RE = re.compile(r"^0*(\d{1,3})([a-zA-Z])(?:$|[-_])")
+# the public suite's numbering: production workloads 1p-17p, KernelBench ones 18k-50k (level 1);
+# later levels number on from 51, their letter naming the source (base.ID_LETTERS)
 _PRODUCTION = range(1, 18)
-_KERNELBENCH = range(18, 51)
+_KERNELBENCH = range(18, LEVEL_ONE_SIZE + 1)
+_LATER_LEVELS = range(LEVEL_ONE_SIZE + 1, 1000)
+_LATER_LETTERS = "".join(v for k, v in ID_LETTERS.items() if k not in ("maxtext", "kernelbench-l2"))
 
 
 def _norm(text: str) -> str:
@@ -38,7 +43,11 @@ def resolve(name: str, entries: Mapping[str, tuple[str, str]] | None) -> str | N
     wid = f"{number}{letter}"
     rest = raw[len(m.group(0)) :]
     if entries is None:
-        ok = (number in _PRODUCTION and letter == "p") or (number in _KERNELBENCH and letter == "k")
+        ok = (
+            (number in _PRODUCTION and letter == "p")
+            or (number in _KERNELBENCH and letter == "k")
+            or (number in _LATER_LEVELS and letter in _LATER_LETTERS)
+        )
         return wid if ok else None
     if wid not in entries:
         return None

@@ -1,5 +1,6 @@
-"""The workload sets a leaderboard aggregates over (DESIGN.md, "Metrics"): all 50, the 17
-production operators, the 33 KernelBench ones and the 8 with expert kernels.
+"""The workload sets a leaderboard aggregates over (DESIGN.md, "Metrics"): level 1 (the public
+suite's 50: "all"), its 17 production operators, 33 KernelBench ones and 8 with expert kernels;
+and level 2 (later workloads, ranked apart: a level never changes another level's geomeans).
 
 The one definition: the leaderboard's tabs and labels, the aggregate rows' columns, the
 filters over the catalog and the registry's membership all come from :data:`SETS`.
@@ -17,18 +18,23 @@ class WorkloadSet:
     label: str
     source: str | None = None  # members come from this source only
     expert: bool | None = None  # members have (True) an expert kernel
+    level: int = 1  # members belong to this level (base.LEVELS)
 
     def filters(self) -> dict[str, object]:
         """The attribute values a member must have (also usable as ORM filter keywords)."""
-        out: dict[str, object] = {}
+        out: dict[str, object] = {"level": self.level}
         if self.source is not None:
             out["source"] = self.source
         if self.expert is not None:
             out["expert"] = self.expert
         return out
 
-    def contains(self, source: str, expert: bool) -> bool:
-        return (self.source is None or source == self.source) and (self.expert is None or bool(expert) == self.expert)
+    def contains(self, source: str, expert: bool, level: int = 1) -> bool:
+        return (
+            level == self.level
+            and (self.source is None or source == self.source)
+            and (self.expert is None or bool(expert) == self.expert)
+        )
 
 
 SETS: tuple[WorkloadSet, ...] = (
@@ -36,21 +42,22 @@ SETS: tuple[WorkloadSet, ...] = (
     WorkloadSet("production", "Production 17", source="maxtext"),
     WorkloadSet("kernelbench", "KernelBench 33", source="kernelbench-l2"),
     WorkloadSet("expert", "Expert 8", expert=True),
+    WorkloadSet("level2", "Level 2", level=2),
 )
 SET_NAMES: tuple[str, ...] = tuple(s.name for s in SETS)
 SET_LABELS: dict[str, str] = {s.name: s.label for s in SETS}
 SET_FILTERS: dict[str, dict[str, object]] = {s.name: s.filters() for s in SETS}
 
 
-def sets_of(source: str, expert: bool) -> tuple[str, ...]:
-    """The names of the sets a workload with this source and expert flag belongs to."""
-    return tuple(s.name for s in SETS if s.contains(source, expert))
+def sets_of(source: str, expert: bool, level: int = 1) -> tuple[str, ...]:
+    """The names of the sets a workload with this source, expert flag and level belongs to."""
+    return tuple(s.name for s in SETS if s.contains(source, expert, level))
 
 
-def sizes(members: Iterable[tuple[str, bool]]) -> dict[str, int]:
-    """|W| of every set over ``(source, expert)`` pairs."""
+def sizes(members: Iterable[tuple]) -> dict[str, int]:
+    """|W| of every set over ``(source, expert[, level])`` tuples."""
     out = dict.fromkeys(SET_NAMES, 0)
-    for source, expert in members:
-        for name in sets_of(source, expert):
+    for member in members:
+        for name in sets_of(*member):
             out[name] += 1
     return out

@@ -123,7 +123,11 @@ def _with_helpers(fn) -> list:
         seen[key] = f
         for name in sorted(_names(f.__code__)):
             g = f.__globals__.get(name)
-            if isinstance(g, types.FunctionType) and g.__module__.startswith(__package__ or "jaxbench.workloads"):
+            # the workloads package's helpers, and the workload module's own (also one that lives
+            # outside the package, such as a workload defined in the tests)
+            if isinstance(g, types.FunctionType) and (
+                g.__module__.startswith(__package__ or "jaxbench.workloads") or g.__module__ == fn.__module__
+            ):
                 todo.append(g)
     return [seen[k] for k in sorted(seen)]
 
@@ -132,7 +136,7 @@ def content_parts(wl: Workload) -> dict[str, object]:
     """The pieces the hash is taken over, readable (tests and the bump message use them)."""
     from .base import Workload as _W  # deferred: base imports this module for content_hash
 
-    return {
+    out: dict[str, object] = {
         "inputs": [_normalised_source(f) for f in _with_helpers(wl.create_inputs_fn)],
         "reference": [_normalised_source(f) for f in _with_helpers(wl.reference)],
         "exact": [_normalised_source(f) for f in (_W.create_inputs, _W.static_params, _W.baseline, _W.exact)],
@@ -140,6 +144,11 @@ def content_parts(wl: Workload) -> dict[str, object]:
         "input_names": list(wl.input_names),
         "tolerance": [wl.atol, wl.rtol],
     }
+    if wl.configurations:  # absent for one-configuration workloads: their hashes stay as recorded
+        out["configurations"] = {
+            p: {n: dict(v) for n, v in wl.configurations[p].items()} for p in sorted(wl.configurations)
+        }
+    return out
 
 
 def content_hash(wl: Workload) -> str:

@@ -54,7 +54,7 @@ from submissions.models import Candidate, Submission
 
 def set_sizes() -> dict[str, int]:
     """|W| of every set, from the workload table."""
-    return sizes_of_sets(Workload.objects.values_list("source", "expert"))
+    return sizes_of_sets(Workload.objects.values_list("source", "expert", "level"))
 
 
 def workload_versions() -> dict[int, int]:
@@ -67,8 +67,8 @@ def workload_set_map(workload_ids: Iterable[int] | None = None) -> dict[int, tup
     if workload_ids is not None:
         qs = qs.filter(pk__in=list(workload_ids))
     return {
-        pk: (wid, sets_of(source, expert))
-        for pk, wid, source, expert in qs.values_list("pk", "wid", "source", "expert")
+        pk: (wid, sets_of(source, expert, level))
+        for pk, wid, source, expert, level in qs.values_list("pk", "wid", "source", "expert", "level")
     }
 
 
@@ -217,6 +217,7 @@ def refresh_for_evaluation(evaluation) -> WorkloadResult | None:
             "workload__wid",
             "workload__source",
             "workload__expert",
+            "workload__level",
             "workload__version",
         )
         .first()
@@ -244,7 +245,7 @@ def refresh_for_evaluation(evaluation) -> WorkloadResult | None:
     if sample is None:
         return None
     mode = INDEPENDENT if cand["submission__sampling"] == INDEPENDENT else SEQUENTIAL
-    names = sets_of(cand["workload__source"], cand["workload__expert"])
+    names = sets_of(cand["workload__source"], cand["workload__expert"], cand["workload__level"])
     # savepoint=False: inside the verdict's transaction (evaluator.runner.finish) a savepoint
     # would cost two more round trips and buy nothing; any error here aborts the verdict too.
     with transaction.atomic(savepoint=False):

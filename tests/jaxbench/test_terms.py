@@ -30,17 +30,23 @@ def test_names_that_are_no_workload_resolve_to_nothing(name):
 
 def test_offline_resolution_checks_the_suites_numbering():
     assert [names.resolve(n, None) for n in ("1p", "17p", "18k", "50k")] == ["1p", "17p", "18k", "50k"]
-    assert [names.resolve(n, None) for n in ("18p", "17k", "51k", "0p")] == [None] * 4
+    assert [names.resolve(n, None) for n in ("18p", "17k", "51k", "0p", "50d")] == [None] * 5
+    # later levels number on from 51, the letter naming their source
+    assert [names.resolve(n, None) for n in ("51d", "051d", "120d-some-name")] == ["51d", "51d", "120d"]
 
 
 def test_the_sets_hold_the_published_sizes_and_say_them_in_their_labels():
-    members = [(w.source, w.expert) for w in workloads.all_workloads()]
+    members = [(w.source, w.expert, w.level) for w in workloads.all_workloads()]
     sizes = sets.sizes(members)
-    assert sizes == {"all": 50, "production": 17, "kernelbench": 33, "expert": 8}
+    assert sizes == {"all": 50, "production": 17, "kernelbench": 33, "expert": 8, "level2": 0}
     for s in sets.SETS:
-        assert s.label.endswith(f" {sizes[s.name]}"), s
+        if s.level == 1:  # level 1 is fixed at the public suite's 50; later levels grow
+            assert s.label.endswith(f" {sizes[s.name]}"), s
     assert sets.sets_of("maxtext", True) == ("all", "production", "expert")
     assert sets.sets_of("kernelbench-l2", False) == ("all", "kernelbench")
+    # a later level is ranked apart: its workloads are in none of level 1's sets
+    assert sets.sets_of("deepseek-v4", True, 2) == ("level2",)
+    assert sets.sets_of("maxtext", False, 2) == ("level2",)
 
 
 def test_outcomes_are_one_enum_of_plain_strings():
