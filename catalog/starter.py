@@ -41,12 +41,15 @@ def _module_parts(module, seen: set[str]) -> tuple[list[str], list[str]]:
 def starter_source(wl, profile: str = "full") -> str:
     module = inspect.getmodule(wl.reference)
     imports, defs = _module_parts(module, {module.__name__})
-    static = wl.static_params(profile)
+    cases = wl.cases(profile)
+    static = wl.static_params(cases[0])
     args = ", ".join(wl.input_names)
     call_kwargs = ", ".join(f"{k}=CONFIG[{k!r}]" for k in static)
-    specs = wl.input_specs(profile)
+    specs = wl.input_specs(cases[0])
     shape_lines = "\n".join(f"    {n}: {tuple(s.shape)} {s.dtype}" for n, s in zip(wl.input_names, specs))
-    out = wl.output_spec(profile)
+    if len(cases) > 1:  # one kernel for every configuration: sizes must come from the shapes
+        shape_lines = f"  ({len(cases)} configurations, each checked and timed; the first, {cases[0]}:)\n" + shape_lines
+    out = wl.output_spec(cases[0])
     seen, uniq_imports = set(), []
     for line in imports:
         if line not in seen:

@@ -83,10 +83,14 @@ def cmd_list(args):
             "model": wl.model,
             "category": wl.category,
             "expert": wl.expert,
+            "level": wl.level,
         }
         for p in ("small", "full"):
             try:
-                row[p] = _shape_text(wl.input_specs(p))
+                cases = wl.cases(p)
+                row[p] = _shape_text(wl.input_specs(cases[0])) + (
+                    f" (+{len(cases) - 1} configurations)" if len(cases) > 1 else ""
+                )
             except Exception as exc:  # noqa: BLE001 - a broken module shows, not crashes
                 row[p] = f"error: {type(exc).__name__}"
         rows.append(row)

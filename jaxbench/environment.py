@@ -254,6 +254,14 @@ VARIABLES: tuple[Variable, ...] = (
         "node fails loudly when two children hold it)",
         "harness, tests",
     ),
+    V(
+        "JAXBENCH_EXTRA_WORKLOADS",
+        "list",
+        [],
+        "Workload modules defined outside jaxbench/workloads to register too (comma-separated dotted "
+        "names; the tests' level-2 workload). Every process of a run (web, worker) must see the same value",
+        "portal, worker, harness, tests",
+    ),
     # -- the client --------------------------------------------------------------------------------
     V("JAXBENCH_URL", "url", None, "The portal's address, for `python -m jaxbench.client`", "client"),
     V("JAXBENCH_TOKEN", "string", None, "An API token (account page), for the client", "client"),

@@ -170,13 +170,19 @@ class LeaderboardFilter(django_filters.FilterSet):
 # --------------------------------------------------------------------------------------------
 
 
+def shown_sets(sizes: dict[str, int], chosen: str | None = None) -> dict[str, str]:
+    """The set menu: every set with members (a level with no workloads yet is not offered), and
+    the chosen one."""
+    return {k: v for k, v in SET_LABELS.items() if sizes.get(k) or k == chosen}
+
+
 def set_members() -> dict[str, list[dict]]:
     """Workloads of every set, in number order: [{pk, wid, slug, title}]."""
     out = {name: [] for name in SET_NAMES}
-    for pk, wid, slug, title, source, expert in Workload.objects.values_list(
-        "pk", "wid", "slug", "title", "source", "expert"
+    for pk, wid, slug, title, source, expert, level in Workload.objects.values_list(
+        "pk", "wid", "slug", "title", "source", "expert", "level"
     ).order_by("number"):
-        attrs = {"source": source, "expert": expert}
+        attrs = {"source": source, "expert": expert, "level": level}
         for name, flt in SET_FILTERS.items():
             if all(attrs[k] == v for k, v in flt.items()):
                 out[name].append({"pk": pk, "wid": wid, "slug": slug, "title": title})
@@ -456,6 +462,7 @@ def _compute(q: Query) -> dict:
             "fast": 0.0,
             "expert_pct": None,
             "set_size": sizes[q.wset],
+            "set_sizes": sizes,
             "note": "the reference every speedup is measured against",
         }
     ]
@@ -486,6 +493,7 @@ def _compute(q: Query) -> dict:
                 "fast": fast / len(ex_ids) if ex_ids else 0.0,
                 "expert_pct": 1.0,
                 "set_size": sizes[q.wset],
+                "set_sizes": sizes,
                 "note": f"{solved} expert kernels on {q.hardware.slug}; other workloads count 1.0",
             }
         )
@@ -498,6 +506,7 @@ def _compute(q: Query) -> dict:
             "workload_set": q.wset,
             "workload_set_label": SET_LABELS[q.wset],
             "set_size": sizes[q.wset],
+            "set_sizes": sizes,
             "budget": "all" if q.n is None else q.n,
             "p": q.p,
             "sort": q.sort,

@@ -125,3 +125,11 @@ def combine(profile: str, cases: Sequence[tuple[str, str, dict | None]]) -> dict
         f"{format_speedup(sp, lo, hi)}: {out['outcome'].replace('correct_', '')} (per configuration: {per})"
     )
     return out
+
+
+def public_rows(configurations: Sequence[dict] | None) -> list[dict] | None:
+    """What the API lists per configuration (None for a one-configuration record)."""
+    if not configurations:
+        return None
+    keys = ("name", "case", "outcome", "error_category", "speedup", "speedup_ci", "median_s", "baseline_median_s")
+    return [{k: c.get(k) for k in keys} for c in configurations]

@@ -42,6 +42,7 @@ SPEED_KEYS = (
     "baseline_median_s",
     "cached_baseline_median_s",
 )
+CONFIGURATION_SPEED_KEYS = ("outcome", "speedup", "speedup_ci", "message", "median_s", "baseline_median_s")
 
 
 def state_from_record(record: Mapping[str, Any] | None, outcome: str) -> str:
@@ -87,6 +88,11 @@ def public_record(record: Mapping[str, Any] | None, review: str) -> dict[str, An
     for k in SPEED_KEYS:
         if k in rec:
             rec[k] = None
+    if rec.get("configurations"):  # a multi-configuration record: each configuration's speed too
+        rec["configurations"] = [
+            {**{k: (None if k in CONFIGURATION_SPEED_KEYS else v) for k, v in c.items()}, "outcome": HELD_OUTCOME}
+            for c in rec["configurations"]
+        ]
     rec["outcome"] = HELD_OUTCOME
     rec["message"] = f"{HELD_LABEL}: {reasons(record)[0] if reasons(record) else 'the harness held this result'}"
     return rec

@@ -10,10 +10,10 @@ worker, harness) must see the same value.
 from __future__ import annotations
 
 import importlib
-import os
 import pkgutil
 import re
 
+from .. import environment
 from . import names
 from .base import Workload
 
@@ -30,7 +30,7 @@ def _load() -> dict[str, Workload]:
             if _MODULE_RE.match(info.name):
                 mod = importlib.import_module(f"{__name__}.{info.name}")
                 found.append(mod.WORKLOAD)
-        for dotted in filter(None, (x.strip() for x in os.environ.get(EXTRA_ENV, "").split(","))):
+        for dotted in environment.get(EXTRA_ENV):
             found.append(importlib.import_module(dotted).WORKLOAD)
         found.sort(key=lambda w: w.number)
         ids = [w.id for w in found]

@@ -11,7 +11,6 @@ from django.utils.safestring import mark_safe
 
 from catalog.models import HardwareTarget
 from jaxbench.traces import SELECTION_LABELS
-from jaxbench.workloads.sets import SET_LABELS
 from leaderboard import charts
 from leaderboard.columns import BY_KEY, COLUMNS
 from leaderboard.data import (
@@ -22,6 +21,7 @@ from leaderboard.data import (
     cache_key,
     chart_inputs,
     leaderboard_data,
+    shown_sets,
     visibility_stamp,
 )
 from leaderboard.study import PUBLISHED_RESULTS, REPORTED_NOT_EVALUATED
@@ -301,14 +301,16 @@ def board_context(q: Query, data: dict, figures: list[dict]) -> dict:
         "meta": data["meta"],
         "table": table,
         "hardware_targets": list(HardwareTarget.objects.all()),
-        "sets": SET_LABELS,
+        "sets": shown_sets(data["meta"]["set_sizes"], q.wset),
         "sorts": SORTS,
         "budgets": BUDGET_CHOICES,
         "selections": list(SELECTION_LABELS.items()),
         "figures": figures,
         "published": [r for r in PUBLISHED_RESULTS if r["status"] == REPORTED_NOT_EVALUATED],
         "permalink": "?" + q.qs(),
-        "set_tabs": [(key, label, "?" + q.qs(set=key)) for key, label in SET_LABELS.items()],
+        "set_tabs": [
+            (key, label, "?" + q.qs(set=key)) for key, label in shown_sets(data["meta"]["set_sizes"], q.wset).items()
+        ],
         "sort_links": {key: "?" + q.sort_qs(key) for key in SORTS},
         "export_csv": "?" + q.qs(format="csv"),
         "export_json": "?" + q.qs(format="json"),

@@ -203,6 +203,7 @@ def _render_body(submission, evaluated, reported, primary, rows, code: bool) -> 
             "outcomes": metrics.OUTCOMES,
             "failures": failures,
             "n_failures": n_failures,
+            "has_configurations": any(r.get("configurations") for r in rows),
         },
     )
     return {"html": html, "has_figures": bool(figures), "has_sources": bool(sources)}

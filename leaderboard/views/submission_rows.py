@@ -13,6 +13,7 @@ from jaxbench import metrics
 from jaxbench.record import CORRECT_OUTCOMES, Outcome, message_head, message_where
 from jaxbench.verdict import pallas_share
 from jaxbench.verdict import review as review_rules
+from leaderboard.configurations import rows as configuration_rows
 from leaderboard.data import experts_for
 from leaderboard.highlight import highlighted
 from leaderboard.models import SubmissionSummary, WorkloadResult
@@ -166,20 +167,22 @@ def best_candidates(submission, rows) -> dict[int, int]:
 
 def mark_outside_pallas(submission, rows, best: dict[int, int]) -> None:
     """Each row's best sample's share of FLOPs outside Pallas (its main evaluation's record),
-    as ``outside_pallas`` ("3.0%") and ``outside_pallas_where`` (the largest outside op)."""
+    as ``outside_pallas`` ("3.0%") and ``outside_pallas_where`` (the largest outside op); and,
+    for a multi-configuration workload, its per-configuration results (``configurations``)."""
     for r in rows:
-        r["outside_pallas"], r["outside_pallas_where"] = "", ""
+        r["outside_pallas"], r["outside_pallas_where"], r["configurations"] = "", "", []
     if not best:
         return
     by_workload = {r["workload_id"]: r for r in rows}
     # by candidate id: the (candidate, hardware, stage) unique index answers it row by row
     for ev in Evaluation.objects.filter(
         candidate_id__in=list(best), hardware=submission.hardware, stage=Evaluation.MAIN
-    ).values("candidate_id", "record__pallas_share"):
+    ).values("candidate_id", "record__pallas_share", "record__configurations"):
         row = by_workload.get(best[ev["candidate_id"]])
         if row is not None:
             row["outside_pallas"] = pallas_share.short(ev["record__pallas_share"])
             row["outside_pallas_where"] = pallas_share.largest(ev["record__pallas_share"])
+            row["configurations"] = configuration_rows(ev["record__configurations"])
 
 
 def best_sources(submission, best: dict[int, int]) -> list[dict]:

@@ -12,6 +12,7 @@ from jaxbench.record import format_speedup
 from jaxbench.verdict import pallas_share
 from jaxbench.verdict import review as review_rules
 from leaderboard.aggregates.samples import counts_for_candidate
+from leaderboard.configurations import rows as configuration_rows
 from leaderboard.highlight import STYLE_DEFS, highlighted
 from leaderboard.models import WorkloadResult
 from leaderboard.views.exports import export_response, wants_export
@@ -169,6 +170,23 @@ def trace_view(request, submission):
         )
         code_html = highlighted(code) if code is not None else None
     chosen_share = next((x for x in samples if x["index"] == chosen), {}).get("outside_pallas")
+    # a multi-configuration workload: the chosen sample's configurations (one query, only then)
+    chosen_configurations = []
+    if w.configurations:
+        rec = (
+            Evaluation.objects.filter(
+                candidate__submission=submission,
+                candidate__workload=w,
+                candidate__index=chosen,
+                hardware=submission.hardware,
+                stage=Evaluation.MAIN,
+            )
+            .values_list("record__configurations", "review")
+            .first()
+        )
+        if rec is not None:
+            held = review_rules.public_record({"configurations": rec[0]}, rec[1])  # held means held
+            chosen_configurations = configuration_rows(held.get("configurations"))
     return render(
         request,
         "leaderboard/trace.html",
@@ -180,6 +198,7 @@ def trace_view(request, submission):
             "best_index": best_index,
             "chosen": chosen,
             "chosen_share": chosen_share,
+            "chosen_configurations": chosen_configurations,
             "code_html": code_html,
             "result": result,
             "pygments_css": STYLE_DEFS,

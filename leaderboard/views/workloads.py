@@ -1,6 +1,7 @@
 from django.shortcuts import get_object_or_404, render
 
 from catalog.models import HardwareTarget, Workload
+from jaxbench.workloads.base import CASE_SEP
 from jaxbench.workloads.sets import SET_FILTERS, SET_LABELS
 from leaderboard.data import default_hardware, experts_for
 from leaderboard.highlight import STYLE_DEFS, highlighted
@@ -74,22 +75,27 @@ def workload_list(request):
     best = best_by_workload(hw) if hw else {}
     rows = []
     for w in Workload.objects.filter(**SETS[chosen][1]):
+        # a multi-configuration workload: its first configuration stands for it here
+        small, full = w.cases("small")[0], w.cases("full")[0]
         rows.append(
             {
                 "w": w,
-                "small": w.shapes.get("small", {}),
-                "full": w.shapes.get("full", {}),
-                "cost": w.costs.get("full", {}),
-                "intensity": _intensity(w.costs.get("full", {})),
+                "small": w.shapes.get(small, {}),
+                "full": w.shapes.get(full, {}),
+                "cost": w.costs.get(full, {}),
+                "intensity": _intensity(w.costs.get(full, {})),
                 "best": best.get(w.pk, {}),
+                "n_configurations": len(w.cases("full")) if w.configurations else 0,
             }
         )
+    levels = set(Workload.objects.values_list("level", flat=True).distinct())
     return render(
         request,
         "leaderboard/workload_list.html",
         {
             "rows": rows,
-            "sets": SETS,
+            # a later level's tab only once it has workloads
+            "sets": {k: v for k, v in SETS.items() if v[1].get("level", 1) in levels or k == chosen},
             "chosen": chosen,
             "hw": hw,
             "hardware_targets": list(HardwareTarget.objects.all()),
@@ -103,6 +109,7 @@ def workload_detail(request, slug):
     ctx = {
         "w": w,
         "costs": costs,
+        "configurations": _configuration_table(w),
         "reference_html": highlighted(w.reference_source),
         "pygments_css": STYLE_DEFS,
     }
@@ -113,3 +120,20 @@ def workload_detail(request, slug):
     ctx["versions_chosen"] = chosen
     ctx["earlier_results"] = earlier_results(w, chosen)
     return render(request, "leaderboard/workload_detail.html", ctx)
+
+
+def _configuration_table(w) -> list[dict]:
+    """A multi-configuration workload's configurations: per name, the values and input shapes of
+    each profile; [] for a one-configuration workload."""
+    table = []
+    for name in (w.configurations or {}).get("full", {}):
+        row: dict = {"name": name}
+        for profile in ("small", "full"):
+            case = f"{profile}{CASE_SEP}{name}"
+            row[profile] = {
+                "values": w.configurations[profile][name],
+                "inputs": (w.shapes.get(case) or {}).get("inputs", []),
+                "cost": w.costs.get(case, {}),
+            }
+        table.append(row)
+    return table

@@ -10,6 +10,7 @@ from catalog.models import Baseline, ExpertReference, HardwareTarget, Workload
 from evaluator.models import Evaluation
 from evaluator.queues import hardware_queue
 from jaxbench import traces as trace_format
+from jaxbench.verdict import configurations
 from jaxbench.verdict import review as review_rules
 from submissions.models import Submission, meta_limit
 
@@ -335,6 +336,9 @@ class EvaluationSerializer(serializers.ModelSerializer):
         help_text="held for review (TRUST.md 6): outcome held_for_review and no speedup until a staff "
         "member accepts it",
     )
+    configurations = serializers.SerializerMethodField(
+        help_text="a multi-configuration workload's configurations, each checked and timed (null otherwise)"
+    )
     review = serializers.ChoiceField(
         choices=Evaluation.REVIEW_STATES,
         read_only=True,
@@ -367,6 +371,7 @@ class EvaluationSerializer(serializers.ModelSerializer):
             "reported_speedup_lo",
             "reported_speedup_hi",
             "record",
+            "configurations",
             "enqueued_at",
             "started_at",
             "finished_at",
@@ -382,6 +387,12 @@ class EvaluationSerializer(serializers.ModelSerializer):
             data["timed_before_intervals"] = False
             data["message"] = data["record"]["message"]
         return data
+
+    @extend_schema_field(serializers.ListField(child=serializers.DictField(), allow_null=True))
+    def get_configurations(self, obj):
+        """Per configuration of a multi-configuration workload (null otherwise): name, case, outcome,
+        error_category, speedup, speedup_ci, median_s, baseline_median_s; withheld while held."""
+        return configurations.public_rows(review_rules.public_record(obj.record, obj.review).get("configurations"))
 
 
 class ErrorItemSerializer(serializers.Serializer):
