@@ -13,6 +13,7 @@ import pytest
 from jaxbench import environment
 
 VARIANT = environment.get("JAXBENCH_VARIANT")
+LEVEL2_ENV = {"JAXBENCH_EXTRA_WORKLOADS": "tests.level2.w51d_gated_rmsnorm"}
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -40,6 +41,20 @@ def pytest_configure(config):
             pytest.exit(msg + " — CI requires every variant", returncode=1)
         print(f"\nSKIPPED {msg}\n")
         pytest.exit(f"skipped {msg}", returncode=0)
+
+
+@pytest.fixture
+def level2(monkeypatch):
+    """The tests' level-2 workload (tests/level2: 51d, ten configurations) registered in this
+    process for the test's length (JAXBENCH_EXTRA_WORKLOADS); a worker the test starts gets the
+    variable from ``start_worker(extra_env=LEVEL2_ENV)``."""
+    from jaxbench import workloads
+
+    monkeypatch.setenv(workloads.EXTRA_ENV, LEVEL2_ENV[workloads.EXTRA_ENV])
+    workloads.reload()
+    yield workloads.get("51d")
+    monkeypatch.delenv(workloads.EXTRA_ENV)
+    workloads.reload()
 
 
 @pytest.fixture(scope="session")

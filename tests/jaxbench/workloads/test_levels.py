@@ -10,17 +10,7 @@ from jaxbench import workloads
 from jaxbench.record import REVIEW_SPEEDUP
 from jaxbench.verdict import configurations as cfgs
 from jaxbench.verdict import review as review_rules
-from jaxbench.workloads import EXTRA_ENV, versions
-from tests.level2 import MODULE
-
-
-@pytest.fixture
-def level2(monkeypatch):
-    monkeypatch.setenv(EXTRA_ENV, MODULE)
-    workloads.reload()
-    yield workloads.get("51d")
-    monkeypatch.delenv(EXTRA_ENV)
-    workloads.reload()
+from jaxbench.workloads import versions
 
 
 def test_level_one_is_the_public_suites_50_and_nothing_else_by_default():
