@@ -65,20 +65,9 @@ def evaluate(
 ) -> dict:
     """Evaluate one candidate in fresh sandboxed children; returns an EvalRecord dict. A
     multi-configuration workload runs each configuration as its own case (``over_cases``)."""
+    kw = dict(hardware=hardware, require_pallas=require_pallas, timeouts=timeouts, child=None)
     return over_cases(
-        workload,
-        profile,
-        baseline,
-        lambda case, base: _evaluate(
-            workload,
-            source,
-            profile=case,
-            hardware=hardware,
-            require_pallas=require_pallas,
-            baseline=base,
-            timeouts=timeouts,
-            child=None,
-        ),
+        workload, profile, baseline, lambda case, base: _evaluate(workload, source, profile=case, baseline=base, **kw)
     )
 
 
@@ -97,7 +86,7 @@ def over_cases(workload, profile: str, baseline: dict | None, run_case) -> dict:
     for name, case in cases:
         rec = None if stop else run_case(case, bases.get(case))
         done.append((name, case, rec))
-        stop = stop or rec.get("outcome") not in CORRECT_OUTCOMES
+        stop = stop or rec is None or rec.get("outcome") not in CORRECT_OUTCOMES
     out = configurations.combine(profile, done)
     out["phases"] = dict(out.get("phases") or {})
     out["phases"]["total_s"] = round(sum((r.get("phases") or {}).get("total_s") or 0 for _, _, r in done if r), 6)

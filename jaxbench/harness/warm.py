@@ -105,19 +105,12 @@ class WarmPool:
         timeouts: dict | None = None,
     ) -> dict:
         """As ``harness.evaluate``, each case in a warm pair of its own."""
+        kw = dict(hardware=hardware, require_pallas=require_pallas, timeouts=timeouts)
         return over_cases(
             workload,
             profile,
             baseline,
-            lambda case, base: self._evaluate_case(
-                workload,
-                source,
-                profile=case,
-                hardware=hardware,
-                require_pallas=require_pallas,
-                baseline=base,
-                timeouts=timeouts,
-            ),
+            lambda case, base: self._evaluate_case(workload, source, profile=case, baseline=base, **kw),
         )
 
     def _evaluate_case(self, workload, source, *, profile, hardware, require_pallas, baseline, timeouts) -> dict:

@@ -21,8 +21,11 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Sequence
+from typing import Any
 
 from ..record import CORRECT_OUTCOMES, REVIEW_SPEEDUP, format_speedup, speed_outcome
+
+Record = dict[str, Any]
 
 NOT_RUN = "not_run"
 # per-configuration keys copied from each case's record
@@ -48,11 +51,11 @@ def geomean(values: Sequence[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
-def entry(name: str, case: str, rec: dict | None) -> dict:
+def entry(name: str, case: str, rec: Record | None) -> Record:
     """The ``configurations`` entry of one case (``rec`` None: not run)."""
     if rec is None:
         return {"name": name, "case": case, "outcome": NOT_RUN, "message": "not run: an earlier configuration failed"}
-    out = {"name": name, "case": case}
+    out: Record = {"name": name, "case": case}
     out.update({k: copy.deepcopy(rec.get(k)) for k in _KEEP})
     timing = rec.get("timing") or {}
     out["median_s"] = timing.get("median_s")
@@ -62,10 +65,11 @@ def entry(name: str, case: str, rec: dict | None) -> dict:
     return out
 
 
-def geomean_timing(records: Sequence[dict], key: str) -> dict | None:
+def geomean_timing(records: Sequence[Record], key: str) -> Record | None:
     """A Timing dict standing for several cases' ``key`` timings: their medians' geomean."""
-    medians = [(r.get(key) or {}).get("median_s") for r in records]
-    if not all(isinstance(m, int | float) and m > 0 for m in medians):
+    raw = [(r.get(key) or {}).get("median_s") for r in records]
+    medians = [float(m) for m in raw if isinstance(m, int | float) and m > 0]
+    if len(medians) != len(raw):
         return None
     return {
         "median_s": geomean(medians),
@@ -76,7 +80,7 @@ def geomean_timing(records: Sequence[dict], key: str) -> dict | None:
     }
 
 
-def combine(profile: str, cases: Sequence[tuple[str, str, dict | None]]) -> dict:
+def combine(profile: str, cases: Sequence[tuple[str, str, Record | None]]) -> Record:
     """The workload's record from ``cases``: ``(configuration name, case, record or None when
     not run)`` in declaration order; at least one record. The first non-correct record decides;
     with every configuration correct, the geomeans do."""
@@ -127,7 +131,7 @@ def combine(profile: str, cases: Sequence[tuple[str, str, dict | None]]) -> dict
     return out
 
 
-def public_rows(configurations: Sequence[dict] | None) -> list[dict] | None:
+def public_rows(configurations: Sequence[Record] | None) -> list[Record] | None:
     """What the API lists per configuration (None for a one-configuration record)."""
     if not configurations:
         return None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
+from typing import Any
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,7 +55,7 @@ def sets_of(source: str, expert: bool, level: int = 1) -> tuple[str, ...]:
     return tuple(s.name for s in SETS if s.contains(source, expert, level))
 
 
-def sizes(members: Iterable[tuple]) -> dict[str, int]:
+def sizes(members: Iterable[tuple[Any, ...]]) -> dict[str, int]:
     """|W| of every set over ``(source, expert[, level])`` tuples."""
     out = dict.fromkeys(SET_NAMES, 0)
     for member in members:

@@ -5,7 +5,6 @@ per-configuration baselines -> one verdict per sample -> the level-2 aggregates 
 Runs alone: ten configurations are twenty sandboxed children per sample."""
 
 import json
-import pathlib
 
 import pytest
 from django.utils import timezone
@@ -17,11 +16,10 @@ from jaxbench.traces import FORMAT
 from leaderboard.models import SubmissionSummary
 from submissions.models import ApiToken, Submission
 from tests import factories
+from tests import level2 as level2_kernels
 from tests.conftest import LEVEL2_ENV, wait_for
 
 pytestmark = [pytest.mark.alone, pytest.mark.django_db(transaction=True)]
-
-LEVEL2 = pathlib.Path(__file__).resolve().parents[1] / "level2"
 
 
 def test_a_level_two_trace_is_evaluated_per_configuration_by_a_real_worker(client, level2, start_worker):
@@ -34,8 +32,8 @@ def test_a_level_two_trace_is_evaluated_per_configuration_by_a_real_worker(clien
     head = {"format": FORMAT, "method": "level2-agent", "model": "m", "hardware": "cpu", "sampling": "sequential"}
     lines = [
         head,
-        {"workload": "51d", "index": 0, "code": (LEVEL2 / "kernel_wrong_on_c05.py").read_text()},
-        {"workload": "51d", "index": 1, "code": (LEVEL2 / "kernel_ok.py").read_text()},
+        {"workload": "51d", "index": 0, "code": level2_kernels.kernel_wrong_from_c05()},
+        {"workload": "51d", "index": 1, "code": level2_kernels.kernel_ok()},
     ]
     r = client.post(
         "/api/v1/submissions/trace/",

@@ -5,16 +5,15 @@ instance: the harness takes one as readily as a registered ID."""
 
 import dataclasses
 import math
-import pathlib
 
 import pytest
 
 from jaxbench import harness
 from jaxbench.record import CORRECT_OUTCOMES
 from jaxbench.verdict.configurations import NOT_RUN
+from tests import level2 as level2_kernels
 from tests.level2 import w51d_gated_rmsnorm
 
-LEVEL2 = pathlib.Path(__file__).resolve().parents[2] / "level2"
 WL = w51d_gated_rmsnorm.WORKLOAD
 # two configurations of the ten (one 128 wide, one 256 wide): the same path, a quarter the time
 TWO = dataclasses.replace(
@@ -36,9 +35,7 @@ def test_a_baseline_of_a_multi_configuration_profile_measures_every_case(baselin
 
 
 def test_correct_on_every_configuration_is_correct_with_the_geomean(baseline_two):
-    rec = harness.evaluate(
-        TWO, (LEVEL2 / "kernel_ok.py").read_text(), profile="small", hardware="cpu", baseline=baseline_two
-    )
+    rec = harness.evaluate(TWO, level2_kernels.kernel_ok(), profile="small", hardware="cpu", baseline=baseline_two)
     assert rec["outcome"] in CORRECT_OUTCOMES, rec["message"]
     got = rec["configurations"]
     assert [c["name"] for c in got] == ["c01", "c05"] and all(c["outcome"] in CORRECT_OUTCOMES for c in got)
@@ -55,7 +52,7 @@ def test_the_first_configuration_that_fails_decides_and_the_rest_are_not_run():
             p: {n: v for n, v in c.items() if n in ("c01", "c05", "c06")} for p, c in WL.configurations.items()
         },
     )
-    rec = harness.evaluate(three, (LEVEL2 / "kernel_wrong_on_c05.py").read_text(), profile="small", hardware="cpu")
+    rec = harness.evaluate(three, level2_kernels.kernel_wrong_from_c05(), profile="small", hardware="cpu")
     assert rec["outcome"] == "incorrect" and rec["error_category"] == "not_allclose"
     assert rec["message"].startswith("configuration c05 (2 of 3 run): ")
     outcomes = [c["outcome"] for c in rec["configurations"]]
@@ -67,11 +64,11 @@ def test_the_first_configuration_that_fails_decides_and_the_rest_are_not_run():
 def test_a_baseline_for_other_configurations_is_refused(baseline_two):
     other = dict(baseline_two, configurations={"small/c01": baseline_two["configurations"]["small/c01"]})
     with pytest.raises(ValueError, match="configurations"):
-        harness.evaluate(TWO, (LEVEL2 / "kernel_ok.py").read_text(), profile="small", hardware="cpu", baseline=other)
+        harness.evaluate(TWO, level2_kernels.kernel_ok(), profile="small", hardware="cpu", baseline=other)
 
 
 def test_the_tpu_precheck_lowers_every_configuration():
-    low = harness.lower_for_platform(TWO, (LEVEL2 / "kernel_ok.py").read_text(), platform="tpu", profile="full")
+    low = harness.lower_for_platform(TWO, level2_kernels.kernel_ok(), platform="tpu", profile="full")
     assert low["ok"], low["message"]
     assert [c["profile"] for c in low["configurations"]] == ["full/c01", "full/c05"]
     assert all(c["ok"] for c in low["configurations"])
