@@ -8,7 +8,7 @@ from django.shortcuts import render
 from jaxbench.metrics.curves import set_values, unpack_curves
 from jaxbench.workloads.sets import SET_LABELS, SET_NAMES
 from leaderboard import charts
-from leaderboard.data import fast_curve_series, set_members
+from leaderboard.data import fast_curve_series, set_members, shown_sets
 from leaderboard.models import SubmissionSummary, WorkloadResult
 from leaderboard.views.exports import export_response, wants_export
 from submissions.models import Submission
@@ -138,7 +138,10 @@ def compare(request):
                     ),
                 },
             ],
-            "set_tabs": [(k, v, "?" + "&".join(f"s={i}" for i in ids) + f"&set={k}") for k, v in SET_LABELS.items()],
+            "set_tabs": [
+                (k, v, "?" + "&".join(f"s={i}" for i in ids) + f"&set={k}")
+                for k, v in shown_sets({n: len(m) for n, m in members.items()}, wset).items()
+            ],
             "qs": "&".join(f"s={i}" for i in ids) + f"&set={wset}",
         }
     )

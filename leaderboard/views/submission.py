@@ -160,6 +160,8 @@ def _render_body(submission, evaluated, reported, primary, rows, code: bool) -> 
         for name in SET_NAMES:
             c = unpack_curves(getattr(primary, f"curves_{name}"))
             size = len(members[name])
+            if not size:  # a level without workloads yet
+                continue
             v = set_values(c, size)
             sets.append(dict(v, key=name, label=SET_LABELS[name]))
             if size and len(c["fast"]):
