@@ -94,6 +94,9 @@ def submission_detail(request, pk):
             first.setdefault(f["wid"], f"sample {f['index']}: {f['outcome']}: {f['head']}")
         for r in rows:
             r["message"] = first.get(r["wid"], "")
+        # the best samples' share outside Pallas and, per multi-configuration workload, configurations
+        mark_outside_pallas(submission, rows, best_candidates(submission, rows))
+        cols.append("outside_pallas")
         return export_response(
             fmt,
             f"submission-{submission.pk}-{hw.slug}",
@@ -103,6 +106,7 @@ def submission_detail(request, pk):
             extra={
                 "sets": primary.sets if primary else {},
                 "earlier_versions": versions["rows"],
+                "configurations": {r["wid"]: r["configurations"] for r in rows if r["configurations"]},
                 "failures": [
                     {k: f[k] for k in ("wid", "index", "outcome", "category", "message", "where")} for f in failures
                 ],

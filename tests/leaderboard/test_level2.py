@@ -127,6 +127,9 @@ def test_a_trace_names_the_level_two_workload_and_its_samples_fold_into_level_2(
     # the submission page: per configuration, the best sample's ten
     page = client.get(f"/submissions/{sub.pk}/").content.decode()
     assert 'id="configurations-51d"' in page and page.count('data-configuration="c') == 10
+    # the JSON export: the best sample's configurations per multi-configuration workload
+    export = client.get(f"/submissions/{sub.pk}/?format=json").json()
+    assert list(export["configurations"]) == ["51d"] and len(export["configurations"]["51d"]) == 10
     # the sample view: the chosen (failed) sample's configurations, not run after the failure
     samples = client.get(f"/submissions/{sub.pk}/?workload=51d&sample=0").content.decode()
     assert samples.count("not_run") >= 7 and 'data-configuration="c03"' in samples
