@@ -263,6 +263,12 @@ def populate(n_subs, n_workloads, n_samples, seed=1):
         "created_at",
         "enqueued_at",
         "started_at",
+        "failures",
+        "lane",
+        "review",
+        "review_note",
+        "workload_version",
+        "workload_version_assumed",
     ]
     quote = connection.ops.quote_name
     cand_cols_q = [quote(c) for c in cand_cols]
@@ -336,6 +342,12 @@ def populate(n_subs, n_workloads, n_samples, seed=1):
                         finished,
                         finished,
                         finished,
+                        "[]",
+                        "user",
+                        "",
+                        "",
+                        w.version,
+                        False,
                     )
                 )
                 # the same folding code as refresh_for_evaluation / rebuild_submission
