@@ -269,6 +269,8 @@ def populate(n_subs, n_workloads, n_samples, seed=1):
         "review_note",
         "workload_version",
         "workload_version_assumed",
+        "harness_version",
+        "harness_version_assumed",
     ]
     quote = connection.ops.quote_name
     cand_cols_q = [quote(c) for c in cand_cols]
@@ -347,6 +349,8 @@ def populate(n_subs, n_workloads, n_samples, seed=1):
                         "",
                         "",
                         w.version,
+                        False,
+                        record["harness_version"],
                         False,
                     )
                 )
