@@ -16,9 +16,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from django.db.models import F
-
-from evaluator.models import Evaluation
+from evaluator.models import Evaluation, current_versions
 from jaxbench import metrics
 from jaxbench.metrics.curves import HI_CAP, FoldSample  # FoldSample: defined with the pure folding
 from jaxbench.record import Outcome, speed_outcome
@@ -189,12 +187,11 @@ def evaluated_samples(
     submission_id: int, hardware_id: int | None = None, workload_id: int | None = None
 ) -> list[tuple[int, FoldSample]]:
     """[(hardware_id, sample)]: the outcome that counts for each candidate (main stage first),
-    from its evaluations of the workload's current version only (earlier versions are kept,
-    never folded: results of different versions are not comparable)."""
+    from its evaluations of the workload's current version under the current harness only
+    (``evaluator.models.current_versions``: earlier versions are kept, never folded, since
+    results of different versions are not comparable)."""
     qs = Evaluation.objects.filter(
-        candidate__submission_id=submission_id,
-        state__in=(Evaluation.DONE, Evaluation.SKIPPED),
-        workload_version=F("candidate__workload__version"),
+        current_versions(), candidate__submission_id=submission_id, state__in=(Evaluation.DONE, Evaluation.SKIPPED)
     )
     if hardware_id is not None:
         qs = qs.filter(hardware_id=hardware_id)

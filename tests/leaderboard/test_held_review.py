@@ -17,6 +17,7 @@ from django.test import Client
 
 from evaluator import runner
 from evaluator.models import Evaluation
+from jaxbench import HARNESS_VERSION
 from jaxbench.client import commands
 from jaxbench.record import format_speedup, new_record
 from jaxbench.verdict import review as review_rules
@@ -48,7 +49,7 @@ def speed_record(speedup, lo, hi, *, held=False):
         held_for_review=held,
         message=f"correct; {format_speedup(speedup, lo, hi)}, faster",
         jax_version="0.10.2",
-        harness_version="1.0.0",
+        harness_version=HARNESS_VERSION,
     )
     if held:
         rec["notes"] = ["speedup above 10x: held for review"]
