@@ -183,6 +183,41 @@ def sample_from_report(
 # --------------------------------------------------------------------------------------------
 
 
+def chosen_samples(qs, *group_by: str) -> dict[tuple, list[FoldSample]]:
+    """The outcome that counts for each candidate (main stage first) among the evaluation rows of
+    ``qs``, grouped by the values of the fields ``group_by`` (e.g. ``hardware_id``,
+    ``workload_version``, ``harness_version``): a candidate counts once per group."""
+    k = len(group_by)
+    chosen: dict[tuple[tuple, int], FoldSample] = {}
+    rows = qs.values_list(
+        *group_by,
+        "candidate_id",
+        "candidate__workload_id",
+        "candidate__index",
+        "stage",
+        "state",
+        "outcome",
+        "speedup",
+        "record",
+        "finished_at",
+        "review",
+    ).order_by("id")
+    for row in rows.iterator(chunk_size=2000):
+        group = tuple(row[:k])
+        cand, wl, index, stage, state, outcome, speedup, record, finished, review = row[k:]
+        s = sample_from_evaluation(wl, index, stage, state, outcome, speedup, record, finished, review)
+        if s is None:
+            continue
+        key = (group, cand)
+        if key in chosen and not chosen[key].precheck:  # a main-stage outcome wins
+            continue
+        chosen[key] = s
+    out: dict[tuple, list[FoldSample]] = {}
+    for (group, _), s in chosen.items():
+        out.setdefault(group, []).append(s)
+    return out
+
+
 def evaluated_samples(
     submission_id: int, hardware_id: int | None = None, workload_id: int | None = None
 ) -> list[tuple[int, FoldSample]]:
@@ -197,29 +232,7 @@ def evaluated_samples(
         qs = qs.filter(hardware_id=hardware_id)
     if workload_id is not None:
         qs = qs.filter(candidate__workload_id=workload_id)
-    chosen: dict[tuple[int, int], FoldSample] = {}
-    rows = qs.values_list(
-        "hardware_id",
-        "candidate_id",
-        "candidate__workload_id",
-        "candidate__index",
-        "stage",
-        "state",
-        "outcome",
-        "speedup",
-        "record",
-        "finished_at",
-        "review",
-    ).order_by("id")
-    for hw, cand, wl, index, stage, state, outcome, speedup, record, finished, review in rows.iterator(chunk_size=2000):
-        s = sample_from_evaluation(wl, index, stage, state, outcome, speedup, record, finished, review)
-        if s is None:
-            continue
-        key = (hw, cand)
-        if key in chosen and not chosen[key].precheck:  # a main-stage outcome wins
-            continue
-        chosen[key] = s
-    return [(hw, s) for (hw, _), s in chosen.items()]
+    return [(hw, s) for (hw,), samples in chosen_samples(qs, "hardware_id").items() for s in samples]
 
 
 def reported_samples(submission_id: int) -> list[FoldSample]:

@@ -97,7 +97,7 @@ def test_the_board_marks_rows_with_earlier_version_results(client, mixed):
     assert rows[sub.pk]["earlier_versions"] == 3
     cache.clear()
     html = client.get("/leaderboard/?hardware=cpu").content.decode()
-    assert "3 results of an earlier workload version are kept but not counted" in html
+    assert "3 results of an earlier workload or harness version are kept but not counted" in html
     csv_text = client.get("/leaderboard/?hardware=cpu&format=csv").content.decode()
     assert "earlier_versions" in csv_text.splitlines()[0]
 
@@ -116,4 +116,4 @@ def test_a_ranked_row_is_marked_too(client, workloads, hardware, users):
     assert row["earlier_versions"] == 1 and row["geomean"] == pytest.approx(1.5 ** (1 / 50), rel=1e-3)
     cache.clear()
     html = client.get("/leaderboard/?hardware=cpu").content.decode()
-    assert "1 results of an earlier workload version are kept but not counted" in html
+    assert "1 results of an earlier workload or harness version are kept but not counted" in html
