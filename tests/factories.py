@@ -135,3 +135,39 @@ def rescored_row(old, speedup: float, **fields):
         finished_at=old.finished_at,
         **fields,
     )
+
+
+# -- rows stored before a migration ------------------------------------------------------------
+
+
+def stored_before(migration: tuple[str, str], make_rows) -> None:
+    """Migrate the test database back to ``migration`` (``("evaluator", "0006_...")``), call
+    ``make_rows(apps)`` with the models as they were then, and migrate forward to the latest
+    migrations again: the back-fills run on those rows as on an upgraded portal's. Needs
+    ``django_db(transaction=True)``."""
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    executor = MigrationExecutor(connection)
+    executor.migrate([migration])
+    try:
+        make_rows(executor.loader.project_state([migration]).apps)
+    finally:
+        executor = MigrationExecutor(connection)
+        executor.loader.build_graph()
+        executor.migrate(executor.loader.graph.leaf_nodes())
+
+
+def old_evaluation(apps, candidate, outcome: str, speedup=None, record=None, **fields):
+    """A finished main-stage evaluation of ``candidate`` made with the historical model of ``apps``."""
+    return apps.get_model("evaluator", "Evaluation").objects.create(
+        candidate_id=candidate.pk,
+        hardware_id=candidate.submission.hardware_id,
+        stage="main",
+        state="done",
+        outcome=outcome,
+        speedup=speedup,
+        record=record or {},
+        code_sha256=candidate.code_sha256,
+        **fields,
+    )

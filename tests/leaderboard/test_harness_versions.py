@@ -124,38 +124,19 @@ def test_a_late_verdict_of_an_earlier_harness_is_noted_not_folded(workloads, har
 def test_rows_of_the_current_harness_stay_on_the_board_after_the_migration(client, workloads, hardware, users):
     """A fresh install's rows, stored before the harness column (evaluator 0006), migrated
     forward and rebuilt: every row measured under the current harness is still ranked."""
-    from django.db import connection
-    from django.db.migrations.executor import MigrationExecutor
-
-    before = [("evaluator", "0006_evaluation_workload_version")]
     cpu = hardware["cpu"]
     team = make_team("Delta", users["alice"])
     plan = {workloads[0]: ("correct_faster", 2.0), workloads[1]: ("incorrect", None), workloads[2]: ("rejected", None)}
     sub = make_submission(team, cpu, {w: [(o, s)] for w, (o, s) in plan.items()}, kind="kernels", evaluate=False)
-    executor = MigrationExecutor(connection)
-    executor.migrate(before)
-    try:
-        old = executor.loader.project_state(before).apps.get_model("evaluator", "Evaluation")
+
+    def rows(apps):
         for i, (w, (outcome, speedup)) in enumerate(plan.items()):
-            cand = sub.candidates.get(workload=w)
             # a harness record names its version; a hand-made one (the third) names none
             rec = {"harness_version": current_harness_version(), "speedup_ci": [1.9, 2.1]} if i < 2 else {}
-            old.objects.create(
-                candidate_id=cand.pk,
-                hardware_id=cpu.pk,
-                stage="main",
-                state="done",
-                outcome=outcome,
-                speedup=speedup,
-                speedup_lo=1.9 if speedup else None,
-                speedup_hi=2.1 if speedup else None,
-                record=rec,
-                code_sha256=cand.code_sha256,
-            )
-    finally:
-        executor = MigrationExecutor(connection)
-        executor.loader.build_graph()
-        executor.migrate([n for n in executor.loader.graph.leaf_nodes() if n[0] == "evaluator"])
+            interval = {"speedup_lo": 1.9, "speedup_hi": 2.1} if speedup else {}
+            factories.old_evaluation(apps, sub.candidates.get(workload=w), outcome, speedup, rec, **interval)
+
+    factories.stored_before(("evaluator", "0006_evaluation_workload_version"), rows)
     assert set(Evaluation.objects.filter(candidate__submission=sub).values_list("harness_version", flat=True)) == {
         current_harness_version()
     }
