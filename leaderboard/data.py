@@ -1,8 +1,10 @@
-"""What the leaderboard pages, exports and API show, read from the aggregate rows only.
+"""What the leaderboard pages, exports and API show, read from the aggregate rows.
 
-``leaderboard_data(query)`` never touches evaluations or candidates: one query over the summary
-rows of a hardware target (the curves give any budget N), plus the expert references and the
-workload list. Results are cached under a stamp that changes whenever a summary, a submission's
+``leaderboard_data(query)`` never touches evaluations or candidates for the default view (the
+current versions): one query over the summary rows of a hardware target (the curves give any
+budget N), plus the expert references and the workload list. Another ``?versions=`` choice
+recomputes the summaries it changes from their evaluations (``leaderboard.board_versions``, two
+queries more). Results are cached under a stamp that changes whenever a summary, a submission's
 visibility or an expert reference of that target changes.
 """
 
