@@ -11,11 +11,19 @@ directly from the generated samples through the same folding code the worker use
   leaderboard API; once with the portal's settings (per-process cache of the leaderboard data
   and figures) and once with caching disabled (every request recomputes from the aggregates).
 
+Every row is measured under the current harness (``jaxbench.HARNESS_VERSION``: the boards fold
+no other), a fifth of the correct ones without an interval. With ``--rescored-share F`` a share
+F of the submissions also has an earlier-harness row per candidate (as after a harness bump and
+a re-score: kept, listed on their pages, never folded), and the board's ``?versions=all`` view
+(``leaderboard/board_versions.py``, recomputed from those rows) is measured and printed apart
+from the targets.
+
 On SQLite (a fresh file) and on PostgreSQL (postgres://postgres@127.0.0.1:5432/<bench db>,
 created and dropped here). Usage:
 
     .venv/bin/python benchmarks/leaderboard_load.py                  # both databases, full size
     .venv/bin/python benchmarks/leaderboard_load.py --db sqlite --submissions 20 --samples 20
+    .venv/bin/python benchmarks/leaderboard_load.py --db sqlite --rescored-share 0.05 --no-upload
 """
 
 from __future__ import annotations
@@ -45,6 +53,9 @@ PY = sys.executable
 PG_ADMIN = "postgres://postgres@127.0.0.1:5432/postgres"
 PG_DB = "jaxbench_leaderboard_bench"
 HW = "tpu-v6e"
+ALL_VERSIONS = "all versions"  # the board under ?versions=all (with --rescored-share)
+INFO_PAGES = {ALL_VERSIONS}  # measured and printed, but not among the issue's targets
+EARLIER_HARNESS = "1.0.0"  # --rescored-share: the harness the re-scored submissions were first measured under
 
 
 # --------------------------------------------------------------------------------------------
@@ -125,7 +136,7 @@ def _sample_outcomes(rng: random.Random, skill: float, k: int, sequential: bool,
     """(outcome, speedup, [lo, hi] or None) per index: failures dominate, correctness and speed
     improve along a sequential search. Correct samples are timed side by side (a 95% interval
     of a few percent, the outcome it gives: ties around 1.0) except ``legacy_share`` of them,
-    timed before intervals existed (no interval, classified by the point)."""
+    without an interval (classified by the point, as a row timed before intervals existed)."""
     from jaxbench.record import speed_outcome  # deferred: only the child process has the repository on its path
 
     out = []
@@ -156,18 +167,50 @@ def _sample_outcomes(rng: random.Random, skill: float, k: int, sequential: bool,
     return out
 
 
-def populate(n_subs, n_workloads, n_samples, seed=1):
+def _evaluation_row(cand_id, hw_id, stage, state, outcome, speedup, ci, record, sha, finished, version):
+    """One evaluation row as the raw insert writes it (``ev_cols`` in ``populate``)."""
+    return (
+        cand_id,
+        hw_id,
+        stage,
+        state,
+        outcome,
+        speedup,
+        ci[0] if ci else None,
+        ci[1] if ci else None,
+        "" if speedup is not None else f"{outcome}: bench failure",
+        json.dumps(record),
+        sha,
+        1,
+        "bench",
+        finished,
+        finished,
+        finished,
+        finished,
+        "[]",
+        "user",
+        "",
+        "",
+        version,
+        False,
+        record["harness_version"],
+        False,
+    )
+
+
+def populate(n_subs, n_workloads, n_samples, seed=1, rescored_share=0.0):
     # deferred: runs in the child process only, after _django() has set Django up
     from django.db import connection, transaction
     from django.utils import timezone
 
     from catalog.models import Baseline, ExpertReference, HardwareTarget
     from catalog.registry_sync import sync_hardware
-    from evaluator.models import Evaluation
+    from evaluator.models import Evaluation, current_harness_version
     from leaderboard import aggregates as A
     from leaderboard.models import SubmissionSummary, WorkloadResult
     from submissions.models import Candidate, Submission, Team
 
+    harness = current_harness_version()  # every folded row: the current harness
     rng = random.Random(seed)
     t0 = time.perf_counter()
     sync_hardware()
@@ -182,7 +225,7 @@ def populate(n_subs, n_workloads, n_samples, seed=1):
                 hardware=hw,
                 profile="full",
                 jax_version="0.10.2",
-                harness_version="1.0.0",
+                harness_version=harness,
                 median_s=2e-4 * (1 + w.number % 9),
             )
             for w in workloads
@@ -198,7 +241,7 @@ def populate(n_subs, n_workloads, n_samples, seed=1):
                 speedup=round(1.2 + (w.number % 5) * 0.4, 2),
                 outcome="correct_faster",
                 jax_version="0.10.2",
-                harness_version="1.0.0",
+                harness_version=harness,
                 configs_tried=25,
             )
             for w in workloads
@@ -263,6 +306,14 @@ def populate(n_subs, n_workloads, n_samples, seed=1):
         "created_at",
         "enqueued_at",
         "started_at",
+        "failures",
+        "lane",
+        "review",
+        "review_note",
+        "workload_version",
+        "workload_version_assumed",
+        "harness_version",
+        "harness_version_assumed",
     ]
     quote = connection.ops.quote_name
     cand_cols_q = [quote(c) for c in cand_cols]
@@ -271,8 +322,14 @@ def populate(n_subs, n_workloads, n_samples, seed=1):
     t_insert = t_agg = 0.0
     n_evals = n_ties = n_intervals = 0
     batch_c, batch_e, summaries, results = [], [], [], []
+    step = round(1 / rescored_share) if rescored_share > 0 else 0
+    n_earlier = 0
     for si, sub in enumerate(subs):
         sequential = sub.sampling == "sequential"
+        # re-scored after a harness bump: every candidate has an earlier-harness row too (kept,
+        # listed, never folded: SubmissionSummary.earlier_versions)
+        rescored = bool(step) and si % step == 0
+        earlier_before = n_earlier
         skill = 0.05 + 0.45 * rng.random()
         samples = []
         tb = time.perf_counter()
@@ -306,7 +363,7 @@ def populate(n_subs, n_workloads, n_samples, seed=1):
                 state = Evaluation.SKIPPED if precheck else Evaluation.DONE
                 record = {
                     "jax_version": "0.10.2",
-                    "harness_version": "1.1.0" if ci else "1.0.0",
+                    "harness_version": harness,
                     "hardware": HW,
                     "profile": "full",
                     "baseline_median_s": base,
@@ -318,26 +375,21 @@ def populate(n_subs, n_workloads, n_samples, seed=1):
                     record.update(speedup_ci=ci, baseline_source="interleaved")
                 finished = now - datetime.timedelta(seconds=n_evals % 100000)
                 batch_e.append(
-                    (
-                        next_id,
-                        hw.pk,
-                        stage,
-                        state,
-                        outcome,
-                        speedup,
-                        ci[0] if ci else None,
-                        ci[1] if ci else None,
-                        "" if speedup is not None else f"{outcome}: bench failure",
-                        json.dumps(record),
-                        sha,
-                        1,
-                        "bench",
-                        finished,
-                        finished,
-                        finished,
-                        finished,
+                    _evaluation_row(
+                        next_id, hw.pk, stage, state, outcome, speedup, ci, record, sha, finished, w.version
                     )
                 )
+                if rescored:  # measured under the earlier harness too, before the re-score above
+                    o, sp, _ = _sample_outcomes(rng, skill, 1, False, legacy_share=1.0)[0]
+                    old = dict(record, harness_version=EARLIER_HARNESS, speedup_ci=None)
+                    if sp is not None:
+                        old["timing"] = {"method": "profiler", "median_s": base / sp, "spread": 0.015}
+                    batch_e.append(
+                        _evaluation_row(
+                            next_id, hw.pk, Evaluation.MAIN, Evaluation.DONE, o, sp, None, old, sha, finished, w.version
+                        )
+                    )
+                    n_earlier += 1
                 # the same folding code as refresh_for_evaluation / rebuild_submission
                 s = A.sample_from_evaluation(w.pk, idx, stage, state, outcome, speedup, record, finished)
                 samples.append(s)
@@ -355,6 +407,8 @@ def populate(n_subs, n_workloads, n_samples, seed=1):
             candidates_total=n_workloads * n_samples,
             tokens_total=None,
             cost_total=None,
+            earlier_versions=n_earlier - earlier_before,
+            earlier_harness_versions=[EARLIER_HARNESS] if n_earlier > earlier_before else [],
         )
         states, acc = A.build(samples)
         rows = A.summary_from_states(summary, states, acc, wmap, sizes)
@@ -391,12 +445,13 @@ def populate(n_subs, n_workloads, n_samples, seed=1):
             cur.execute("ANALYZE")
     return {
         "candidates": next_id - 1,
-        "evaluations": n_evals,
+        "evaluations": n_evals + n_earlier,
         "seconds_metadata": round(t_meta, 1),
         "seconds_insert": round(t_insert, 1),
         "seconds_aggregates": round(t_agg, 1),
         "ties": n_ties,
         "with_interval": n_intervals,
+        "earlier_harness": n_earlier,
         "submissions": [s.pk for s in subs],
         "workloads": [w.slug for w in workloads],
         "public": [s.pk for s in subs if s.published_at],
@@ -409,10 +464,11 @@ def measure_refresh(n_samples, n=60, seed=2):
     from django.utils import timezone
 
     from catalog.models import HardwareTarget, Workload
-    from evaluator.models import Evaluation
+    from evaluator.models import Evaluation, current_harness_version
     from leaderboard.aggregates.refresh import refresh_for_evaluation
     from submissions.models import Candidate, Submission
 
+    harness = current_harness_version()
     rng = random.Random(seed)
     hw = HardwareTarget.objects.get(slug=HW)
     subs = list(Submission.objects.filter(hardware=hw).values_list("pk", "sampling"))
@@ -449,7 +505,7 @@ def measure_refresh(n_samples, n=60, seed=2):
             finished_at=timezone.now(),
             record={
                 "jax_version": "0.10.2",
-                "harness_version": "1.1.0" if ci else "1.0.0",
+                "harness_version": harness,  # a verdict finishing now: the current harness
                 "baseline_median_s": 1e-3,
                 "speedup_ci": ci,
                 "timing": {"median_s": 1e-3 / (speedup or 1), "spread": 0.02},
@@ -485,7 +541,7 @@ def child(args):
     call_command("migrate", verbosity=0, interactive=False)
     call_command("collectstatic", verbosity=0, interactive=False)
     print(f"  [{connection.vendor}] populate {args.submissions} x {args.workloads} x {args.samples}", flush=True)
-    info = populate(args.submissions, args.workloads, args.samples)
+    info = populate(args.submissions, args.workloads, args.samples, rescored_share=args.rescored_share)
     print(f"  [{connection.vendor}] refresh_for_evaluation timing", flush=True)
     info["refresh"] = measure_refresh(args.samples)
     if not args.no_upload:
@@ -629,13 +685,15 @@ def http_bench(env, info, n, seconds, clients, nocache_settings):
         or [f"/compare/?s={subs[0]}&s={subs[-1]}"],
         "api": ["/api/v1/leaderboard/?hardware=tpu-v6e&n=20", "/api/v1/leaderboard/?hardware=tpu-v6e&set=expert"],
     }
+    if info.get("earlier_harness"):  # the version filter's view (leaderboard/board_versions.py)
+        pages[ALL_VERSIONS] = ["/leaderboard/?hardware=tpu-v6e&versions=all"]
     out = {}
     for variant, settings_module in (("cached", "portal.settings"), ("uncached", nocache_settings)):
         g = Gunicorn(env, settings_module)
         try:
             res = {}
             for name, paths in pages.items():
-                lat = _latency(g.base, paths, n)
+                lat = _latency(g.base, paths, n if name not in INFO_PAGES else max(4, n // 10))
                 lat.update(_throughput(g.base, paths, seconds, clients))
                 res[name] = lat
                 print(
@@ -684,6 +742,8 @@ def run_backend(name, args, workdir):
                 str(args.workloads),
                 "--samples",
                 str(args.samples),
+                "--rescored-share",
+                str(args.rescored_share),
             ]
             + (["--no-upload"] if args.no_upload else []),
             cwd=ROOT,
@@ -737,6 +797,14 @@ def main():
     )
     ap.add_argument(
         "--no-upload", action="store_true", help="skip the trace upload figure (benchmarks/trace_upload.py)"
+    )
+    ap.add_argument(
+        "--rescored-share",
+        type=float,
+        default=0.0,
+        help="give this share of the submissions a second, earlier-harness row per candidate (as after a "
+        "harness bump and a re-score: kept, listed, never folded) and measure the board's ?versions=all "
+        "view too (apart from the targets); 0.05: 10 of 200 submissions, 72,000 more rows",
     )
     ap.add_argument("--requests", type=int, default=100, help="sequential requests per page type")
     ap.add_argument("--seconds", type=float, default=10.0, help="throughput window per page type")
@@ -850,7 +918,7 @@ def print_targets(results: dict, args) -> None:
                 {db: (f"{u['median_s']:.2f} s", u["median_s"] < 2.0) if u else ("-", None) for db, u in up.items()},
             )
         )
-    for page in first.get("http", {}).get("uncached", {}):
+    for page in [p for p in first.get("http", {}).get("uncached", {}) if p not in INFO_PAGES]:
         rows.append(
             (
                 f"{page} page, cold (no cache), p95",
@@ -864,7 +932,7 @@ def print_targets(results: dict, args) -> None:
                 },
             )
         )
-    for page in first.get("http", {}).get("cached", {}):
+    for page in [p for p in first.get("http", {}).get("cached", {}) if p not in INFO_PAGES]:
         rows.append(
             (
                 f"{page} page, cached, p95",
@@ -918,6 +986,15 @@ def print_targets(results: dict, args) -> None:
             v, ok = vals.get(db, ("-", None))
             cells += f"  {v + ('' if ok is None else ' ok' if ok else ' MISS'):>16s}"
         print(f"{figure:{w}s}  {target:>21s}{cells}")
+    for db, info in results.items():
+        for variant, pages in info["http"].items():
+            for page in INFO_PAGES & set(pages):
+                r = pages[page]
+                print(
+                    f"{db:9s} {variant:9s} {page} (not a target: an explicit look back, {info['earlier_harness']:,} "
+                    f"earlier-harness rows): median {r['median_ms']:.1f} ms, p95 {r['p95_ms']:.1f} ms, "
+                    f"cold {r['cold_ms']:.1f} ms, {r['rps']:.1f} req/s"
+                )
 
 
 if __name__ == "__main__":

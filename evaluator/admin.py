@@ -18,8 +18,20 @@ class WorkloadAdmin(admin.ModelAdmin):
 
 @admin.register(Evaluation)
 class EvaluationAdmin(admin.ModelAdmin):
-    list_display = ("id", "candidate", "hardware", "stage", "state", "outcome", "speedup", "attempts", "review_link")
-    list_filter = ("review", "state", "stage", "outcome", "hardware")
+    list_display = (
+        "id",
+        "candidate",
+        "hardware",
+        "stage",
+        "state",
+        "outcome",
+        "speedup",
+        "workload_version",
+        "harness_version",
+        "attempts",
+        "review_link",
+    )
+    list_filter = ("review", "state", "stage", "outcome", "hardware", "harness_version")
     raw_id_fields = ("candidate", "reused_from")
     # a review is decided on the review page only (audited, aggregates refreshed), never here
     readonly_fields = ("review", "reviewed_by", "reviewed_at", "review_note")

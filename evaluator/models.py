@@ -3,10 +3,32 @@
 from django.conf import settings
 from django.db import models
 
+import jaxbench
 from catalog.models import HardwareTarget
 from evaluator.queues import BACKGROUND_LANE, USER_LANE, stage_queue
 from jaxbench import record as record_terms
 from jaxbench.verdict import review as review_rules
+
+
+def current_harness_version() -> str:
+    """The harness version this code base runs (``jaxbench.HARNESS_VERSION``): a new row's, and
+    the only one the boards count. Read at each call (a test may stand in a bump); a callable
+    default, so a harness bump needs no migration."""
+    return jaxbench.HARNESS_VERSION
+
+
+def current_versions() -> models.Q:
+    """The evaluation rows the boards count: those of their workload's current version measured
+    under the current harness. Every other final row is kept, listed apart and re-scorable,
+    never folded."""
+    return models.Q(
+        workload_version=models.F("candidate__workload__version"), harness_version=current_harness_version()
+    )
+
+
+def is_current(workload_version: int, current_workload_version: int, harness_version: str) -> bool:
+    """``current_versions`` for one row already in memory."""
+    return workload_version == current_workload_version and harness_version == current_harness_version()
 
 
 class Evaluation(models.Model):
@@ -89,11 +111,19 @@ class Evaluation(models.Model):
     # version current at the migration, marked assumed.
     workload_version = models.PositiveIntegerField(default=1)
     workload_version_assumed = models.BooleanField(default=False)
+    # The harness version this row is measured under (jaxbench.HARNESS_VERSION, the exact string):
+    # the scheduling process's when the row is created, checked against the worker's when claimed
+    # (the record the worker stores names the same). A re-score under a later harness is a new
+    # row; rows from before this column took the version their record names, or, when it names
+    # none, the one current at the migration, marked assumed.
+    harness_version = models.CharField(max_length=20, default=current_harness_version)
+    harness_version_assumed = models.BooleanField(default=False)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["candidate", "hardware", "stage", "workload_version"], name="one_evaluation_per_stage_version"
+                fields=["candidate", "hardware", "stage", "workload_version", "harness_version"],
+                name="one_evaluation_per_stage_version",
             )
         ]
         indexes = [

@@ -14,12 +14,11 @@ import threading
 
 import dramatiq
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
 from evaluator import outage
 from evaluator.broker import UNREACHABLE
-from evaluator.models import Evaluation
+from evaluator.models import Evaluation, current_versions
 from evaluator.queues import USER_LANE, lane_of_queue, stage_queue
 from evaluator.reuse import reuse_at_intake
 from submissions.bulk import insert_rows
@@ -52,9 +51,9 @@ def schedule_submission(submission, lane: str = USER_LANE) -> list[int]:
 
 def schedule_candidates(submission, candidates, lane: str = USER_LANE) -> list[int]:
     """``schedule_submission`` for some of ``submission``'s candidates (a queryset), each under
-    its workload's current version: the intake passes None (all of them), a re-score
-    (evaluator/rescore.py) those without a row of the current version. Must run inside a
-    transaction."""
+    its workload's current version and the current harness (the rows' default): the intake
+    passes None (all of them), a re-score (evaluator/rescore.py) those without a row of the
+    current versions. Must run inside a transaction."""
     stage = first_stage(submission.hardware)
     now = timezone.now()
     hw = submission.hardware_id
@@ -65,12 +64,7 @@ def schedule_candidates(submission, candidates, lane: str = USER_LANE) -> list[i
         ("candidate_id", "hardware_id", "stage", "lane", "code_sha256", "enqueued_at", "workload_version"),
         ((cid, hw, stage, lane, sha, now, version) for cid, sha, version in cids),
     )
-    mine = Evaluation.objects.filter(
-        candidate__submission=submission,
-        stage=stage,
-        hardware_id=hw,
-        workload_version=F("candidate__workload__version"),
-    )
+    mine = Evaluation.objects.filter(current_versions(), candidate__submission=submission, stage=stage, hardware_id=hw)
     if candidates is not None:
         mine = mine.filter(candidate_id__in=[c for c, _, _ in cids])
     rows = mine.order_by("pk").values_list("pk", "code_sha256", "candidate__workload_id")
@@ -90,9 +84,7 @@ def schedule_candidates(submission, candidates, lane: str = USER_LANE) -> list[i
             ),
         )
         main_rows = (
-            Evaluation.objects.filter(
-                candidate_id__in=passed, stage=Evaluation.MAIN, workload_version=F("candidate__workload__version")
-            )
+            Evaluation.objects.filter(current_versions(), candidate_id__in=passed, stage=Evaluation.MAIN)
             .order_by("pk")
             .values_list("pk", "code_sha256", "candidate__workload_id")
         )

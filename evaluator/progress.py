@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from django.db.models import Count, IntegerField, OuterRef, Q, Subquery, Value
+from django.db.models import Case, Count, IntegerField, OuterRef, Q, Subquery, Value, When
 from django.db.models.functions import Coalesce
 
 from catalog.models import Baseline
 from evaluator.health import live_workers_for
-from evaluator.models import Evaluation
+from evaluator.models import Evaluation, current_versions
 from evaluator.queue_status import submission_queue
 from evaluator.queues import hardware_queue
 from jaxbench.record import Outcome
@@ -24,17 +24,31 @@ def submission_progress(submission) -> dict:
 
     A verdict held for review (TRUST.md 6) is finished work but counts under ``held`` (and the
     outcome ``held_for_review``), never under its measured outcome, until a staff member
-    accepts it."""
+    accepts it.
+
+    Only rows of the current workload and harness versions (``current_versions``) are counted:
+    where a submission has rows of earlier versions, a candidate with no current row counts as
+    done (its results are of an earlier version, listed apart) and one being re-scored counts as
+    done once its new row is. So a re-score's progress runs from what is left to measure to
+    100%, never past it."""
     total = submission.candidates.count()
+    first = Evaluation.PRECHECK if submission.hardware.prechecked else Evaluation.MAIN
     rows = (
         Evaluation.objects.filter(candidate__submission=submission)
-        .values("stage", "state", "outcome", "review")
+        .annotate(current=Case(When(current_versions(), then=Value(True)), default=Value(False)))
+        .values("stage", "state", "outcome", "review", "current")
         .annotate(n=Count("id"))
+        .order_by()
     )
     stages: dict[str, dict[str, int]] = {}
     outcomes: dict[str, int] = {}
-    main_final = pre_stopped = held = 0
+    main_final = pre_stopped = held = scheduled = earlier = 0
     for r in rows:
+        if not r["current"]:
+            earlier += r["n"]
+            continue
+        if r["stage"] == first:
+            scheduled += r["n"]  # one first-stage row of the current versions per candidate
         stages.setdefault(r["stage"], {}).setdefault(r["state"], 0)
         stages[r["stage"]][r["state"]] += r["n"]
         final = r["state"] in Evaluation.FINAL_STATES
@@ -49,6 +63,8 @@ def submission_progress(submission) -> dict:
             if review_rules.is_held(r["review"]):
                 held += r["n"]
     done = main_final + pre_stopped
+    if earlier:  # candidates without a row of the current versions: their earlier results are final
+        done += max(0, total - scheduled)
     hw = submission.hardware
     waiting_for = None
     main = stages.get(Evaluation.MAIN, {})

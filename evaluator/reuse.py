@@ -22,9 +22,8 @@ from importlib import metadata
 from django.db.models import F
 from django.utils import timezone
 
-from evaluator.models import Evaluation
+from evaluator.models import Evaluation, current_harness_version
 from evaluator.signals import evaluation_finished
-from jaxbench import HARNESS_VERSION
 
 # rows looked up per query (a 7,200-sample trace: 15 queries)
 CHUNK = 500
@@ -51,7 +50,10 @@ def precedents(hardware, stage: str):
             hardware=hardware,
             stage=stage,
             state__in=(Evaluation.DONE, Evaluation.SKIPPED),
-            record__harness_version=HARNESS_VERSION,
+            # the row's harness version and its record's: equal for every row measured since the
+            # column exists (the worker checks it when it claims a row); an assumed one is not
+            harness_version=current_harness_version(),
+            record__harness_version=current_harness_version(),
             record__jax_version=jax_version(),
             record__profile=profile_of(stage, hardware),
             reused_from__isnull=True,

@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from catalog.models import Baseline
 from evaluator import outage
-from evaluator.models import Evaluation, WorkloadDuration
+from evaluator.models import Evaluation, WorkloadDuration, current_harness_version
 from evaluator.outage import with_database
 from evaluator.pipeline import enqueue_many
 from evaluator.queues import stage_queue
@@ -65,7 +65,7 @@ def claim(evaluation_id: int, me: str) -> Evaluation | None:
             ev.save(update_fields=["state", "message", "finished_at", "lease_expires_at"])
             _after_final(ev)
             return None
-        mismatch = workload_version_mismatch(ev)
+        mismatch = workload_version_mismatch(ev) or harness_version_mismatch(ev)
         if mismatch:
             ev.state = Evaluation.FAILED
             ev.message = mismatch
@@ -100,6 +100,17 @@ def workload_version_mismatch(ev: Evaluation) -> str | None:
         f"infrastructure failure: this row asks for workload {ev.candidate.workload.wid} version "
         f"{ev.workload_version}, the worker's registry defines version {have}"
     )
+
+
+def harness_version_mismatch(ev: Evaluation) -> str | None:
+    """Why this worker cannot evaluate ``ev`` under the harness version the row was created for
+    (the worker runs another ``HARNESS_VERSION``: older or newer than the portal that scheduled
+    it), or None. Like a workload version mismatch, such a row fails as an infrastructure failure
+    rather than record a result under another harness; ``manage.py rescore`` schedules it anew."""
+    have = current_harness_version()
+    if ev.harness_version == have:
+        return None
+    return f"infrastructure failure: this row asks for harness {ev.harness_version}, the worker runs harness {have}"
 
 
 def stamp_workload_version(record: dict, ev: Evaluation) -> dict:
@@ -300,6 +311,7 @@ def finish(ev: Evaluation, record: dict, state: str, reused_from=None) -> None:
                 hardware=ev.hardware,
                 stage=Evaluation.MAIN,
                 workload_version=ev.workload_version,
+                harness_version=ev.harness_version,
                 defaults={"code_sha256": ev.code_sha256, "enqueued_at": now, "lane": ev.lane},
             )
             if created:

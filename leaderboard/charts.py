@@ -315,18 +315,22 @@ def speedup_heatmap(
     title: str = "Best speedup per workload (full budget)",
     subtitle: str | None = None,
 ) -> dict:
-    """Submissions x workloads; ``rows``: ``{label, best: {wid: speedup | None}}``. The colour
-    is log2 of the speedup (centred on XLA = 1x); blank = no correct kernel. The figure grows
-    with its data: at least 28 px per submission row; its page gives it the full width so
-    that 50 workload columns stay readable."""
+    """Submissions x workloads; ``rows``: ``{label, best: {wid: speedup | None}}`` and, under a
+    version filter other than the current versions, ``versions: {wid: "v1, harness 1.0.0"}`` for
+    the cells whose result comes from an earlier version (the hover names it). The colour is
+    log2 of the speedup (centred on XLA = 1x); blank = no correct kernel. The figure grows with
+    its data: at least 28 px per submission row; its page gives it the full width so that 50
+    workload columns stay readable."""
     z, text = [], []
     for r in rows:
         best = r.get("best") or {}
+        versions = r.get("versions") or {}
         zr, tr = [], []
         for wid in workloads:
             s = best.get(wid)
             zr.append(None if s is None else math.log2(s))
-            tr.append("no correct kernel" if s is None else f"{s:.2f}x")
+            cell = "no correct kernel" if s is None else f"{s:.2f}x"
+            tr.append(f"{cell} ({versions[wid]})" if wid in versions else cell)
         z.append(zr)
         text.append(tr)
     layout_title = _title(title, subtitle)

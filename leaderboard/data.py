@@ -1,8 +1,10 @@
-"""What the leaderboard pages, exports and API show, read from the aggregate rows only.
+"""What the leaderboard pages, exports and API show, read from the aggregate rows.
 
-``leaderboard_data(query)`` never touches evaluations or candidates: one query over the summary
-rows of a hardware target (the curves give any budget N), plus the expert references and the
-workload list. Results are cached under a stamp that changes whenever a summary, a submission's
+``leaderboard_data(query)`` never touches evaluations or candidates for the default view (the
+current versions): one query over the summary rows of a hardware target (the curves give any
+budget N), plus the expert references and the workload list. Another ``?versions=`` choice
+recomputes the summaries it changes from their evaluations (``leaderboard.board_versions``, two
+queries more). Results are cached under a stamp that changes whenever a summary, a submission's
 visibility or an expert reference of that target changes.
 """
 
@@ -26,6 +28,7 @@ from jaxbench.metrics.curves import set_values, unpack_curves
 from jaxbench.record import faster_than
 from jaxbench.traces import SELECTION_LABELS
 from jaxbench.workloads.sets import SET_FILTERS, SET_LABELS, SET_NAMES
+from leaderboard import board_versions
 from leaderboard.models import SubmissionSummary, WorkloadResult
 from submissions.models import Submission
 
@@ -92,6 +95,7 @@ class Query:
     method: str = ""
     model: str = ""
     selection: str = ""  # how the samples were chosen (jaxbench.traces.SELECTIONS or "undeclared")
+    versions: str = board_versions.CURRENT  # leaderboard.board_versions: current, all or harness-X
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> Query | None:
@@ -119,6 +123,7 @@ class Query:
             method=(params.get("method") or "").strip(),
             model=(params.get("model") or "").strip(),
             selection=sel if (sel := (params.get("selection") or "").strip()) in SELECTION_LABELS else "",
+            versions=board_versions.parse(params.get("versions")),
         )
 
     def params(self, **overrides) -> dict[str, str]:
@@ -137,6 +142,8 @@ class Query:
             d["model"] = self.model
         if self.selection:
             d["selection"] = self.selection
+        if self.versions != board_versions.CURRENT:
+            d["versions"] = self.versions
         d.update({k: ("" if v is None else str(v)) for k, v in overrides.items()})
         return {k: v for k, v in d.items() if v != ""}
 
@@ -279,6 +286,7 @@ _SUMMARY_FIELDS = (
     "jax_versions",
     "harness_versions",
     "earlier_versions",
+    "earlier_harness_versions",
     "solved_all",
     "counts",
     "submission__team__name",
@@ -339,8 +347,12 @@ def _row(s: Mapping, q: Query, curves, expert_curves, sizes: Mapping[str, int], 
         "candidates_total": s["candidates_total"],
         "jax_version": ", ".join(s["jax_versions"] or []),
         "harness_version": ", ".join(s["harness_versions"] or []),
-        # evaluations of an earlier workload version: kept, not counted in this row
+        # evaluations of an earlier workload or harness version: kept, not counted in this row
         "earlier_versions": s.get("earlier_versions") or 0,
+        # with ?versions= other than current: the workloads whose result comes from an earlier
+        # version (leaderboard.board_versions), and a sentence naming them
+        "versions_used": s.get("versions_used") or {},
+        "version_note": s.get("version_note") or "",
         "hardware": q.hardware.slug,
         "workload_set": q.wset,
         "budget": "all" if q.n is None else q.n,
@@ -388,13 +400,26 @@ def sort_rows(rows: list[dict], sort: str) -> list[dict]:
     return present + missing
 
 
-def _slow_fast_p(rows: list[dict], summary_ids: list[int], q: Query, members: list[dict]) -> None:
+def _aggregates_of(summary_ids: list[int], overrides: Mapping[int, Mapping]) -> dict[int, dict[int, Any]]:
+    """summary pk -> workload pk -> its WorkloadAggregate: stored (one query), or recomputed under
+    the chosen versions (``overrides``, leaderboard.board_versions)."""
+    by_summary: dict[int, dict[int, Any]] = {
+        sid: dict(overrides[sid]["aggs"]) for sid in summary_ids if sid in overrides
+    }
+    stored = [sid for sid in summary_ids if sid not in overrides]
+    if stored:
+        for sid, wl, agg in WorkloadResult.objects.filter(summary_id__in=stored).values_list(
+            "summary_id", "workload_id", "aggregate"
+        ):
+            by_summary.setdefault(sid, {})[wl] = metrics.WorkloadAggregate.from_dict(agg)
+    return by_summary
+
+
+def _slow_fast_p(
+    rows: list[dict], summary_ids: list[int], q: Query, members: list[dict], overrides: Mapping[int, Mapping]
+) -> None:
     """fast_p@N for p != 1, from the per-workload aggregates (metrics.fast_p)."""
-    by_summary: dict[int, dict[int, Any]] = {}
-    for sid, wl, agg in WorkloadResult.objects.filter(summary_id__in=summary_ids).values_list(
-        "summary_id", "workload_id", "aggregate"
-    ):
-        by_summary.setdefault(sid, {})[wl] = metrics.WorkloadAggregate.from_dict(agg)
+    by_summary = _aggregates_of(summary_ids, overrides)
     ids = [w["pk"] for w in members]
     for r, sid in zip(rows, summary_ids):
         aggs = metrics.select(by_summary.get(sid, {}), ids)
@@ -415,6 +440,8 @@ def _compute(q: Query) -> dict:
     ids = {"ranked": [], "reported": [], "partial": []}
     verified_subs = set()
     raw = list(qs.values(*fields).order_by())
+    version_options = board_versions.options(raw, q.versions)
+    raw, overrides = board_versions.recompute(q.hardware, q.versions, raw, members, q.wset)
     # The filter menus list every method and model of the board: without a filter they are
     # the rows' own (two queries fewer on every cold request).
     pairs = (
@@ -443,7 +470,7 @@ def _compute(q: Query) -> dict:
     if q.p != metrics.DEFAULT_P:
         for group in ("ranked", "reported", "partial"):
             rows = {"ranked": ranked, "reported": reported, "partial": partial}[group]
-            _slow_fast_p(rows, ids[group], q, members[q.wset])
+            _slow_fast_p(rows, ids[group], q, members[q.wset], overrides)
     rank_rows(ranked)
     summary_of = {r["submission"]: sid for r, sid in zip(ranked, ids["ranked"])}
     ranked = sort_rows(ranked, q.sort)
@@ -515,6 +542,13 @@ def _compute(q: Query) -> dict:
             "selection": q.selection,
             "jax_versions": jax,
             "harness_versions": harness,
+            # leaderboard.board_versions: the version filter, whether the rows are comparable,
+            # the menu's choices, and how many rows took a result from an earlier version
+            "versions": q.versions,
+            "versions_label": board_versions.label(q.versions),
+            "comparable": q.versions == board_versions.CURRENT,
+            "version_options": version_options,
+            "rows_from_earlier_versions": sum(1 for r in ranked if r["versions_used"]),
             "expert_geomean": expert_gm,
             "generated_at": timezone.now().isoformat(),
             "query": q.params(),
@@ -526,6 +560,8 @@ def _compute(q: Query) -> dict:
         "filters": choices,
         "members": members[q.wset],
         "summary_of": summary_of,
+        # what the charts read of the summaries recomputed under the chosen versions
+        "overrides": overrides,
     }
 
 
@@ -547,23 +583,21 @@ def chart_inputs(q: Query, data: dict) -> dict:
     per-workload best speedups and outcome counts (full budget), from the summary rows."""
     top = sorted(data["rows"], key=lambda r: r["rank"] or 0)[:CHART_TOP]
     sids = [data["summary_of"][r["submission"]] for r in top]
-    extra = {
-        sid: s
-        for sid, s in (
-            (s["pk"], s) for s in SubmissionSummary.objects.filter(pk__in=sids).values("pk", "best", f"curves_{q.wset}")
+    overrides = data.get("overrides") or {}
+    extra = {sid: {"best": o["best"], f"curves_{q.wset}": o["curves"]} for sid, o in overrides.items() if sid in sids}
+    stored = [sid for sid in sids if sid not in extra]
+    if stored:
+        extra.update(
+            (s["pk"], s)
+            for s in SubmissionSummary.objects.filter(pk__in=stored).values("pk", "best", f"curves_{q.wset}")
         )
-    }
     size = data["meta"]["set_size"] or 1
     fast = []
     curve_rows = list(zip(top, sids))[:CURVE_TOP]
     if q.p != metrics.DEFAULT_P:
         # fast_p@N for another p is not folded into the stored curves: from the per-workload
         # aggregates of the (at most CURVE_TOP) plotted rows, one query.
-        by_summary: dict[int, dict[int, Any]] = {}
-        for sid, wl, agg in WorkloadResult.objects.filter(summary_id__in=[sid for _, sid in curve_rows]).values_list(
-            "summary_id", "workload_id", "aggregate"
-        ):
-            by_summary.setdefault(sid, {})[wl] = metrics.WorkloadAggregate.from_dict(agg)
+        by_summary = _aggregates_of([sid for _, sid in curve_rows], overrides)
         ids = [w["pk"] for w in data["members"]]
         for r, sid in curve_rows:
             aggs = metrics.select(by_summary.get(sid, {}), ids)
@@ -582,6 +616,8 @@ def chart_inputs(q: Query, data: dict) -> dict:
         "top": top,
         "curves": curves,
         "best": {r["submission"]: extra[sid]["best"] for r, sid in zip(top, sids)},
+        # per row, the workloads whose best comes from an earlier version (the heatmap names it)
+        "versions": {r["submission"]: r.get("versions_used") or {} for r in top},
     }
 
 

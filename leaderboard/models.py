@@ -7,7 +7,7 @@
 * ``SubmissionSummary``: one per (submission, hardware, source). Full-budget figures of every
   workload set as indexed columns (for SQL sorting), the set curves for every budget N (packed
   float64 arrays: see ``aggregates.pack_curves``), counts by outcome, tokens/cost, provenance and
-  the JAX and harness versions seen.
+  the JAX and harness versions folded; how many evaluations of earlier versions are kept apart.
 
 ``source`` is ``evaluated`` (the outcomes this portal measured) or ``reported`` (a trace's own
 reported outcomes/speedups: self-reported, shown apart, never ranked with verified rows).
@@ -69,9 +69,12 @@ class SubmissionSummary(models.Model):
     cost_total = models.FloatField(null=True, blank=True)
     jax_versions = models.JSONField(default=list)
     harness_versions = models.JSONField(default=list)
-    # final evaluations of an earlier workload version on this target: kept, never folded; the
-    # submission page lists them (leaderboard/versions.py) only when this is > 0
+    # final evaluations of an earlier workload version or of an earlier harness on this target:
+    # kept, never folded; the submission page lists them (leaderboard/versions.py) only when this
+    # is > 0, and the boards' version filter recomputes only such summaries
     earlier_versions = models.PositiveIntegerField(default=0)
+    # the earlier harness versions among those evaluations (the boards' version menu offers them)
+    earlier_harness_versions = models.JSONField(default=list)
     last_evaluated_at = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True, db_index=True)
 

@@ -22,10 +22,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F, Q, Sum
+from django.db.models import Count, Q, Sum
 
 from catalog.models import Workload
-from evaluator.models import Evaluation
+from evaluator.models import Evaluation, current_harness_version, current_versions, is_current
 from jaxbench import metrics
 from jaxbench.metrics import INDEPENDENT, SEQUENTIAL
 from jaxbench.metrics.curves import (
@@ -199,6 +199,23 @@ def _lock_summary(submission_id: int, hardware_id: int, source: str, mode: str) 
         return qs.get(submission_id=submission_id, hardware_id=hardware_id, source=source), False
 
 
+def _note_earlier(submission_id: int, hardware_id: int, harness_version: str) -> None:
+    """One more evaluation of an earlier version kept beside the summary (not folded)."""
+    with transaction.atomic(savepoint=False):
+        summary = (
+            SubmissionSummary.objects.select_for_update()
+            .filter(submission_id=submission_id, hardware_id=hardware_id, source=SubmissionSummary.EVALUATED)
+            .only("pk", "earlier_versions", "earlier_harness_versions")
+            .first()
+        )
+        if summary is None:  # a rebuild counts it when the summary is made
+            return
+        summary.earlier_versions += 1
+        if harness_version != current_harness_version() and harness_version not in summary.earlier_harness_versions:
+            summary.earlier_harness_versions = sorted([*summary.earlier_harness_versions, harness_version])
+        summary.save(update_fields=["earlier_versions", "earlier_harness_versions", "updated_at"])
+
+
 def refresh_for_evaluation(evaluation) -> WorkloadResult | None:
     """Fold ONE finished evaluation into the leaderboard aggregates; return its WorkloadResult
     (None when the evaluation does not carry the outcome that counts for its candidate).
@@ -224,12 +241,10 @@ def refresh_for_evaluation(evaluation) -> WorkloadResult | None:
     )
     if cand is None:
         return None
-    if ev.workload_version != cand["workload__version"]:
-        # an earlier (or not yet current) workload version: kept, never folded; the summary
-        # only notes that the submission page has such rows to list
-        SubmissionSummary.objects.filter(
-            submission_id=cand["submission_id"], hardware_id=ev.hardware_id, source=SubmissionSummary.EVALUATED
-        ).update(earlier_versions=F("earlier_versions") + 1)
+    if not is_current(ev.workload_version, cand["workload__version"], ev.harness_version):
+        # an earlier (or not yet current) workload or harness version: kept, never folded; the
+        # summary only notes that the submission page has such rows to list
+        _note_earlier(cand["submission_id"], ev.hardware_id, ev.harness_version)
         return None
     sample = sample_from_evaluation(
         cand["workload_id"],
@@ -332,7 +347,7 @@ def _save_summary(
     wmap,
     totals: Mapping[str, Any],
     versions: Mapping[int, int] | None = None,
-    earlier: int = 0,
+    earlier: Mapping[str, int] | None = None,
 ) -> SubmissionSummary:
     mode = INDEPENDENT if submission.sampling == INDEPENDENT else SEQUENTIAL
     summary = SubmissionSummary.objects.select_for_update().filter(
@@ -342,7 +357,9 @@ def _save_summary(
     for k, v in totals.items():
         setattr(summary, k, v)
     states, acc = build(samples)
-    summary.earlier_versions = earlier
+    earlier = earlier or {}
+    summary.earlier_versions = sum(earlier.values())
+    summary.earlier_harness_versions = sorted(h for h in earlier if h != current_harness_version())
     rows = summary_from_states(
         summary, states, acc, wmap, sizes, versions if versions is not None else workload_versions()
     )
@@ -386,17 +403,27 @@ def ensure_reported(submission_id: int) -> SubmissionSummary | None:
     return rebuild_reported(submission)
 
 
-def earlier_version_counts(submission_id: int) -> dict[int, int]:
-    """hardware pk -> final evaluations of ``submission_id`` under an earlier workload version."""
-    return dict(
+def earlier_rows(submission_id: int) -> dict[int, dict[str, int]]:
+    """hardware pk -> {harness version: final evaluations of ``submission_id`` under an earlier
+    workload version or an earlier harness} (one query)."""
+    out: dict[int, dict[str, int]] = {}
+    for hw, harness, n in (
         Evaluation.objects.filter(
             candidate__submission_id=submission_id, state__in=(Evaluation.DONE, Evaluation.SKIPPED)
         )
-        .exclude(workload_version=F("candidate__workload__version"))
-        .values_list("hardware_id")
+        .exclude(current_versions())
+        .values_list("hardware_id", "harness_version")
         .annotate(n=Count("id"))
         .order_by()
-    )
+    ):
+        out.setdefault(hw, {})[harness] = n
+    return out
+
+
+def earlier_version_counts(submission_id: int) -> dict[int, int]:
+    """hardware pk -> final evaluations of ``submission_id`` under an earlier workload version or
+    an earlier harness."""
+    return {hw: sum(by.values()) for hw, by in earlier_rows(submission_id).items()}
 
 
 def rebuild_submission(submission) -> list[SubmissionSummary]:
@@ -408,7 +435,7 @@ def rebuild_submission(submission) -> list[SubmissionSummary]:
     sizes = set_sizes()
     wmap = workload_set_map()
     versions = workload_versions()
-    earlier = earlier_version_counts(submission.pk)
+    earlier = earlier_rows(submission.pk)
     totals = _candidate_totals(submission.pk)
     out = []
     with transaction.atomic():
@@ -426,7 +453,7 @@ def rebuild_submission(submission) -> list[SubmissionSummary]:
                     wmap,
                     totals,
                     versions,
-                    earlier.get(hw, 0),
+                    earlier.get(hw),
                 )
             )
     reported = rebuild_reported(submission)

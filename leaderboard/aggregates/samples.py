@@ -16,9 +16,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from django.db.models import F
-
-from evaluator.models import Evaluation
+from evaluator.models import Evaluation, current_versions
 from jaxbench import metrics
 from jaxbench.metrics.curves import HI_CAP, FoldSample  # FoldSample: defined with the pure folding
 from jaxbench.record import Outcome, speed_outcome
@@ -185,24 +183,14 @@ def sample_from_report(
 # --------------------------------------------------------------------------------------------
 
 
-def evaluated_samples(
-    submission_id: int, hardware_id: int | None = None, workload_id: int | None = None
-) -> list[tuple[int, FoldSample]]:
-    """[(hardware_id, sample)]: the outcome that counts for each candidate (main stage first),
-    from its evaluations of the workload's current version only (earlier versions are kept,
-    never folded: results of different versions are not comparable)."""
-    qs = Evaluation.objects.filter(
-        candidate__submission_id=submission_id,
-        state__in=(Evaluation.DONE, Evaluation.SKIPPED),
-        workload_version=F("candidate__workload__version"),
-    )
-    if hardware_id is not None:
-        qs = qs.filter(hardware_id=hardware_id)
-    if workload_id is not None:
-        qs = qs.filter(candidate__workload_id=workload_id)
-    chosen: dict[tuple[int, int], FoldSample] = {}
+def chosen_samples(qs, *group_by: str) -> dict[tuple, list[FoldSample]]:
+    """The outcome that counts for each candidate (main stage first) among the evaluation rows of
+    ``qs``, grouped by the values of the fields ``group_by`` (e.g. ``hardware_id``,
+    ``workload_version``, ``harness_version``): a candidate counts once per group."""
+    k = len(group_by)
+    chosen: dict[tuple[tuple, int], FoldSample] = {}
     rows = qs.values_list(
-        "hardware_id",
+        *group_by,
         "candidate_id",
         "candidate__workload_id",
         "candidate__index",
@@ -214,15 +202,37 @@ def evaluated_samples(
         "finished_at",
         "review",
     ).order_by("id")
-    for hw, cand, wl, index, stage, state, outcome, speedup, record, finished, review in rows.iterator(chunk_size=2000):
+    for row in rows.iterator(chunk_size=2000):
+        group = tuple(row[:k])
+        cand, wl, index, stage, state, outcome, speedup, record, finished, review = row[k:]
         s = sample_from_evaluation(wl, index, stage, state, outcome, speedup, record, finished, review)
         if s is None:
             continue
-        key = (hw, cand)
+        key = (group, cand)
         if key in chosen and not chosen[key].precheck:  # a main-stage outcome wins
             continue
         chosen[key] = s
-    return [(hw, s) for (hw, _), s in chosen.items()]
+    out: dict[tuple, list[FoldSample]] = {}
+    for (group, _), s in chosen.items():
+        out.setdefault(group, []).append(s)
+    return out
+
+
+def evaluated_samples(
+    submission_id: int, hardware_id: int | None = None, workload_id: int | None = None
+) -> list[tuple[int, FoldSample]]:
+    """[(hardware_id, sample)]: the outcome that counts for each candidate (main stage first),
+    from its evaluations of the workload's current version under the current harness only
+    (``evaluator.models.current_versions``: earlier versions are kept, never folded, since
+    results of different versions are not comparable)."""
+    qs = Evaluation.objects.filter(
+        current_versions(), candidate__submission_id=submission_id, state__in=(Evaluation.DONE, Evaluation.SKIPPED)
+    )
+    if hardware_id is not None:
+        qs = qs.filter(hardware_id=hardware_id)
+    if workload_id is not None:
+        qs = qs.filter(candidate__workload_id=workload_id)
+    return [(hw, s) for (hw,), samples in chosen_samples(qs, "hardware_id").items() for s in samples]
 
 
 def reported_samples(submission_id: int) -> list[FoldSample]:

@@ -53,7 +53,14 @@ class LeaderboardRowSerializer(serializers.Serializer):
     jax_version = serializers.CharField(allow_blank=True)
     harness_version = serializers.CharField(allow_blank=True)
     earlier_versions = serializers.IntegerField(
-        help_text="evaluations of an earlier workload version: kept, not counted in this row"
+        help_text="evaluations of an earlier workload or harness version: kept, not counted in this row"
+    )
+    versions_used = serializers.DictField(
+        help_text="with ?versions= other than current: per workload whose result comes from an earlier version, "
+        "{workload_version, harness_version, current_workload_version, current_harness_version}; {} otherwise"
+    )
+    version_note = serializers.CharField(
+        allow_blank=True, help_text="'2 workloads from an earlier version: 12p (v1), 8p (harness 1.0.0)', or ''"
     )
     hardware = serializers.CharField()
     workload_set = serializers.CharField()
@@ -131,6 +138,13 @@ _PARAMS = [
     OpenApiParameter("sort", str, enum=[s for k in SORTS for s in (k, f"-{k}")], description="sort key"),
     OpenApiParameter("method", str, description="only this method (case-insensitive)"),
     OpenApiParameter("model", str, description="only this model (case-insensitive)"),
+    OpenApiParameter(
+        "versions",
+        str,
+        description="current (default: each workload's current version under the current harness, comparable), "
+        "all (each workload's best result whatever version it was measured under: rows flagged, not comparable), "
+        "or harness-X for an earlier harness X (e.g. harness-1.0.0); meta.comparable says which",
+    ),
 ]
 
 _ROW_FIELDS = set(LeaderboardRowSerializer().fields)

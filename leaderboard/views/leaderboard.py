@@ -10,8 +10,9 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
 from catalog.models import HardwareTarget
+from evaluator.models import current_harness_version
 from jaxbench.traces import SELECTION_LABELS
-from leaderboard import charts
+from leaderboard import board_versions, charts
 from leaderboard.columns import BY_KEY, COLUMNS
 from leaderboard.data import (
     BUDGET_CHOICES,
@@ -61,6 +62,8 @@ EXPORT_COLUMNS = [
     "jax_version",
     "harness_version",
     "earlier_versions",
+    "version_note",
+    "versions_used",
     "hardware",
     "workload_set",
     "budget",
@@ -84,6 +87,8 @@ def build_figures(q: Query, data: dict) -> list[dict]:
     meta = data["meta"]
     budget = "every sample" if q.n is None else f"the first {q.n} samples per workload"
     shown = f"top {len(top)} ranked rows" if len(data["rows"]) > len(top) else f"{len(top)} ranked rows"
+    if not meta["comparable"]:  # every chart says which versions it shows
+        shown += f"; {meta['versions_label']}"
     bars = [
         {
             "label": _label(r),
@@ -123,7 +128,17 @@ def build_figures(q: Query, data: dict) -> list[dict]:
             "title": "Speedup heatmap",
             "wide": True,
             "figure": charts.speedup_heatmap(
-                [{"label": _label(r), "best": inputs["best"][r["submission"]]} for r in top],
+                [
+                    {
+                        "label": _label(r),
+                        "best": inputs["best"][r["submission"]],
+                        "versions": {
+                            wid: board_versions.version_text(v)
+                            for wid, v in inputs["versions"][r["submission"]].items()
+                        },
+                    }
+                    for r in top
+                ],
                 [w["wid"] for w in data["members"]],
                 title="Best speedup per workload",
                 subtitle=f"{shown}, every sample; blank: no correct kernel",
@@ -193,10 +208,16 @@ def _row_cells(r: dict) -> dict[str, str]:
         else "",
         selection_badge(r.get("selection"), r.get("selector")),
     )
-    if r.get("earlier_versions"):
+    if r.get("versions_used"):
         best_of_n = format_html(
-            '{} <span class="badge warn" title="{} results of an earlier workload version are kept but not counted '
-            'here: see the submission page">earlier versions</span>',
+            '{} <span class="badge warn" title="{}: not comparable with the current versions">from earlier versions</span>',
+            best_of_n,
+            r["version_note"],
+        )
+    elif r.get("earlier_versions"):
+        best_of_n = format_html(
+            '{} <span class="badge warn" title="{} results of an earlier workload or harness version are kept but not '
+            'counted here: see the submission page">earlier versions</span>',
             best_of_n,
             r["earlier_versions"],
         )
@@ -314,6 +335,8 @@ def board_context(q: Query, data: dict, figures: list[dict]) -> dict:
         "sort_links": {key: "?" + q.sort_qs(key) for key in SORTS},
         "export_csv": "?" + q.qs(format="csv"),
         "export_json": "?" + q.qs(format="json"),
+        "current_versions_link": "?" + q.qs(versions=""),
+        "HARNESS_VERSION": current_harness_version(),  # rendered without a request (cached)
     }
 
 
@@ -346,6 +369,7 @@ def leaderboard(request):
             harness_versions=", ".join(data["meta"]["harness_versions"]),
         )
         meta.pop("query", None)
+        meta.pop("version_options", None)  # the page's menu
         return export_response(
             fmt,
             f"leaderboard-{q.hardware.slug}-{q.wset}-{data['meta']['budget']}",

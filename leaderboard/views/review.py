@@ -138,16 +138,20 @@ def review_detail(request, pk):
 @staff_only
 @require_http_methods(["POST"])
 def rescore(request, pk):
-    """The staff action beside ``manage.py rescore``: schedule the current workload versions of
-    one submission's candidates that have none yet (evaluator/rescore.py; idempotent)."""
+    """The staff action beside ``manage.py rescore``: schedule the current workload and harness
+    versions of one submission's candidates that have no row of them yet (evaluator/rescore.py;
+    idempotent). The submission page's progress section follows the new rows."""
     submission = get_object_or_404(Submission.objects.select_related("hardware"), pk=pk)
     got = rescore_submission(submission)
     if got["scheduled"]:
         messages.success(
             request,
-            f"Re-scoring #{pk}: {got['scheduled']} new evaluations under the current workload versions "
-            f"({got['queued']} queued, {got['reused']} reused).",
+            f"Re-scoring #{pk}: {got['scheduled']} new evaluations under the current workload and harness versions "
+            f"({got['queued']} queued, {got['reused']} reused); their progress is shown below.",
         )
     else:
-        messages.info(request, f"#{pk} has a result of every workload's current version: nothing to re-score.")
+        messages.info(
+            request,
+            f"#{pk} has a result of every workload's current version under the current harness: nothing to re-score.",
+        )
     return redirect("leaderboard:submission-detail", pk=pk)

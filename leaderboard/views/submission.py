@@ -65,7 +65,9 @@ def submission_detail(request, pk):
         if any(s is not None and s.earlier_versions for s in (evaluated, reported))
         else earlier_versions(None)
     )
-    meta["workload_versions"] = versions["note"] or "every workload evaluated under its current version"
+    meta["workload_versions"] = (
+        versions["note"] or "every workload evaluated under its current version and the current harness"
+    )
     if fmt:
         cols = [
             "wid",

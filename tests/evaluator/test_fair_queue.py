@@ -16,11 +16,10 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from dramatiq.brokers.stub import StubBroker
 
-from evaluator import actors, pipeline, queue_status, reuse, runner
+from evaluator import actors, pipeline, queue_status, runner
 from evaluator.models import Evaluation, WorkerHeartbeat, WorkloadDuration
 from evaluator.queues import BACKGROUND_LANE, BACKGROUND_PRIORITY, USER_LANE, with_background
 from evaluator.worker_middleware import queues_for
-from jaxbench import HARNESS_VERSION
 from leaderboard.models import SubmissionSummary
 from submissions.bulk import insert_rows
 from submissions.models import Candidate, Submission
@@ -33,29 +32,7 @@ CODE = "def workload(x, scale):\n    return x\n"
 
 @pytest.fixture
 def sent(monkeypatch):
-    calls = []
-    fake = lambda ids, queue: calls.append((list(ids), queue))
-    monkeypatch.setattr(pipeline, "enqueue_many", fake)
-    monkeypatch.setattr(runner, "enqueue_many", fake)
-    return calls
-
-
-def judged_record(outcome="correct_slower", speedup=0.8, profile="small", **extra):
-    return {
-        "outcome": outcome,
-        "speedup": speedup,
-        "speedup_ci": [speedup * 0.9, speedup * 1.1] if speedup else None,
-        "harness_version": HARNESS_VERSION,
-        "jax_version": reuse.jax_version(),
-        "profile": profile,
-        "message": "",
-        **extra,
-    }
-
-
-def judge(ev_id, record, state=Evaluation.DONE, worker="w1"):
-    ev = runner.claim(ev_id, worker)
-    runner.finish(ev, record, state)
+    return factories.capture_enqueues(monkeypatch)
 
 
 # -- lanes ---------------------------------------------------------------------------------
@@ -87,7 +64,7 @@ def test_a_passed_precheck_sends_its_main_stage_to_the_same_lane(sent, django_ca
     assert sent == [([pre_id], "background.precheck")]
     sent.clear()
     with django_capture_on_commit_callbacks(execute=True):
-        judge(pre_id, judged_record(numerics_prechecked=True))
+        factories.judge(pre_id, factories.judged_record(numerics_prechecked=True))
     main = Evaluation.objects.get(candidate__submission=sub, stage=Evaluation.MAIN)
     assert main.lane == BACKGROUND_LANE and sent == [([main.pk], "background.eval.tpu-v6e")]
 
@@ -184,7 +161,7 @@ def test_a_dramatiq_worker_runs_fetched_user_messages_before_background_ones():
 def test_identical_code_already_judged_is_resolved_at_intake(sent, django_capture_on_commit_callbacks):
     first = factories.submission([("12p", CODE)])
     (first_id,) = pipeline.schedule_submission(first)
-    judge(first_id, judged_record())
+    factories.judge(first_id, factories.judged_record())
     sent.clear()
     with django_capture_on_commit_callbacks(execute=True):
         again = factories.submission([("12p", CODE), ("12p", CODE + "# new\n")], team=first.team)
@@ -204,9 +181,9 @@ def test_identical_code_already_judged_is_resolved_at_intake(sent, django_captur
 def test_no_reuse_across_jax_versions_profiles_or_infrastructure_deaths(sent):
     first = factories.submission([("12p", CODE), ("12p", CODE + "#b\n"), ("12p", CODE + "#c\n")])
     a, b, c = pipeline.schedule_submission(first)
-    judge(a, judged_record(jax_version="0.0.1"))  # another JAX
-    judge(b, judged_record(profile="full"))  # another size profile
-    judge(c, judged_record(infrastructure_attempts=[{"attempt": 1}]))  # reached through deaths
+    factories.judge(a, factories.judged_record(jax_version="0.0.1"))  # another JAX
+    factories.judge(b, factories.judged_record(profile="full"))  # another size profile
+    factories.judge(c, factories.judged_record(infrastructure_attempts=[{"attempt": 1}]))  # reached through deaths
     again = factories.submission([("12p", CODE), ("12p", CODE + "#b\n"), ("12p", CODE + "#c\n")], team=first.team)
     waiting = pipeline.schedule_submission(again)
     assert len(waiting) == 3
@@ -216,9 +193,9 @@ def test_no_reuse_across_jax_versions_profiles_or_infrastructure_deaths(sent):
 def test_a_reused_precheck_that_passed_reuses_the_main_stage_too(sent, django_capture_on_commit_callbacks):
     first = factories.submission([("12p", CODE)], hw="tpu-v6e")
     (pre,) = pipeline.schedule_submission(first)
-    judge(pre, judged_record(numerics_prechecked=True))
+    factories.judge(pre, factories.judged_record(numerics_prechecked=True))
     main = Evaluation.objects.get(candidate__submission=first, stage=Evaluation.MAIN)
-    judge(main.pk, judged_record(outcome="correct_faster", speedup=1.5, profile="full"))
+    factories.judge(main.pk, factories.judged_record(outcome="correct_faster", speedup=1.5, profile="full"))
     sent.clear()
     with django_capture_on_commit_callbacks(execute=True):
         again = factories.submission([("12p", CODE)], hw="tpu-v6e", team=first.team)
@@ -231,7 +208,7 @@ def test_a_reused_precheck_that_passed_reuses_the_main_stage_too(sent, django_ca
 def test_a_stopped_precheck_is_reused_as_the_candidates_verdict(sent):
     first = factories.submission([("12p", CODE)], hw="tpu-v6e")
     (pre,) = pipeline.schedule_submission(first)
-    judge(pre, judged_record(outcome="incorrect", speedup=None), state=Evaluation.SKIPPED)
+    factories.judge(pre, factories.judged_record(outcome="incorrect", speedup=None), state=Evaluation.SKIPPED)
     again = factories.submission([("12p", CODE)], hw="tpu-v6e", team=first.team)
     assert pipeline.schedule_submission(again) == []
     (row,) = Evaluation.objects.filter(candidate__submission=again)
@@ -245,7 +222,7 @@ def test_a_measured_verdict_records_its_duration_and_a_reused_one_does_not(sent)
     ev = runner.claim(a, "w1")
     Evaluation.objects.filter(pk=a).update(started_at=timezone.now() - datetime.timedelta(seconds=42))
     ev.refresh_from_db()
-    runner.finish(ev, judged_record(), Evaluation.DONE)
+    runner.finish(ev, factories.judged_record(), Evaluation.DONE)
     row = WorkloadDuration.objects.get(workload__wid="12p", stage="main")
     assert len(row.recent) == 1 and 41 <= row.recent[0] <= 60
     assert runner.run_evaluation(b) == "reused"  # the worker's check still catches twins of one upload

@@ -16,12 +16,7 @@ CODE = "def workload(x, scale):\n    return x\n"
 
 @pytest.fixture
 def sent(monkeypatch):
-    """Record what would go to the broker."""
-    calls = []
-    fake = lambda ids, queue: calls.append((list(ids), queue))
-    monkeypatch.setattr(pipeline, "enqueue_many", fake)
-    monkeypatch.setattr(runner, "enqueue_many", fake)  # the runner's own reference
-    return calls
+    return factories.capture_enqueues(monkeypatch)
 
 
 def test_schedule_creates_rows_and_enqueues_after_commit(sent, django_capture_on_commit_callbacks):

@@ -1,7 +1,6 @@
 """Evaluation rows are keyed by the workload version: set at creation, checked at claim,
 stamped into the record, matched by reuse, and folded into the aggregates only when current."""
 
-import dataclasses
 import importlib
 
 import pytest
@@ -22,19 +21,7 @@ CODE = "def workload(x, scale):\n    return x\n"
 
 @pytest.fixture
 def sent(monkeypatch):
-    calls = []
-    fake = lambda ids, queue: calls.append((list(ids), queue))
-    monkeypatch.setattr(pipeline, "enqueue_many", fake)
-    monkeypatch.setattr(runner, "enqueue_many", fake)
-    return calls
-
-
-def _bump_registry(monkeypatch, wid, version):
-    """The worker's registry defines ``version`` of ``wid`` (as after a bump and a deploy)."""
-    real = registry.get
-    bumped = dataclasses.replace(real(wid), version=version)
-    monkeypatch.setattr(registry, "get", lambda name: bumped if real(name).id == wid else real(name))
-    return bumped
+    return factories.capture_enqueues(monkeypatch)
 
 
 def _scheduled(code=CODE):
@@ -68,7 +55,7 @@ def test_a_worker_with_another_version_does_not_measure_the_row(sent, monkeypatc
     assert "defines version 1" in ev.message
     # a worker that has the bump measures it
     _, ev2 = _scheduled(CODE + "#new")
-    _bump_registry(monkeypatch, "12p", 2)
+    factories.bump_registry(monkeypatch, "12p", 2)
     assert runner.claim(ev2.pk, "new-worker").state == Evaluation.RUNNING
 
 
@@ -108,7 +95,7 @@ def test_only_the_current_version_is_folded(sent, monkeypatch):
         code_sha256=ev.code_sha256,
         workload_version=2,
     )
-    _bump_registry(monkeypatch, "12p", 2)
+    factories.bump_registry(monkeypatch, "12p", 2)
     runner.finish(
         runner.claim(v2.pk, "w"),
         {"outcome": "correct_faster", "speedup": 3.0, "speedup_ci": [2.8, 3.2], "message": ""},

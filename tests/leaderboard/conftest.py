@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from catalog.models import Baseline, ExpertReference, HardwareTarget, Workload
 from catalog.registry_sync import sync_hardware
-from evaluator.models import Evaluation
+from evaluator.models import Evaluation, current_harness_version
 from jaxbench.record import CORRECT_OUTCOMES
 from leaderboard.aggregates.refresh import rebuild_submission
 from submissions.models import Candidate, Membership, Submission, Team
@@ -91,8 +91,10 @@ def make_team(name, *members):
 
 
 def record_for(
-    speedup, *, baseline=1e-3, spread=0.02, baseline_spread=0.01, jax="0.10.2", harness="1.0.0", hardware="cpu"
+    speedup, *, baseline=1e-3, spread=0.02, baseline_spread=0.01, jax="0.10.2", harness=None, hardware="cpu"
 ):
+    """A record as the evaluator stores it (``harness``: the current harness version by default)."""
+    harness = harness or current_harness_version()
     rec = {
         "jax_version": jax,
         "harness_version": harness,
@@ -119,13 +121,14 @@ def make_submission(
     reported=False,
     tokens=None,
     jax="0.10.2",
+    harness=None,
     created_at=None,
     precheck_stop=(),
 ):
     """``samples``: {workload: [(outcome, speedup[, (lo, hi)]), ...]} in index order (with an
     interval: a row timed side by side; without: one timed before intervals existed). With ``evaluate`` every
     candidate gets a finished main-stage evaluation (or a skipped pre-check for the workload
-    ids in ``precheck_stop``)."""
+    ids in ``precheck_stop``), measured under ``harness`` (default: the current harness)."""
     sub = Submission.objects.create(
         team=team,
         hardware=hardware,
@@ -169,7 +172,7 @@ def make_submission(
             stop = c.workload.wid in precheck_stop
             correct = outcome in CORRECT_OUTCOMES
             ci = intervals.get((c.workload_id, c.index)) if correct else None
-            rec = record_for(speedup if correct else None, jax=jax, hardware=hardware.slug)
+            rec = record_for(speedup if correct else None, jax=jax, harness=harness, hardware=hardware.slug)
             if ci:
                 rec["speedup_ci"] = list(ci)
             evals.append(
@@ -185,6 +188,7 @@ def make_submission(
                     message="" if speedup else f"{outcome}: something went wrong",
                     record=rec,
                     code_sha256=c.code_sha256,
+                    harness_version=rec["harness_version"],
                     finished_at=now + datetime.timedelta(seconds=k),
                 )
             )

@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from jaxbench import HARNESS_VERSION
 from jaxbench import metrics as m
 from jaxbench.metrics.curves import HI_CAP, LO_CAP
 from leaderboard import aggregates as A
@@ -136,7 +137,7 @@ def test_fold_in_any_order_equals_rebuild(workloads, hardware, users, sampling, 
     s = SubmissionSummary.objects.get(submission=sub, source="evaluated")
     assert s.complete and s.provenance == "verified" and s.n_samples == len(evals)
     assert s.precheck_stopped == 12
-    assert s.jax_versions == ["0.10.2"] and s.harness_versions == ["1.0.0"]
+    assert s.jax_versions == ["0.10.2"] and s.harness_versions == [HARNESS_VERSION]
     assert s.tokens_total == 20 * len(evals)
     r = SubmissionSummary.objects.get(submission=sub, source="reported")
     assert r.provenance == "self-reported" and not r.complete

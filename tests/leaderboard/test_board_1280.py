@@ -264,3 +264,33 @@ def test_fast_p_chart_and_empty_chart_messages(browser_page, populated, hardware
     assert msg == ["No correct kernel among these submissions yet."], msg
     page.shot("compare-empty-1280")
     assert not page.js_errors, page.js_errors
+
+
+def test_the_versions_menu_and_the_all_versions_board_at_1280(browser_page, populated, workloads):
+    """The Versions select beside the filters switches to every version: the banner says the rows
+    are not comparable, a row that took an earlier harness's result is flagged, and the ranking
+    cells are still on screen without scrolling."""
+    from evaluator.models import Evaluation
+
+    sub = populated["b"]
+    for ev in Evaluation.objects.filter(candidate__submission=sub, candidate__workload__in=workloads[:3]):
+        Evaluation.objects.filter(pk=ev.pk).update(
+            harness_version="1.0.0", record=dict(ev.record, harness_version="1.0.0")
+        )
+    rebuild_submission(sub)
+    page = browser_page
+    page.goto(page.base + "/leaderboard/?hardware=cpu")
+    page.wait_for_function(PLOT_READY)
+    _inside_viewport(page, "#id_versions")
+    assert page.locator("#versions-banner").count() == 0
+    page.select_option("#id_versions", "all")
+    page.click(".lb-toolbar button[type=submit]")
+    page.wait_for_url("**versions=all**")
+    page.wait_for_function(PLOT_READY)
+    assert page.is_visible("#versions-banner") and "Not comparable." in page.inner_text("#versions-banner")
+    flagged = page.locator(f"#leaderboard tr[data-submission='{sub.pk}'] .badge", has_text="from earlier versions")
+    assert flagged.count() == 1 and "harness 1.0.0" in flagged.get_attribute("title")
+    _check_ranking_cells_visible(page)
+    assert not page.evaluate(LABEL_PROBLEMS)
+    page.shot("board-all-versions-1280")
+    assert not page.js_errors, page.js_errors

@@ -17,6 +17,7 @@ from django.test import Client
 
 from evaluator import runner
 from evaluator.models import Evaluation
+from jaxbench import HARNESS_VERSION
 from jaxbench.client import commands
 from jaxbench.record import format_speedup, new_record
 from jaxbench.verdict import review as review_rules
@@ -25,6 +26,7 @@ from leaderboard.data import Query, leaderboard_data
 from leaderboard.models import SubmissionSummary
 from leaderboard.views.submission_rows import failed_samples
 from submissions.models import Candidate, Submission
+from tests import factories
 from tests.leaderboard.conftest import make_submission, make_team
 
 HELD_TEXT = format_speedup(12.0, 11.0, 13.0)  # "12.00x [11.00, 13.00]": must appear nowhere public
@@ -48,7 +50,7 @@ def speed_record(speedup, lo, hi, *, held=False):
         held_for_review=held,
         message=f"correct; {format_speedup(speedup, lo, hi)}, faster",
         jax_version="0.10.2",
-        harness_version="1.0.0",
+        harness_version=HARNESS_VERSION,
     )
     if held:
         rec["notes"] = ["speedup above 10x: held for review"]
@@ -351,10 +353,6 @@ def test_the_migration_back_fills_held_rows_from_their_records(workloads, hardwa
     """Rows stored before the review existed (migration 0003), migrated forward: a correct held
     verdict starts held, a held failure and an ordinary verdict hold nothing; then
     rebuild_aggregates takes the held row off the board."""
-    from django.db import connection
-    from django.db.migrations.executor import MigrationExecutor
-
-    before, after = [("evaluator", "0003_evaluation_failures")], [("evaluator", "0004_evaluation_review_held")]
     cpu = hardware["cpu"]
     team = make_team("Alpha Lab", users["alice"])
     ws = workloads
@@ -364,30 +362,15 @@ def test_the_migration_back_fills_held_rows_from_their_records(workloads, hardwa
         ws[2]: ("incorrect", None, True),
     }
     sub = make_submission(team, cpu, {w: [(o, sp)] for w, (o, sp, _) in plan.items()}, kind="kernels", evaluate=False)
-    executor = MigrationExecutor(connection)
-    executor.migrate(before)
-    try:
-        old = executor.loader.project_state(before).apps.get_model("evaluator", "Evaluation")
+
+    def rows(apps):
         for w, (outcome, speedup, held) in plan.items():
-            cand = Candidate.objects.get(submission=sub, workload=w)
             rec = (
                 speed_record(speedup, speedup * 0.9, speedup * 1.1, held=held) if speedup else {"held_for_review": held}
             )
-            old.objects.create(
-                candidate_id=cand.pk,
-                hardware_id=cpu.pk,
-                stage="main",
-                state="done",
-                outcome=outcome,
-                speedup=speedup,
-                record=rec,
-                code_sha256=cand.code_sha256,
-            )
-    finally:
-        executor = MigrationExecutor(connection)
-        executor.loader.build_graph()
-        # forward through 0004 and every later migration (the models here are the latest)
-        executor.migrate(after + [n for n in executor.loader.graph.leaf_nodes() if n[0] == "evaluator"])
+            factories.old_evaluation(apps, Candidate.objects.get(submission=sub, workload=w), outcome, speedup, rec)
+
+    factories.stored_before(("evaluator", "0003_evaluation_failures"), rows)
     got = dict(Evaluation.objects.filter(candidate__submission=sub).values_list("candidate__workload_id", "review"))
     assert got == {ws[0].pk: "held", ws[1].pk: "", ws[2].pk: ""}
     rebuild_submission(sub)  # manage.py rebuild_aggregates, once after the migration

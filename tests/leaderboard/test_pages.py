@@ -12,6 +12,7 @@ from django.core.cache import cache
 
 from catalog.models import ExpertReference, Workload
 from evaluator.models import Evaluation
+from jaxbench import HARNESS_VERSION
 from jaxbench import metrics as m
 from leaderboard.aggregates.refresh import rebuild_submission
 from leaderboard.models import WorkloadResult
@@ -107,7 +108,7 @@ def test_exports_have_versions_and_hardware_and_no_private_rows(client, populate
     assert len(ranked) == 2
     assert all(row["hardware"] == "cpu" for row in rows)
     assert {row["jax_version"] for row in ranked} == {"0.10.2", "0.10.1"}
-    assert all(row["harness_version"] == "1.0.0" for row in ranked)
+    assert all(row["harness_version"] == HARNESS_VERSION for row in ranked)
     r = _lb(client, "/leaderboard/?hardware=cpu&format=json")
     body = json.loads(r.content)
     _no_secrets(r.content.decode())

@@ -20,6 +20,10 @@ pytestmark = pytest.mark.django_db
 # only with a reason: every query here runs on every cold request.
 MAX_QUERIES = {
     "leaderboard": 10,
+    # ?versions=all: + the stored current states of the summaries with earlier results and their
+    # other evaluations (leaderboard.board_versions); an earlier harness alone: + the evaluations
+    "leaderboard_all_versions": 12,
+    "leaderboard_earlier_harness": 11,
     "submission": 11,  # + the failed samples with their messages
     "workload": 9,
     "compare": 4,
@@ -71,5 +75,38 @@ def test_query_counts_do_not_grow_with_the_data(client, populated, workloads, us
     pages = _pages(populated, workloads)
     before = {name: _count(client, url) for name, url in pages.items()}
     _more_submissions(populated, workloads, users, 4)
+    after = {name: _count(client, url) for name, url in pages.items()}
+    assert after == before
+
+
+def _earlier_harness(sub, workloads):
+    """``sub``'s rows of ``workloads`` measured under harness 1.0.0 instead (then rebuilt)."""
+    from evaluator.models import Evaluation
+
+    for ev in Evaluation.objects.filter(candidate__submission=sub, candidate__workload__in=workloads):
+        Evaluation.objects.filter(pk=ev.pk).update(
+            harness_version="1.0.0", record=dict(ev.record, harness_version="1.0.0")
+        )
+    rebuild_submission(sub)
+
+
+def test_the_version_filter_has_a_bounded_query_count(client, populated, workloads, users):
+    pages = {
+        "leaderboard": "/leaderboard/?hardware=cpu",
+        "leaderboard_all_versions": "/leaderboard/?hardware=cpu&versions=all",
+        "leaderboard_earlier_harness": "/leaderboard/?hardware=cpu&versions=harness-1.0.0",
+    }
+    _earlier_harness(populated["a"], workloads[:5])
+    before = {name: _count(client, url) for name, url in pages.items()}
+    for name, n in before.items():
+        assert n <= MAX_QUERIES[name], f"{name}: {n} queries, budget {MAX_QUERIES[name]}"
+    # the API and the exports run the same queries as the page's data
+    assert _count(client, "/api/v1/leaderboard/?hardware=cpu&versions=all") <= MAX_QUERIES["api"] + 2
+    # more submissions, each with results of an earlier harness: no query more
+    _more_submissions(populated, workloads, users, 3)
+    from submissions.models import Submission
+
+    for sub in Submission.objects.filter(method__startswith="method-"):
+        _earlier_harness(sub, workloads[:2])
     after = {name: _count(client, url) for name, url in pages.items()}
     assert after == before

@@ -8,6 +8,7 @@ from catalog.models import Workload
 from evaluator.models import Evaluation
 from leaderboard.aggregates.refresh import rebuild_submission
 from leaderboard.models import SubmissionSummary, WorkloadResult
+from tests import factories
 from tests.leaderboard.conftest import make_submission, make_team
 
 pytestmark = pytest.mark.django_db
@@ -24,20 +25,7 @@ def mixed(workloads, hardware, users):
     rebuild_submission(sub)
     Workload.objects.filter(pk__in=[w.pk for w in ws[:3]]).update(version=2)
     old = Evaluation.objects.get(candidate__submission=sub, candidate__workload=ws[0])
-    Evaluation.objects.create(
-        candidate=old.candidate,
-        hardware=cpu,
-        stage=old.stage,
-        state=Evaluation.DONE,
-        outcome="correct_faster",
-        speedup=1.5,
-        speedup_lo=1.4,
-        speedup_hi=1.6,
-        record=dict(old.record, speedup_ci=[1.4, 1.6], workload_version=2),
-        code_sha256=old.code_sha256,
-        workload_version=2,
-        finished_at=old.finished_at,
-    )
+    factories.rescored_row(old, 1.5, workload_version=2)
     rebuild_submission(sub)
     return sub, ws
 
@@ -109,7 +97,7 @@ def test_the_board_marks_rows_with_earlier_version_results(client, mixed):
     assert rows[sub.pk]["earlier_versions"] == 3
     cache.clear()
     html = client.get("/leaderboard/?hardware=cpu").content.decode()
-    assert "3 results of an earlier workload version are kept but not counted" in html
+    assert "3 results of an earlier workload or harness version are kept but not counted" in html
     csv_text = client.get("/leaderboard/?hardware=cpu&format=csv").content.decode()
     assert "earlier_versions" in csv_text.splitlines()[0]
 
@@ -120,20 +108,7 @@ def test_a_ranked_row_is_marked_too(client, workloads, hardware, users):
     sub = make_submission(make_team("C", users["bob"]), cpu, {workloads[0]: [("correct_faster", 2.0, (1.9, 2.1))]})
     Workload.objects.filter(pk=workloads[0].pk).update(version=2)
     old = Evaluation.objects.get(candidate__submission=sub)
-    Evaluation.objects.create(
-        candidate=old.candidate,
-        hardware=cpu,
-        stage=old.stage,
-        state=Evaluation.DONE,
-        outcome="correct_faster",
-        speedup=1.5,
-        speedup_lo=1.4,
-        speedup_hi=1.6,
-        record=dict(old.record, speedup_ci=[1.4, 1.6]),
-        code_sha256=old.code_sha256,
-        workload_version=2,
-        finished_at=old.finished_at,
-    )
+    factories.rescored_row(old, 1.5, workload_version=2)
     rebuild_submission(sub)
     cache.clear()
     data = client.get("/api/v1/leaderboard/?hardware=cpu").json()
@@ -141,4 +116,4 @@ def test_a_ranked_row_is_marked_too(client, workloads, hardware, users):
     assert row["earlier_versions"] == 1 and row["geomean"] == pytest.approx(1.5 ** (1 / 50), rel=1e-3)
     cache.clear()
     html = client.get("/leaderboard/?hardware=cpu").content.decode()
-    assert "1 results of an earlier workload version are kept but not counted" in html
+    assert "1 results of an earlier workload or harness version are kept but not counted" in html
