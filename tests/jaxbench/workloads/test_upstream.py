@@ -129,7 +129,8 @@ def _git(repo, *args):
     return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env).stdout
 
 
-def test_mirror_reads_history(tmp_path):
+def _history(tmp_path):
+    """A repository with one public file changed twice, and an unrelated commit between."""
     repo = tmp_path / "repo"
     f = "JAXBench/benchmark/12p_RMSNorm/baseline.py"
     (repo / "JAXBench/benchmark/12p_RMSNorm").mkdir(parents=True)
@@ -144,7 +145,11 @@ def test_mirror_reads_history(tmp_path):
     (repo / f).write_text("x = 2\ny = 3\n")
     _git(repo, "commit", "-q", "-am", "second")
     second = _git(repo, "rev-parse", "HEAD").strip()
+    return repo, f, first, second
 
+
+def test_mirror_reads_history(tmp_path):
+    repo, f, first, second = _history(tmp_path)
     m = Mirror(repo)  # a work tree: its .git is read
     assert m.last_commit(f) == second and m.commits(f) == [second, first]
     assert m.touches(first, f) and m.touches(second, f) and not m.touches(m.commits("README.md")[0], f)
@@ -171,3 +176,25 @@ def test_recorded_commit_exists_and_touches_the_file(wid):
     assert m.has_commit(up.commit), f"{wid}: commit {up.commit} is not in the copy"
     assert m.touches(up.commit, up.file), f"{wid}: {up.commit[:7]} does not change {up.file}"
     assert m.date(up.commit) == up.date
+
+
+def test_the_drift_script_reports_a_changed_file(tmp_path, monkeypatch, capsys):
+    import dataclasses
+    import importlib.util
+
+    repo, f, first, second = _history(tmp_path)
+    spec = importlib.util.spec_from_file_location(
+        "upstream_drift", pathlib.Path(__file__).parents[3] / "benchmarks" / "upstream_drift.py"
+    )
+    drift = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(drift)
+    old = dataclasses.replace(workloads.get("12p"), upstream=Upstream(file=f, commit=first, date="2026-05-05"))
+    same = dataclasses.replace(workloads.get("8p"), upstream=Upstream(file=f, commit=second, date="2026-05-05"))
+    monkeypatch.setattr(workloads, "all_workloads", lambda: [old, same])
+    monkeypatch.setattr("sys.argv", ["upstream_drift.py", "--mirror", str(repo)])
+    assert drift.main() == 0
+    out = capsys.readouterr().out
+    assert f"12p      {first[:7]}   {second[:7]}   changed        1" in out
+    assert "newest: 2026-05-05 second" in out and "1 file changed, 2 insertions(+), 1 deletion(-)" in out
+    assert f"8p       {second[:7]}   {second[:7]}   same" in out
+    assert "changed: 1 (12p)" in out and "same: 1" in out and "Upstream tracking" in out
