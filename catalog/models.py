@@ -70,6 +70,13 @@ class Workload(models.Model):
     # {profile: {configuration: values}}; empty for a one-configuration workload. ``shapes`` and
     # ``costs`` are then keyed by case ("small/b4_s512") instead of by profile.
     configurations = models.JSONField(default=dict)
+    # The public suite file this workload matches ({} for a later level: file, commit, date, url,
+    # commit_url, history_url), its deliberate deviations ([{kind, what, why}]) and the
+    # null-kernel audit (jaxbench/workloads/null_audit.py; {} when not generated), with
+    # ``current``: whether it was computed for this content hash.
+    upstream = models.JSONField(default=dict, blank=True)
+    deviations = models.JSONField(default=list, blank=True)
+    null_audit = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["number"]

@@ -6,6 +6,7 @@ from django.db import transaction
 
 from catalog.models import HardwareTarget, Workload
 from jaxbench import hardware, workloads
+from jaxbench.workloads import null_audit
 
 
 def _spec(s):
@@ -53,6 +54,9 @@ def workload_fields(wl) -> dict:
         "content_hash": wl.content_hash,
         "level": wl.level,
         "configurations": meta["configurations"],
+        "upstream": meta["upstream"] or {},
+        "deviations": meta["deviations"],
+        "null_audit": null_audit.entry(wl) or {},
     }
 
 

@@ -282,6 +282,13 @@ VARIABLES: tuple[Variable, ...] = (
         "A checkout of the public JAXBench/ folder: runs its 50 baseline.py files through the harness",
         "tests",
     ),
+    V(
+        "JAXBENCH_PUBLIC_SUITE_MIRROR",
+        "path",
+        None,
+        "A git copy of the public repository (bare or a clone): checks each workload's recorded upstream commit",
+        "tests",
+    ),
     V("JAXBENCH_FUZZ_EXAMPLES", "integer", 12, "Hypothesis examples per API fuzz test", "tests"),
     V("JAXBENCH_FUZZ_STATS", "boolean", False, "Print the API fuzzer's statistics", "tests"),
     V(

@@ -19,6 +19,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .upstream import Deviation, Upstream, check_deviations
+
 SOURCES = ("maxtext", "kernelbench-l2", "deepseek-v4")
 # The letter an ID ends with says its source; levels number on: level 1 is the public suite's 50
 # (1p-17p production, 18k-50k KernelBench), level 2 starts at 51 (DESIGN.md, "Levels").
@@ -94,6 +96,11 @@ class Workload:
     # workload is correct only when every one is, and its speedup is their geometric mean
     # (jaxbench/verdict/configurations.py). Empty: one configuration, the profile itself.
     configurations: Mapping[str, Mapping[str, Mapping[str, Any]]] = dataclasses.field(default_factory=dict)
+    # The public suite file this workload matches, at the newest commit of it that we match, and
+    # every deliberate departure from that file with its reason (upstream.py; () for none). Level
+    # 1 declares both in each module; a later level has no public file (None).
+    upstream: Upstream | None = None
+    deviations: tuple[Deviation, ...] = ()
 
     def __post_init__(self):
         m = _ID_RE.match(self.id)
@@ -118,6 +125,9 @@ class Workload:
             raise ValueError(f"{self.id}: a tolerance override needs tolerance_reason")
         if not isinstance(self.version, int) or self.version < 1:
             raise ValueError(f"{self.id}: version must be an integer >= 1")
+        if self.upstream is not None and not isinstance(self.upstream, Upstream):
+            raise TypeError(f"{self.id}: upstream must be an Upstream")
+        check_deviations(self.deviations)
         if self.configurations:
             if set(self.configurations) != set(PROFILES):
                 raise ValueError(f"{self.id}: configurations must be given for exactly {PROFILES}")
@@ -256,4 +266,6 @@ class Workload:
         }
         out["input_names"] = list(self.input_names)
         out["profiles"] = {p: dict(self.profiles[p]) for p in PROFILES}
+        out["upstream"] = self.upstream.summary() if self.upstream else None
+        out["deviations"] = [d.summary() for d in self.deviations]
         return out

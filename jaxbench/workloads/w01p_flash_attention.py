@@ -5,6 +5,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from .base import Workload
+from .upstream import Upstream
 
 MASK_VALUE = -1e9
 
@@ -70,4 +71,10 @@ WORKLOAD = Workload(
     "again after scaling; a kernel that keeps float32 scores can differ by slightly more "
     "than the tolerance on a few elements of rows with few keys (near the start of "
     "the sequence): round the scores as the baseline does to match everywhere.",
+    upstream=Upstream(
+        file="JAXBench/benchmark/1p_Flash_Attention/baseline.py",
+        commit="81be73a3ca33418f8e2a774d06a90298c5973917",
+        date="2026-05-05",
+    ),
+    deviations=(),
 )

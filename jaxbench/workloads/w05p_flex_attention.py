@@ -6,6 +6,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from .base import Workload
+from .upstream import Deviation, Upstream
 
 MASK_VALUE = -1e30
 BIAS_SCALE = 0.5
@@ -78,4 +79,18 @@ WORKLOAD = Workload(
     "again after scaling; a kernel that keeps float32 scores can differ by slightly more "
     "than the tolerance on a few elements of rows with few keys (near the start of "
     "the sequence): round the scores as the baseline does to match everywhere.",
+    upstream=Upstream(
+        file="JAXBench/benchmark/5p_Flex_Attention/baseline.py",
+        commit="81be73a3ca33418f8e2a774d06a90298c5973917",
+        date="2026-05-05",
+    ),
+    deviations=(
+        Deviation(
+            "inputs",
+            "k and v ~ N(0, 1), rel_pos_bias ~ N(0, 1) x 0.5 (public: k, v x 0.02, bias x 0.01).",
+            "With the public scales the logits are ~0.02 and the bias changes the probabilities "
+            "by ~1%, below the tolerance, so a kernel that ignored the score_mod (or the scores) "
+            "would pass.",
+        ),
+    ),
 )

@@ -5,6 +5,7 @@ import jax
 import jax.numpy as jnp
 
 from .base import Workload
+from .upstream import Deviation, Upstream
 
 MASK_VALUE = -1e30
 
@@ -113,4 +114,19 @@ WORKLOAD = Workload(
     "Query head h uses KV head h // (Hq / Hkv). Scores rounded to bf16, times "
     "head_dim**-0.5. Our inputs (unlike the public suite's degenerate ones) have random "
     "lengths in [1, max_seq_len], a shuffled page table and N(0,1) values.",
+    upstream=Upstream(
+        file="JAXBench/benchmark/6p_Paged_Attention/baseline.py",
+        commit="81be73a3ca33418f8e2a774d06a90298c5973917",
+        date="2026-05-05",
+    ),
+    deviations=(
+        Deviation(
+            "inputs",
+            "Random kv_lens in [1, max_seq_len], a shuffled page table, k and v ~ N(0, 1) "
+            "(public: every cache full, an identity page table, k and v x 0.02).",
+            "With the public inputs the outputs (about the mean of v) are below the tolerance and "
+            "a zero output passes; the computation is kept and the inputs exercise it "
+            '(WORKLOADS.md, "Degenerate cases in the public suite: the policy").',
+        ),
+    ),
 )

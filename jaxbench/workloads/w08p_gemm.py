@@ -4,6 +4,7 @@ import jax
 import jax.numpy as jnp
 
 from .base import Workload
+from .upstream import Upstream
 
 
 def create_inputs(cfg, key):
@@ -46,4 +47,10 @@ WORKLOAD = Workload(
     expert=True,
     notes="A is (M, K) row-major, B is (K, N) (not transposed); A ~ N(0,1), B ~ N(0,1) x 0.02, "
     "bf16. The output is bf16, accumulated in float32. N / K = 3.5 in both profiles.",
+    upstream=Upstream(
+        file="JAXBench/benchmark/8p_GEMM/baseline.py",
+        commit="81be73a3ca33418f8e2a774d06a90298c5973917",
+        date="2026-05-05",
+    ),
+    deviations=(),
 )

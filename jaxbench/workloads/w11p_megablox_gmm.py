@@ -6,6 +6,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from .base import Workload
+from .upstream import Deviation, Upstream
 
 
 def ragged_group_sizes(key, num_groups, total, max_size):
@@ -72,6 +73,20 @@ def cost(cfg):
     return 2 * m * k * n, 2 * (m * k + g * k * n + m * n) + 4 * g
 
 
+PUBLIC_FILE_NOTE = (
+    "The public baseline.py is broken in the public harness itself: its "
+    "workload(lhs, rhs, group_sizes, max_expert_size) takes the window size "
+    "as a fourth argument, which a plain jax.jit traces, and dynamic_slice "
+    "needs a static size (\"Shapes must be 1D sequences of concrete values of "
+    "integer type\"); only the file's own benchmark() passes "
+    "static_argnums=(3,). Uploaded unchanged here it ends in compile_error "
+    "(the harness calls workload(lhs, rhs, group_sizes)). To submit it, make "
+    "the bound a CONFIG value: replace the signature with "
+    "`def workload(lhs, rhs, group_sizes):` and add "
+    "`max_expert_size = CONFIG['max_expert_size']` as its first line; the "
+    "rest runs unchanged and is correct on these ragged groups."
+)
+
 WORKLOAD = Workload(
     id="11p",
     slug="11p-megablox-gmm",
@@ -120,15 +135,29 @@ WORKLOAD = Workload(
     "workload(lhs, rhs, group_sizes), that of the public Megablox kernel. The XLA "
     "baseline multiplies max_expert_size rows per group, 1.5x the public baseline's "
     "work; the cost counts the useful 2*M*K*N.",
-    public_file_note="The public baseline.py is broken in the public harness itself: its "
-    "workload(lhs, rhs, group_sizes, max_expert_size) takes the window size "
-    "as a fourth argument, which a plain jax.jit traces, and dynamic_slice "
-    "needs a static size (\"Shapes must be 1D sequences of concrete values of "
-    "integer type\"); only the file's own benchmark() passes "
-    "static_argnums=(3,). Uploaded unchanged here it ends in compile_error "
-    "(the harness calls workload(lhs, rhs, group_sizes)). To submit it, make "
-    "the bound a CONFIG value: replace the signature with "
-    "`def workload(lhs, rhs, group_sizes):` and add "
-    "`max_expert_size = CONFIG['max_expert_size']` as its first line; the "
-    "rest runs unchanged and is correct on these ragged groups.",
+    public_file_note=PUBLIC_FILE_NOTE,
+    upstream=Upstream(
+        file="JAXBench/benchmark/11p_Megablox_GMM/baseline.py",
+        commit="8fa8f3ba7eebac9411a0364a043847bd1d3bde8d",
+        date="2026-08-07",
+    ),
+    deviations=(
+        Deviation(
+            "public-file",
+            "The bound on a group's size is the static value CONFIG['max_expert_size'] and the "
+            "candidate's signature is workload(lhs, rhs, group_sizes), that of the public "
+            "Megablox kernel (public baseline: a fourth argument max_expert_size, a Python int).",
+            PUBLIC_FILE_NOTE,
+        ),
+        Deviation(
+            "inputs",
+            "Ragged group sizes (random, 0.5x to 1.5x the mean of 256, summing to M = 32768, the "
+            "last at the maximum) and max_expert_size 384 = 1.5 x the mean (public: 128 equal "
+            "groups of 256 rows, max_expert_size 256); the XLA baseline multiplies "
+            "max_expert_size rows per group, 1.5x the public baseline's work.",
+            "Equal groups make this a batched matmul; ragged sizes make a kernel handle group "
+            'boundaries that are not tile-aligned (WORKLOADS.md, "Degenerate cases in the public '
+            'suite: the policy").',
+        ),
+    ),
 )

@@ -5,6 +5,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from .base import Workload
+from .upstream import Upstream
 
 
 def create_inputs(cfg, key):
@@ -50,4 +51,10 @@ WORKLOAD = Workload(
     notes="As in the public baseline: x ~ N(0,1), scale ~ N(0,1) x 0.1 + 1; the mean of "
     "squares and the normalisation are float32, the normalised value is rounded to bf16 "
     "before the bf16 multiplication by the scale; epsilon (1e-5) is read from CONFIG.",
+    upstream=Upstream(
+        file="JAXBench/benchmark/12p_RMSNorm/baseline.py",
+        commit="81be73a3ca33418f8e2a774d06a90298c5973917",
+        date="2026-05-05",
+    ),
+    deviations=(),
 )

@@ -5,6 +5,7 @@ import jax
 import jax.numpy as jnp
 
 from .base import Workload
+from .upstream import Deviation, Upstream
 
 # Range of the square of the per-draw factor on the hidden states (see create_inputs).
 TEMPERATURE_SQ = (0.25, 9.0)
@@ -84,4 +85,25 @@ WORKLOAD = Workload(
     "W and the labels are drawn as in the public suite (the small profile uses W x "
     "0.08 so that its logits have the full size's spread). Cost and bytes count the "
     "GEMM and one read of hidden and W (no logits round trip).",
+    upstream=Upstream(
+        file="JAXBench/benchmark/13p_Cross_Entropy/baseline.py",
+        commit="81be73a3ca33418f8e2a774d06a90298c5973917",
+        date="2026-05-05",
+    ),
+    deviations=(
+        Deviation(
+            "inputs",
+            "hidden = t x N(0, 1) plus a component along the label's weight column that raises "
+            "the label's logit by U[0, 8] per token, with t^2 ~ U[1/4, 9] per draw (public: "
+            "hidden ~ N(0, 1), labels unrelated to it).",
+            "With the public inputs the mean loss is about 12.6 for every draw, within the "
+            "tolerance of 0.136, so a constant passes, and re-drawing the labels moves it by "
+            "about 0.02, so a kernel that gathers the wrong label column passes too.",
+        ),
+        Deviation(
+            "small-profile",
+            "The weight is N(0, 1) x 0.08 at the small profile (public: 0.02).",
+            "So that the small profile's logits have the full size's spread.",
+        ),
+    ),
 )

@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 
 from .base import Workload
+from .upstream import Deviation, Upstream
 
 
 def ragged_row_counts(key, num_groups, capacity):
@@ -74,4 +75,20 @@ WORKLOAD = Workload(
     "instead: in each group a random number of rows (1/2 to all of the block, 3/4 of "
     "all rows in total) holds tokens and the rest are zero padding, like an MoE "
     "dispatch buffer. The cost counts the valid rows only.",
+    upstream=Upstream(
+        file="JAXBench/benchmark/14p_Ragged_Dot/baseline.py",
+        commit="81be73a3ca33418f8e2a774d06a90298c5973917",
+        date="2026-05-05",
+    ),
+    deviations=(
+        Deviation(
+            "inputs",
+            "In each of the 8 groups a random number of rows (1/2 to all of the block, 3/4 of all "
+            "rows in total) holds tokens and the rest are zero padding (public: every row a "
+            "token).",
+            "The public groups are equal and group sizes are not an input, so nothing ragged is "
+            "left; the padding carries the raggedness within the public two-input signature, like "
+            "an MoE dispatch buffer.",
+        ),
+    ),
 )

@@ -4,6 +4,7 @@ import jax
 import jax.numpy as jnp
 
 from .base import Workload
+from .upstream import Upstream
 
 
 def create_inputs(cfg, key):
@@ -70,4 +71,10 @@ WORKLOAD = Workload(
     "|s_i| < 1e-6 and rows are divided by max(|s_i|, 1). Scores are rounded to bf16 "
     "before the product with x (bf16 result). In SSD terms query, key and value are C, B "
     "and x. The cost counts the causal half.",
+    upstream=Upstream(
+        file="JAXBench/benchmark/16p_Mamba2_SSD/baseline.py",
+        commit="81be73a3ca33418f8e2a774d06a90298c5973917",
+        date="2026-05-05",
+    ),
+    deviations=(),
 )

@@ -6,6 +6,7 @@ from jax import lax
 
 from ._inputs import normal_bf16
 from .base import Workload
+from .upstream import Upstream
 
 
 def create_inputs(cfg, key):
@@ -75,4 +76,10 @@ WORKLOAD = Workload(
     notes="NCHW input, OIHW weight (PyTorch layouts); bias has shape (out_channels, 1, 1). "
     "The original draws the second bias from N(0, 1); here it is N(0, 1) x 0.02 as in "
     "the public suite.",
+    upstream=Upstream(
+        file="JAXBench/benchmark/18k_Conv2D_ReLU_BiasAdd/baseline.py",
+        commit="cdb22344568ebdbe985dee3cbbf9015597614a68",
+        date="2026-07-09",
+    ),
+    deviations=(),
 )

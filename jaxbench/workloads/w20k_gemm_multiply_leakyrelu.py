@@ -5,6 +5,7 @@ import jax.numpy as jnp
 
 from ._inputs import normal_bf16
 from .base import Workload
+from .upstream import Upstream
 
 
 def create_inputs(cfg, key):
@@ -61,4 +62,10 @@ WORKLOAD = Workload(
     version=1,
     kernelbench_id=12,
     notes="Weight stored (in_features, out_features) as in the public suite, i.e. the transpose of nn.Linear.weight.",
+    upstream=Upstream(
+        file="JAXBench/benchmark/20k_Gemm_Multiply_LeakyReLU/baseline.py",
+        commit="cdb22344568ebdbe985dee3cbbf9015597614a68",
+        date="2026-07-09",
+    ),
+    deviations=(),
 )

@@ -6,6 +6,7 @@ from jax import lax
 
 from ._inputs import normal_bf16
 from .base import Workload
+from .upstream import Deviation, Upstream
 
 
 def create_inputs(cfg, key):
@@ -93,4 +94,16 @@ WORKLOAD = Workload(
     "removes it in exact arithmetic; in the bf16 baseline it still moves roundings. "
     "Sensitive: an f32-internal computation differs from this bf16 flow by more than "
     "the tolerance on about 0.1% of the outputs (small profile).",
+    upstream=Upstream(
+        file="JAXBench/benchmark/22k_Conv2d_InstanceNorm_Divide/baseline.py",
+        commit="cdb22344568ebdbe985dee3cbbf9015597614a68",
+        date="2026-07-09",
+    ),
+    deviations=(
+        Deviation(
+            "inputs",
+            "InstanceNorm affine in_weight 1 + 0.1 N and in_bias 0.1 N (public: ones and zeros).",
+            "The public ones / zeros make the affine step an identity, which a kernel could skip unnoticed.",
+        ),
+    ),
 )

@@ -5,6 +5,7 @@ import jax.numpy as jnp
 
 from ._inputs import normal_bf16
 from .base import Workload
+from .upstream import Upstream
 
 
 def create_inputs(cfg, key):
@@ -68,4 +69,10 @@ WORKLOAD = Workload(
     version=1,
     kernelbench_id=22,
     notes="Weight stored (hidden, input) as nn.Linear.weight. Output (batch, 1).",
+    upstream=Upstream(
+        file="JAXBench/benchmark/24k_Matmul_Scale_ResidualAdd_Clamp_LogSumExp_Mish/baseline.py",
+        commit="8fa8f3ba7eebac9411a0364a043847bd1d3bde8d",
+        date="2026-08-07",
+    ),
+    deviations=(),
 )

@@ -6,6 +6,7 @@ from jax import lax
 
 from ._inputs import normal_bf16
 from .base import Workload
+from .upstream import Deviation, Upstream
 
 
 def create_inputs(cfg, key):
@@ -47,6 +48,13 @@ def cost(cfg):
     nbytes = 2 * (n * cin * d * h * w + cout * cin * k**3 + 3 * cout + n)
     return flops, nbytes
 
+
+DEGENERATE = (
+    "GroupNorm's weight is ones (constant within each group), so every group's "
+    "normalised values sum to zero and the mean over (C, D, H, W) is exactly "
+    "mean(beta) for every sample: x, the convolution weight and bias, and gamma do "
+    "not affect the output beyond bf16 rounding noise."
+)
 
 WORKLOAD = Workload(
     id="25k",
@@ -90,12 +98,28 @@ WORKLOAD = Workload(
     cost_fn=cost,
     version=1,
     kernelbench_id=23,
-    degenerate="GroupNorm's weight is ones (constant within each group), so every group's "
-    "normalised values sum to zero and the mean over (C, D, H, W) is exactly "
-    "mean(beta) for every sample: x, the convolution weight and bias, and gamma do "
-    "not affect the output beyond bf16 rounding noise.",
+    degenerate=DEGENERATE,
     insensitive_inputs=("x", "weight", "conv_bias", "gamma"),
     notes="NCDHW input, OIDHW weight. GroupNorm uses the statistics of its input (it has no "
     "running statistics). beta is drawn as 1 + N(0, 1) (public suite: 0.02 N, which "
     "puts the whole output below the tolerance).",
+    upstream=Upstream(
+        file="JAXBench/benchmark/25k_Conv3d_GroupNorm_Mean/baseline.py",
+        commit="8fa8f3ba7eebac9411a0364a043847bd1d3bde8d",
+        date="2026-08-07",
+    ),
+    deviations=(
+        Deviation(
+            "degenerate",
+            "The published semantics are kept (the output is mean(beta) for every sample); the "
+            "workload is marked degenerate and x, weight, conv_bias and gamma are declared "
+            "insensitive.",
+            DEGENERATE,
+        ),
+        Deviation(
+            "inputs",
+            "beta = 1 + N(0, 1) (public: N(0, 1) x 0.02).",
+            "N(0, 1) x 0.02 puts the whole output below the tolerance.",
+        ),
+    ),
 )

@@ -5,6 +5,7 @@ import jax.numpy as jnp
 
 from ._inputs import normal_bf16
 from .base import Workload
+from .upstream import Upstream
 
 
 def create_inputs(cfg, key):
@@ -54,4 +55,10 @@ WORKLOAD = Workload(
     kernelbench_id=29,
     notes="Weight stored (in_features, out_features) as in the public suite, i.e. the "
     "transpose of nn.Linear.weight. softplus is the stable form (jax.nn.softplus).",
+    upstream=Upstream(
+        file="JAXBench/benchmark/27k_Matmul_Mish_Mish/baseline.py",
+        commit="cdb22344568ebdbe985dee3cbbf9015597614a68",
+        date="2026-07-09",
+    ),
+    deviations=(),
 )

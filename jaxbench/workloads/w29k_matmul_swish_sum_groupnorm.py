@@ -5,6 +5,7 @@ import jax.numpy as jnp
 
 from ._inputs import normal_bf16
 from .base import Workload
+from .upstream import Deviation, Upstream
 
 
 def create_inputs(cfg, key):
@@ -67,4 +68,16 @@ WORKLOAD = Workload(
     "random (public: ones and zeros). The public baseline hard-codes 4096 features "
     "and 64 groups, so the small profile keeps both (and a 1024-long contraction): "
     "the public file runs unchanged at either profile.",
+    upstream=Upstream(
+        file="JAXBench/benchmark/29k_Matmul_Swish_Sum_GroupNorm/baseline.py",
+        commit="cdb22344568ebdbe985dee3cbbf9015597614a68",
+        date="2026-07-09",
+    ),
+    deviations=(
+        Deviation(
+            "inputs",
+            "GroupNorm gn_weight 1 + 0.1 N and gn_bias 0.1 N (public: ones and zeros).",
+            "The public ones / zeros make the affine step an identity, which a kernel could skip unnoticed.",
+        ),
+    ),
 )

@@ -5,6 +5,7 @@ import jax.numpy as jnp
 
 from ._inputs import normal_bf16
 from .base import Workload
+from .upstream import Deviation, Upstream
 
 
 def create_inputs(cfg, key):
@@ -57,4 +58,18 @@ WORKLOAD = Workload(
     notes="Both weights stored (out, in) as nn.Linear.weight. Output (batch,). Weights "
     "0.1 N and biases N(0, 1) (public: all 0.02 N, which leaves the output within the "
     "tolerance of a constant).",
+    upstream=Upstream(
+        file="JAXBench/benchmark/32k_Gemm_Sigmoid_LogSumExp/baseline.py",
+        commit="8fa8f3ba7eebac9411a0364a043847bd1d3bde8d",
+        date="2026-08-07",
+    ),
+    deviations=(
+        Deviation(
+            "inputs",
+            "w1 and w2 N(0, 1) x 0.1, b1 and b2 N(0, 1) (public: all N(0, 1) x 0.02).",
+            "With the public scales the logits vary by a few hundredths and the logsumexp is "
+            "log(output_size) plus a near-constant, so a constant output (or one that ignores x "
+            "or the biases) passes.",
+        ),
+    ),
 )

@@ -6,6 +6,7 @@ from jax import lax
 
 from ._inputs import normal_bf16
 from .base import Workload
+from .upstream import Upstream
 
 
 def create_inputs(cfg, key):
@@ -76,4 +77,10 @@ WORKLOAD = Workload(
     version=1,
     kernelbench_id=47,
     notes="NCDHW input, OIDHW weight (PyTorch layouts).",
+    upstream=Upstream(
+        file="JAXBench/benchmark/33k_Conv3d_Mish_Tanh/baseline.py",
+        commit="cdb22344568ebdbe985dee3cbbf9015597614a68",
+        date="2026-07-09",
+    ),
+    deviations=(),
 )

@@ -5,6 +5,7 @@ import jax.numpy as jnp
 
 from ._inputs import normal_bf16
 from .base import Workload
+from .upstream import Upstream
 
 
 def create_inputs(cfg, key):
@@ -69,4 +70,10 @@ WORKLOAD = Workload(
     notes="Weight stored (in_features, out_features) as in the public suite, i.e. the "
     "transpose of nn.Linear.weight. The clip is reached only by GEMM outputs beyond "
     "+-4 (a few in 10^4 elements with these inputs).",
+    upstream=Upstream(
+        file="JAXBench/benchmark/35k_Gemm_Scaling_Hardtanh_GELU/baseline.py",
+        commit="cdb22344568ebdbe985dee3cbbf9015597614a68",
+        date="2026-07-09",
+    ),
+    deviations=(),
 )

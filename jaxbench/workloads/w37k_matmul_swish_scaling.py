@@ -5,6 +5,7 @@ import jax.numpy as jnp
 
 from ._inputs import normal_bf16
 from .base import Workload
+from .upstream import Upstream
 
 
 def create_inputs(cfg, key):
@@ -52,4 +53,10 @@ WORKLOAD = Workload(
     notes="Weight stored (in_features, out_features) as in the public suite, i.e. the "
     "transpose of nn.Linear.weight. Precision-sensitive: the reference rounds the "
     "GEMM output to bf16 and runs the elementwise steps in bf16.",
+    upstream=Upstream(
+        file="JAXBench/benchmark/37k_Matmul_Swish_Scaling/baseline.py",
+        commit="cdb22344568ebdbe985dee3cbbf9015597614a68",
+        date="2026-07-09",
+    ),
+    deviations=(),
 )

@@ -6,6 +6,7 @@ from jax import lax
 
 from ._inputs import normal_bf16
 from .base import Workload
+from .upstream import Deviation, Upstream
 
 
 def create_inputs(cfg, key):
@@ -78,4 +79,18 @@ WORKLOAD = Workload(
     "U[0, 1) plus a random N(0, 1) offset per (image, channel): with the public "
     "suite's i.i.d. U[0, 1) pixels the pooled output is the same for every draw "
     "within the tolerance (x did not matter).",
+    upstream=Upstream(
+        file="JAXBench/benchmark/39k_Conv2d_GELU_GlobalAvgPool/baseline.py",
+        commit="cdb22344568ebdbe985dee3cbbf9015597614a68",
+        date="2026-07-09",
+    ),
+    deviations=(
+        Deviation(
+            "inputs",
+            "x = U[0, 1) plus a N(0, 1) offset per (image, channel) (public: i.i.d. U[0, 1) pixels).",
+            "The global average pool sees x only through per-image statistics: with i.i.d. pixels "
+            "every draw gives the same output within the tolerance, so a kernel that ignored x "
+            "would pass.",
+        ),
+    ),
 )

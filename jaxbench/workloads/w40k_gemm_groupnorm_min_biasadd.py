@@ -5,6 +5,7 @@ import jax.numpy as jnp
 
 from ._inputs import normal_bf16
 from .base import Workload
+from .upstream import Deviation, Upstream
 
 
 def create_inputs(cfg, key):
@@ -73,4 +74,16 @@ WORKLOAD = Workload(
     "baseline hard-codes 512 groups, so the small profile keeps the 8192 features "
     "(groups of 16) and shortens the contraction to 512: the public file runs "
     "unchanged at either profile.",
+    upstream=Upstream(
+        file="JAXBench/benchmark/40k_Gemm_GroupNorm_Min_BiasAdd/baseline.py",
+        commit="cdb22344568ebdbe985dee3cbbf9015597614a68",
+        date="2026-07-09",
+    ),
+    deviations=(
+        Deviation(
+            "inputs",
+            "GroupNorm gn_weight 1 + 0.1 N and gn_bias 0.1 N (public: ones and zeros).",
+            "The public ones / zeros make the affine step an identity, which a kernel could skip unnoticed.",
+        ),
+    ),
 )

@@ -5,6 +5,7 @@ import jax.numpy as jnp
 
 from ._inputs import normal_bf16
 from .base import Workload
+from .upstream import Deviation, Upstream
 
 
 def create_inputs(cfg, key):
@@ -53,4 +54,17 @@ WORKLOAD = Workload(
     notes="Weight stored (input_size, output_size) as in the public suite, i.e. the "
     "transpose of nn.Linear.weight. Bias drawn as 0.5 N (public: 0.02 N, which the "
     "division by 10 puts far below the tolerance).",
+    upstream=Upstream(
+        file="JAXBench/benchmark/44k_Matmul_Divide_GELU/baseline.py",
+        commit="cdb22344568ebdbe985dee3cbbf9015597614a68",
+        date="2026-07-09",
+    ),
+    deviations=(
+        Deviation(
+            "inputs",
+            "bias N(0, 1) x 0.5 (public: x 0.02).",
+            "After the division by 10 a 0.02 bias moves the output by ~1e-3, far below the "
+            "tolerance, so a kernel that dropped the bias would pass.",
+        ),
+    ),
 )

@@ -5,6 +5,7 @@ import jax.numpy as jnp
 
 from ._inputs import normal_bf16
 from .base import Workload
+from .upstream import Deviation, Upstream
 
 
 def create_inputs(cfg, key):
@@ -72,4 +73,16 @@ WORKLOAD = Workload(
     "and 256 groups, so the small profile keeps both (groups of 32) and shortens the "
     "contraction to 512: the public file runs unchanged at either profile. "
     "Precision-sensitive: the reference mirrors the bf16 flow.",
+    upstream=Upstream(
+        file="JAXBench/benchmark/45k_Gemm_GroupNorm_Swish_Multiply_Swish/baseline.py",
+        commit="8fa8f3ba7eebac9411a0364a043847bd1d3bde8d",
+        date="2026-08-07",
+    ),
+    deviations=(
+        Deviation(
+            "inputs",
+            "GroupNorm gn_weight 1 + 0.1 N and gn_bias 0.1 N (public: ones and zeros).",
+            "The public ones / zeros make the affine step an identity, which a kernel could skip unnoticed.",
+        ),
+    ),
 )

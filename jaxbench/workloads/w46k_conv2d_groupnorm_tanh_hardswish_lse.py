@@ -6,6 +6,7 @@ from jax import lax
 
 from ._inputs import normal_bf16
 from .base import Workload
+from .upstream import Deviation, Upstream
 
 
 def create_inputs(cfg, key):
@@ -96,4 +97,20 @@ WORKLOAD = Workload(
     "constant passed for most pixels) and conv_bias, gn_weight and gn_bias changed "
     "the output by less than the tolerance. Here conv weight 0.2 N (about Kaiming "
     "scale for fan-in 72), conv bias 0.5 N, gn_weight 1 + N, gn_bias N.",
+    upstream=Upstream(
+        file="JAXBench/benchmark/46k_Conv2d_GroupNorm_Tanh_HardSwish_ResidualAdd_LogSumExp/baseline.py",
+        commit="8fa8f3ba7eebac9411a0364a043847bd1d3bde8d",
+        date="2026-08-07",
+    ),
+    deviations=(
+        Deviation(
+            "inputs",
+            "conv_weight N(0, 1) x 0.2, conv_bias x 0.5, GroupNorm gn_weight 1 + N(0, 1) and "
+            "gn_bias N(0, 1) (public: conv weight and bias x 0.02, GroupNorm ones and zeros).",
+            "With the public scales the 64 channels are nearly equal: the logsumexp is about log "
+            "64 + 0.2 everywhere (pixel spread 0.035 against a tolerance of 0.053, so a constant "
+            "passes for most pixels), and conv_bias, gn_weight and gn_bias change the output by "
+            "less than the tolerance.",
+        ),
+    ),
 )

@@ -5,6 +5,7 @@ import jax.numpy as jnp
 
 from ._inputs import normal_bf16
 from .base import Workload
+from .upstream import Upstream
 
 
 def create_inputs(cfg, key):
@@ -68,4 +69,10 @@ WORKLOAD = Workload(
     notes="The final clip never binds: tanh of a Swish lies in (-0.28, 1) and its GELU in "
     "about (-0.11, 0.85), so a kernel may drop it. Weight stored "
     "(in_features, out_features) as in the public suite.",
+    upstream=Upstream(
+        file="JAXBench/benchmark/47k_Matmul_Add_Swish_Tanh_GELU_Hardtanh/baseline.py",
+        commit="cdb22344568ebdbe985dee3cbbf9015597614a68",
+        date="2026-07-09",
+    ),
+    deviations=(),
 )

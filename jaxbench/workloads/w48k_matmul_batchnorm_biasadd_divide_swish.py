@@ -5,6 +5,7 @@ import jax.numpy as jnp
 
 from ._inputs import normal_bf16
 from .base import Workload
+from .upstream import Deviation, Upstream
 
 
 def create_inputs(cfg, key):
@@ -84,4 +85,18 @@ WORKLOAD = Workload(
     "division by 1.0 is the original problem's constant. Weight stored "
     "(in_features, out_features) as in the public suite. Precision-sensitive: the "
     "reference mirrors the bf16 flow. bn_momentum is unused.",
+    upstream=Upstream(
+        file="JAXBench/benchmark/48k_Matmul_BatchNorm_BiasAdd_Divide_Swish/baseline.py",
+        commit="cdb22344568ebdbe985dee3cbbf9015597614a68",
+        date="2026-07-09",
+    ),
+    deviations=(
+        Deviation(
+            "inputs",
+            "BatchNorm running mean 0.5 N, variance U[0.5, 1.5), scale 1 + 0.1 N, bias 0.1 N; "
+            "scalar bias N(0, 1) (public: ones / zeros / zeros / ones and a 0.02 N scalar bias).",
+            "The public running statistics make BatchNorm an identity in bf16, and a 0.02 scalar "
+            "bias shifts the output by less than the tolerance.",
+        ),
+    ),
 )

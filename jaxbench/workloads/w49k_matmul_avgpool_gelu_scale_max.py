@@ -5,6 +5,7 @@ import jax.numpy as jnp
 
 from ._inputs import normal_bf16
 from .base import Workload
+from .upstream import Deviation, Upstream
 
 
 def create_inputs(cfg, key):
@@ -75,4 +76,17 @@ WORKLOAD = Workload(
     notes="Weight stored (in_features, out_features) as in the public suite, i.e. the "
     "transpose of nn.Linear.weight. Bias drawn as 0.2 N (public: 0.02 N, whose "
     "16-feature averages change the output by less than the tolerance).",
+    upstream=Upstream(
+        file="JAXBench/benchmark/49k_Matmul_AvgPool_GELU_Scale_Max/baseline.py",
+        commit="cdb22344568ebdbe985dee3cbbf9015597614a68",
+        date="2026-07-09",
+    ),
+    deviations=(
+        Deviation(
+            "inputs",
+            "bias N(0, 1) x 0.2 (public: x 0.02).",
+            "Averaged over 16 features a 0.02 bias moves the output by less than the tolerance, "
+            "so a kernel that dropped the bias would pass.",
+        ),
+    ),
 )

@@ -5,6 +5,7 @@ import jax.numpy as jnp
 
 from ._inputs import normal_bf16
 from .base import Workload
+from .upstream import Deviation, Upstream
 
 
 def create_inputs(cfg, key):
@@ -30,6 +31,16 @@ def cost(cfg):
     return flops, 2 * (b * k + k * n + n + b * n)
 
 
+TOLERANCE_REASON = (
+    "A softmax over N = out_features gives probabilities near 1/N "
+    "(1.2e-4 at full size, largest ~0.01): the default atol of 1e-2 "
+    "accepts an all-zero output there. atol 1e-4 checks every "
+    "probability above ~1/N; rtol 6e-2 (a logit error of 0.06) covers "
+    "the bf16 rounding of logits of magnitude 2-8 after the GELU "
+    "(a float32-internal implementation differs from the bf16 "
+    "reference by up to 2% relative on the small profile)."
+)
+
 WORKLOAD = Workload(
     id="50k",
     slug="50k-matmul-gelu-softmax",
@@ -50,14 +61,25 @@ WORKLOAD = Workload(
     version=1,
     atol=1e-4,
     rtol=6e-2,
-    tolerance_reason="A softmax over N = out_features gives probabilities near 1/N "
-    "(1.2e-4 at full size, largest ~0.01): the default atol of 1e-2 "
-    "accepts an all-zero output there. atol 1e-4 checks every "
-    "probability above ~1/N; rtol 6e-2 (a logit error of 0.06) covers "
-    "the bf16 rounding of logits of magnitude 2-8 after the GELU "
-    "(a float32-internal implementation differs from the bf16 "
-    "reference by up to 2% relative on the small profile).",
+    tolerance_reason=TOLERANCE_REASON,
     kernelbench_id=99,
     notes="Weight stored (in_features, out_features) as in the public suite, i.e. the "
     "transpose of nn.Linear.weight. Bias drawn as 0.1 N (public: 0.02 N).",
+    upstream=Upstream(
+        file="JAXBench/benchmark/50k_Matmul_GELU_Softmax/baseline.py",
+        commit="8fa8f3ba7eebac9411a0364a043847bd1d3bde8d",
+        date="2026-08-07",
+    ),
+    deviations=(
+        Deviation(
+            "tolerance",
+            "atol 1e-4, rtol 6e-2 (public harness: atol = rtol = 1e-2).",
+            TOLERANCE_REASON,
+        ),
+        Deviation(
+            "inputs",
+            "bias N(0, 1) x 0.1 (public: x 0.02).",
+            "A 0.02 shift of a logit is invisible under the tolerance.",
+        ),
+    ),
 )

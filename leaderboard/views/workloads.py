@@ -6,6 +6,7 @@ from jaxbench.workloads.sets import SET_FILTERS, SET_LABELS
 from leaderboard.data import default_hardware, experts_for
 from leaderboard.highlight import STYLE_DEFS, highlighted
 from leaderboard.models import SubmissionSummary, WorkloadResult
+from leaderboard.null_kernels import describe, deviation_rows
 from leaderboard.versions import earlier_results, parse_versions
 from leaderboard.views.workload_results import workload_results_context
 from submissions.models import Submission
@@ -86,6 +87,7 @@ def workload_list(request):
                 "intensity": _intensity(w.costs.get(full, {})),
                 "best": best.get(w.pk, {}),
                 "n_configurations": len(w.cases("full")) if w.configurations else 0,
+                "audit": describe(w.null_audit, w.degenerate),
             }
         )
     levels = set(Workload.objects.values_list("level", flat=True).distinct())
@@ -112,6 +114,8 @@ def workload_detail(request, slug):
         "configurations": _configuration_table(w),
         "reference_html": highlighted(w.reference_source),
         "pygments_css": STYLE_DEFS,
+        "deviations": deviation_rows(w.deviations),
+        "audit": describe(w.null_audit, w.degenerate),
     }
     # the results section: baselines, experts, published results, roofline
     ctx.update(workload_results_context(w))

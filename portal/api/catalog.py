@@ -43,7 +43,7 @@ class WorkloadViewSet(viewsets.ReadOnlyModelViewSet):
     def get_queryset(self):
         qs = super().get_queryset()
         if self.action == "list":
-            qs = qs.defer("reference_source", "shapes", "costs", "profiles")
+            qs = qs.defer("reference_source", "shapes", "costs", "profiles", "upstream", "deviations", "null_audit")
         return qs
 
     def get_object(self):

@@ -49,6 +49,19 @@ class WorkloadDetailSerializer(WorkloadSerializer):
     shapes = serializers.JSONField(help_text="Per profile: input and output shapes and dtypes.")
     costs = serializers.JSONField(help_text="Per profile: analytic FLOPs and bytes.")
     input_names = serializers.ListField(child=serializers.CharField())
+    upstream = serializers.JSONField(
+        help_text="The public suite file this workload matches: file, commit (40 hex), date, url "
+        "(the file at that commit), commit_url, history_url; {} for a workload without one."
+    )
+    deviations = serializers.JSONField(
+        help_text="Deliberate deviations from the public file: [{kind, what, why}], [] when none."
+    )
+    null_audit = serializers.JSONField(
+        help_text="The null-kernel audit: content_hash it was computed for, current (is that this "
+        "version's), ours (per null kernel: passes, excess = error over allowance, n_fail, size) and "
+        "public (the public check at the recorded commit: status, sizes, per null kernel passes, "
+        "max_diff); {} when not audited. /docs/#null-kernels."
+    )
 
     class Meta(WorkloadSerializer.Meta):
         fields = WorkloadSerializer.Meta.fields + [
@@ -64,6 +77,9 @@ class WorkloadDetailSerializer(WorkloadSerializer):
             "costs",
             "reference_source",
             "content_hash",
+            "upstream",
+            "deviations",
+            "null_audit",
         ]
 
 

@@ -5,7 +5,9 @@ from django.templatetags.static import static
 from catalog.models import Workload
 from evaluator.health import status
 from jaxbench.verdict import pallas_share
+from jaxbench.workloads.upstream import DEVIATION_KINDS, REPOSITORY_URL, SUITE_DIR
 from leaderboard.columns import COLUMNS
+from leaderboard.null_kernels import describe
 from leaderboard.study import PUBLISHED_RESULTS
 
 
@@ -22,12 +24,57 @@ def docs(request):
             for wid, (share, reason) in sorted(pallas_share.OUTSIDE_ALLOWANCE.items())
         ],
     }
-    public_file_notes = Workload.objects.exclude(public_file_note="").only("wid", "slug", "title", "public_file_note")
+    rows = list(
+        Workload.objects.only(
+            "wid", "slug", "title", "level", "public_file_note", "degenerate", "upstream", "deviations", "null_audit"
+        )
+    )
+    public_file_notes = [w for w in rows if w.public_file_note]
     return render(
         request,
         "portal/docs.html",
-        {"pallas": pallas, "public_file_notes": public_file_notes, "board_columns": COLUMNS},
+        {
+            "pallas": pallas,
+            "public_file_notes": public_file_notes,
+            "board_columns": COLUMNS,
+            "upstream": upstream_summary(rows),
+        },
     )
+
+
+def upstream_summary(rows) -> dict:
+    """For /docs/#upstream and #null-kernels: the deviation kinds with the workloads of each, and
+    the null-kernel audit over all workloads (ours: how many null kernels, how many pass; the
+    public check: the workloads where it accepts one, with which)."""
+    kinds = [
+        {"kind": k, "text": text, "workloads": [w for w in rows if any(d.get("kind") == k for d in w.deviations or [])]}
+        for k, text in DEVIATION_KINDS.items()
+    ]
+    audited, public_passes, ours_passes, public_not_run = 0, [], [], []
+    n_kernels = 0
+    for w in rows:
+        a = describe(w.null_audit, w.degenerate)
+        if a is None:
+            continue
+        audited += 1
+        n_kernels += a["n"]
+        if not a["all_fail"]:
+            ours_passes.append({"w": w, "line": a["ours_line"], "degenerate": w.degenerate})
+        if a["public_passes"]:
+            public_passes.append({"w": w, "line": a["public_line"], "sizes": a["public"].get("sizes", "")})
+        elif a["public"].get("status") != "run":
+            public_not_run.append({"w": w, "line": a["public_line"], "reason": a["public"].get("reason", "")})
+    return {
+        "suite_url": f"{REPOSITORY_URL}/tree/main/{SUITE_DIR}",
+        "with_file": sum(1 for w in rows if w.upstream),
+        "without_deviations": [w for w in rows if w.upstream and not w.deviations],
+        "kinds": kinds,
+        "audited": audited,
+        "n_kernels": n_kernels,
+        "ours_passes": ours_passes,
+        "public_passes": public_passes,
+        "public_not_run": public_not_run,
+    }
 
 
 def health(request):
