@@ -21,11 +21,13 @@ the stored current states of those summaries (``all`` only) and their other eval
 
 from __future__ import annotations
 
+import hashlib
 import re
 import types
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from django.core.cache import cache
 from django.db.models import F
 
 from evaluator.models import Evaluation, current_harness_version, current_versions
@@ -39,6 +41,7 @@ from leaderboard.models import SubmissionSummary, WorkloadResult
 CURRENT = "current"
 ALL = "all"
 HARNESS = "harness-"
+CACHE_SECONDS = 3600  # a summary's figures under a choice of versions, keyed by its updated_at
 _VERSION = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.+_-]{0,19}$")
 
 
@@ -121,7 +124,11 @@ def recompute(
     each evaluated summary the choice changes recomputed from the evaluation rows (the others
     as stored; with an explicit harness, the summaries without a result under it dropped).
     Returns (rows, overrides): ``overrides`` maps a recomputed summary's pk to what the charts
-    read of it (``best``, the chosen set's ``curves``, per-workload ``aggs``)."""
+    read of it (``best``, the chosen set's ``curves``, per-workload ``aggs``).
+
+    Each summary's recomputed figures are cached under its ``updated_at`` (every change of its
+    evaluations, earlier ones included, touches it), so a board recomputes only the submissions
+    that changed since it was last shown under these versions."""
     if versions == CURRENT:
         return raw, {}
     harness = harness_of(versions)
@@ -137,6 +144,40 @@ def recompute(
         raw = [s for s in raw if s["source"] != SubmissionSummary.EVALUATED or s["pk"] in ids]
     if not touched:
         return raw, {}
+    sizes = {name: len(members.get(name, ())) for name in SET_NAMES}
+    shape = (versions, current_harness_version(), tuple(sorted(sizes.items())))
+    keys = {s["pk"]: _cache_key(s, shape) for s in touched}
+    found = cache.get_many(list(keys.values()))
+    entries = {pk: found[key] for pk, key in keys.items() if key in found}
+    missing = [s for s in touched if s["pk"] not in entries]
+    if missing:
+        fresh = _summaries(hardware, harness, missing, members, sizes)
+        cache.set_many({keys[pk]: entry for pk, entry in fresh.items()}, CACHE_SECONDS)
+        entries.update(fresh)
+    out_rows, overrides = [], {}
+    for s in raw:
+        entry = entries.get(s["pk"]) if s["source"] == SubmissionSummary.EVALUATED else None
+        if entry is None:
+            out_rows.append(s)
+            continue
+        curves = entry["curves"]
+        out_rows.append(
+            dict(s, **entry["fields"], **{f"curves_{wset}": curves[wset], "curves_expert": curves["expert"]})
+        )
+        overrides[s["pk"]] = {"best": entry["best"], "curves": curves[wset], "aggs": entry["aggs"]}
+    return out_rows, overrides
+
+
+def _cache_key(summary: Mapping, shape: tuple) -> str:
+    stamp = summary["updated_at"].isoformat() if summary.get("updated_at") else ""
+    return "lb:versions:" + hashlib.sha256(repr((summary["pk"], stamp, shape)).encode()).hexdigest()[:40]
+
+
+def _summaries(
+    hardware, harness: str | None, touched: Sequence[Mapping], members: Mapping[str, Sequence[Mapping]], sizes
+) -> dict[int, dict]:
+    """summary pk -> its figures under ``harness`` (None: every version), folded from the
+    evaluation rows (and, for every version, the stored current states): two queries."""
     current_harness = current_harness_version()
     by_sub = {s["submission_id"]: s for s in touched}
     rows = Evaluation.objects.filter(
@@ -148,7 +189,7 @@ def recompute(
         rows = rows.filter(harness_version=harness, workload_version=F("candidate__workload__version"))
     else:
         rows = rows.exclude(current_versions())
-    # (submission, workload) -> [(rank, state, workload version, harness version, jax versions)]
+    # (submission, workload) -> [(rank, state, workload version, harness version, jax, harness versions)]
     found: dict[tuple[int, int], list[tuple]] = {}
     latest: dict[int, int] = {}  # workload pk -> its current version, as the rows name it
     groups = chosen_samples(
@@ -181,16 +222,12 @@ def recompute(
                 (_rank(st, True, wv, current_harness), st, wv, None, None, None)
             )
     wmap = _set_map(members)
-    sizes = {name: len(members.get(name, ())) for name in SET_NAMES}
     chosen: dict[int, dict[int, tuple]] = {}
     for (sub, wl), options_ in found.items():
         if wl in wmap:
             chosen.setdefault(sub, {})[wl] = max(options_, key=lambda o: o[0])
-    out_rows, overrides = [], {}
-    for s in raw:
-        if s["submission_id"] not in by_sub or s["source"] != SubmissionSummary.EVALUATED:
-            out_rows.append(s)
-            continue
+    out = {}
+    for s in touched:
         picks = chosen.get(s["submission_id"], {})
         states = {wl: p[1] for wl, p in picks.items()}
         counts = dict.fromkeys(metrics.OUTCOMES, 0)
@@ -226,27 +263,23 @@ def recompute(
         }
         summary_from_states(summary, states, acc, wmap, sizes, {wl: p[2] for wl, p in picks.items()})
         used = dict(sorted(used.items(), key=lambda kv: _number(kv[0])))
-        out_rows.append(
-            dict(
-                s,
-                n_samples=summary.n_samples,
-                per_sample_correctness=summary.per_sample_correctness,
-                complete=summary.complete,
-                counts=summary.counts,
-                solved_all=summary.solved_all,
-                jax_versions=summary.jax_versions,
-                harness_versions=summary.harness_versions,
-                versions_used=used,
-                version_note=_note(used),
-                **{f"curves_{wset}": getattr(summary, f"curves_{wset}"), "curves_expert": summary.curves_expert},
-            )
-        )
-        overrides[s["pk"]] = {
+        out[s["pk"]] = {
+            "fields": {
+                "n_samples": summary.n_samples,
+                "per_sample_correctness": summary.per_sample_correctness,
+                "complete": summary.complete,
+                "counts": summary.counts,
+                "solved_all": summary.solved_all,
+                "jax_versions": summary.jax_versions,
+                "harness_versions": summary.harness_versions,
+                "versions_used": used,
+                "version_note": _note(used),
+            },
+            "curves": {name: getattr(summary, f"curves_{name}") for name in SET_NAMES},
             "best": summary.best,
-            "curves": getattr(summary, f"curves_{wset}"),
             "aggs": {wl: st.agg for wl, st in states.items()},
         }
-    return out_rows, overrides
+    return out
 
 
 def _number(wid: str) -> int:

@@ -287,6 +287,7 @@ _SUMMARY_FIELDS = (
     "harness_versions",
     "earlier_versions",
     "earlier_harness_versions",
+    "updated_at",
     "solved_all",
     "counts",
     "submission__team__name",

@@ -199,8 +199,10 @@ def _lock_summary(submission_id: int, hardware_id: int, source: str, mode: str) 
         return qs.get(submission_id=submission_id, hardware_id=hardware_id, source=source), False
 
 
-def _note_earlier(submission_id: int, hardware_id: int, harness_version: str) -> None:
-    """One more evaluation of an earlier version kept beside the summary (not folded)."""
+def _note_earlier(submission_id: int, hardware_id: int) -> None:
+    """An evaluation of an earlier version finished (or was reviewed) beside the summary: the
+    summary's count of such rows, and their earlier harnesses, counted again (exact however
+    often a row is announced; a rare path: one grouped query)."""
     with transaction.atomic(savepoint=False):
         summary = (
             SubmissionSummary.objects.select_for_update()
@@ -208,11 +210,11 @@ def _note_earlier(submission_id: int, hardware_id: int, harness_version: str) ->
             .only("pk", "earlier_versions", "earlier_harness_versions")
             .first()
         )
-        if summary is None:  # a rebuild counts it when the summary is made
+        if summary is None:  # a rebuild counts them when the summary is made
             return
-        summary.earlier_versions += 1
-        if harness_version != current_harness_version() and harness_version not in summary.earlier_harness_versions:
-            summary.earlier_harness_versions = sorted([*summary.earlier_harness_versions, harness_version])
+        earlier = earlier_rows(submission_id).get(hardware_id, {})
+        summary.earlier_versions = sum(earlier.values())
+        summary.earlier_harness_versions = sorted(h for h in earlier if h != current_harness_version())
         summary.save(update_fields=["earlier_versions", "earlier_harness_versions", "updated_at"])
 
 
@@ -244,7 +246,7 @@ def refresh_for_evaluation(evaluation) -> WorkloadResult | None:
     if not is_current(ev.workload_version, cand["workload__version"], ev.harness_version):
         # an earlier (or not yet current) workload or harness version: kept, never folded; the
         # summary only notes that the submission page has such rows to list
-        _note_earlier(cand["submission_id"], ev.hardware_id, ev.harness_version)
+        _note_earlier(cand["submission_id"], ev.hardware_id)
         return None
     sample = sample_from_evaluation(
         cand["workload_id"],

@@ -145,3 +145,34 @@ def test_exports_carry_the_choice_and_the_flags(client, board):
     default = client.get("/leaderboard/?hardware=cpu&format=json").json()
     assert default["meta"]["comparable"] is True
     assert {r["submission"]: r for r in default["rows"]}[board["b"].pk]["geomean"] == pytest.approx(_gm(1.5, 1.2))
+
+
+def test_each_summary_is_recomputed_once_until_it_changes(board):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from leaderboard.data import Query, leaderboard_data
+
+    q = Query.from_params({"hardware": "cpu", "versions": "all"})
+
+    def evaluation_queries():
+        with CaptureQueriesContext(connection) as ctx:
+            data = leaderboard_data(q, use_cache=False)
+        return sum('"evaluator_evaluation"' in c["sql"] for c in ctx.captured_queries), data
+
+    cache.clear()
+    assert evaluation_queries()[0] == 1  # B and C folded from their rows
+    n, data = evaluation_queries()
+    assert n == 0 and {r["submission"]: r for r in data["rows"]}[board["b"].pk]["geomean"] == pytest.approx(
+        _gm(8.0, 1.2)
+    )
+    # a new earlier-harness verdict of B: only B is folded again, and it counts
+    old = Evaluation.objects.get(candidate__submission=board["b"], candidate__workload=board["w"][1])
+    late = factories.rescored_row(old, 9.0, harness_version="1.0.0")
+    from leaderboard.aggregates.refresh import refresh_for_evaluation
+
+    assert refresh_for_evaluation(late) is None
+    n, data = evaluation_queries()
+    assert n == 1 and {r["submission"]: r for r in data["rows"]}[board["b"].pk]["geomean"] == pytest.approx(
+        _gm(8.0, 9.0)
+    )
