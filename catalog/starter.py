@@ -17,7 +17,8 @@ def _module_parts(module, seen: set[str]) -> tuple[list[str], list[str]]:
     imports, defs = [], []
     for node in tree.body:
         if isinstance(node, ast.ImportFrom) and node.level:
-            if node.module in (None, "base"):
+            # the Workload declaration and its upstream metadata are not the computation
+            if node.module in (None, "base", "upstream"):
                 continue
             helper = importlib.import_module("." * node.level + node.module, module.__package__)
             if helper.__name__ not in seen:

@@ -34,7 +34,10 @@ def test_the_starter_file_is_self_contained_and_defines_workload(wid, client):
     w = factories.workload(wid)
     source = starter_source(w.registry_entry)
     tree = ast.parse(source)
+    compile(source, "candidate.py", "exec")  # as Python loads it: a misplaced __future__ import fails here
     assert any(isinstance(n, ast.FunctionDef) and n.name == "workload" for n in tree.body)
+    # the computation only: the workload's declaration and its upstream metadata stay out
+    assert "Upstream(" not in source and "REPOSITORY" not in source
     relative = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level]
     assert relative == [], "a starter file must not import the registry's helpers"
     resp = client.get(f"/workloads/{w.slug}/starter.py")
