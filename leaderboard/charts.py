@@ -328,7 +328,7 @@ def speedup_heatmap(
         zr, tr = [], []
         for wid in workloads:
             s = best.get(wid)
-            zr.append(None if s is None else math.log2(s))
+            zr.append(None if s is None else round(math.log2(s), 3))  # a colour: 3 decimals are plenty
             cell = "no correct kernel" if s is None else f"{s:.2f}x"
             tr.append(f"{cell} ({versions[wid]})" if wid in versions else cell)
         z.append(zr)
@@ -343,8 +343,7 @@ def speedup_heatmap(
             "heatmap",
             z=z,
             x=list(workloads),
-            y=[_short(r["label"]) for r in rows],
-            customdata=[[r["label"]] * len(workloads) for r in rows],
+            y=[r["label"] for r in rows],  # whole in the hover; the axis shows them cut (ticktext)
             text=text,
             colorscale="RdBu",
             zmid=0,
@@ -359,9 +358,10 @@ def speedup_heatmap(
                 "ticktext": ["0.25x", "0.5x", "1x", "2x", "4x"],
                 "thickness": 14,
             },
-            hovertemplate="%{customdata}<br>%{x}: %{text}<extra></extra>",
+            hovertemplate="%{y}<br>%{x}: %{text}<extra></extra>",
         )
     ]
+    labels = [r["label"] for r in rows]
     return _figure(
         data,
         {
@@ -373,7 +373,13 @@ def speedup_heatmap(
                 "automargin": True,
                 "title": {"text": "workload"},
             },
-            "yaxis": {"type": "category", "autorange": "reversed", "automargin": True},
+            "yaxis": {
+                "type": "category",
+                "autorange": "reversed",
+                "automargin": True,
+                "tickvals": labels,
+                "ticktext": [_short(label) for label in labels],
+            },
             "margin": {"t": 72 if subtitle else 56},
             "height": 200 + 30 * len(rows),
         },

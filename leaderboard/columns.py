@@ -107,5 +107,3 @@ COLUMNS: tuple[Column, ...] = (
     Column("jax", "JAX", "The JAX versions the row's samples were evaluated with.", num=False, hidden=True),
     Column("harness", "Harness", "The harness versions the row's samples were evaluated with.", num=False, hidden=True),
 )
-
-BY_KEY = {c.key: c for c in COLUMNS}

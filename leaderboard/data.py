@@ -24,11 +24,12 @@ from django.utils import timezone
 
 from catalog.models import ExpertReference, HardwareTarget, Workload
 from jaxbench import metrics
-from jaxbench.metrics.curves import set_values, unpack_curves
+from jaxbench.metrics.curves import point_of, set_values, unpack_curves, unpack_point
 from jaxbench.record import faster_than
 from jaxbench.traces import SELECTION_LABELS
 from jaxbench.workloads.sets import SET_FILTERS, SET_LABELS, SET_NAMES
 from leaderboard import board_versions
+from leaderboard.curve_points import curve_point
 from leaderboard.models import SubmissionSummary, WorkloadResult
 from submissions.models import Submission
 
@@ -304,9 +305,11 @@ _SUMMARY_FIELDS = (
 )
 
 
-def _row(s: Mapping, q: Query, curves, expert_curves, sizes: Mapping[str, int], expert_gm: float | None) -> dict:
-    v = set_values(curves, sizes[q.wset], q.n)
-    ex = set_values(expert_curves, sizes["expert"], q.n)
+def _row(s: Mapping, q: Query, point, expert_point, sizes: Mapping[str, int], expert_gm: float | None) -> dict:
+    """A board row; ``point``/``expert_point``: the chosen set's and the expert set's curves at
+    the query's budget (``unpack_point``)."""
+    v = set_values(point, sizes[q.wset])
+    ex = set_values(expert_point, sizes["expert"])
     if s["source"] == SubmissionSummary.REPORTED:
         provenance = "self-reported"
     else:
@@ -436,11 +439,12 @@ def _compute(q: Query) -> dict:
     base = SubmissionSummary.objects.filter(hardware=q.hardware, submission__in=Submission.objects.public())
     fs = LeaderboardFilter({"method": q.method, "model": q.model, "selection": q.selection}, base)
     qs = fs.qs if fs.is_valid() else base.none()
-    fields = list(_SUMMARY_FIELDS) + [f"curves_{q.wset}"] + ([] if q.wset == "expert" else ["curves_expert"])
+    # each curve at the budget only, cut out by the database (leaderboard.curve_points)
+    points = {"point": curve_point(f"curves_{q.wset}", q.n), "expert_point": curve_point("curves_expert", q.n)}
     ranked, reported, partial = [], [], []
     ids = {"ranked": [], "reported": [], "partial": []}
     verified_subs = set()
-    raw = list(qs.values(*fields).order_by())
+    raw = list(qs.values(*_SUMMARY_FIELDS, **points).order_by())
     version_options = board_versions.options(raw, q.versions)
     raw, overrides = board_versions.recompute(q.hardware, q.versions, raw, members, q.wset)
     # The filter menus list every method and model of the board: without a filter they are
@@ -452,9 +456,9 @@ def _compute(q: Query) -> dict:
     )
     choices = {"methods": sorted({m for m, _ in pairs}), "models": sorted({m for _, m in pairs if m})}
     for s in raw:
-        curves = unpack_curves(s[f"curves_{q.wset}"])
-        expert_curves = unpack_curves(s["curves_expert"]) if q.wset != "expert" else curves
-        r = _row(s, q, curves, expert_curves, sizes, expert_gm)
+        if f"curves_{q.wset}" in s:  # recomputed under other versions (board_versions): whole curves
+            s = dict(s, point=point_of(s[f"curves_{q.wset}"], q.n), expert_point=point_of(s["curves_expert"], q.n))
+        r = _row(s, q, unpack_point(s["point"]), unpack_point(s["expert_point"]), sizes, expert_gm)
         if s["source"] == SubmissionSummary.REPORTED:
             reported.append(r)
             ids["reported"].append(s["pk"])

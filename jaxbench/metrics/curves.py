@@ -8,7 +8,7 @@ contribution is constant. A set's curves are the sums over its workloads, so the
 at N is ``exp(log_sum(N) / |W|)`` (exactly ``metrics.floored_geomean``), the unfloored one
 ``exp(ulog_sum(N) / solved_sum(N))`` (``metrics.unfloored_geomean``), solved(N) is
 ``solved_sum(N)`` and fast@N is ``fast_sum(N) / |W|``: any N is answered from one summary row.
-Curves are stored as packed little-endian float64 arrays (``pack_curves``): a page reads the
+Curves are stored packed, one float64 record per budget N (``pack_curves``): a board reads the
 value at N of hundreds of summaries in microseconds.
 
 Folding. ``fold`` adds ONE sample (``FoldSample``, built by ``samples``) to its workload's ``WorkloadState``
@@ -42,34 +42,88 @@ LO_CAP = 1e-12  # an interval whose low end is 0 (noise swamps the baseline) is 
 # --------------------------------------------------------------------------------------------
 
 
+# Layout: a little-endian uint32 header (L | ROWS), then one record of the CURVE_KEYS values
+# (float64) per budget N, the LAST N FIRST. A board reads one record per summary in SQL
+# (``record_start``: the full budget is the first record, a prefix the database reads without
+# the rest) instead of fetching every curve. Headers without ROWS are the earlier layout (one
+# array per key, N ascending; before the unfloored curves, five keys): still read, repacked
+# by the migration leaderboard 0005.
+ROWS = 0x80000000
+HEADER = 4
+RECORD = 8 * len(CURVE_KEYS)  # bytes of one budget's record
+
+
 def pack_curves(curves: Mapping[str, Iterable[float]] | None) -> bytes:
     """``{key: [v_1 .. v_L]}`` for the keys of CURVE_KEYS (equal lengths) -> bytes."""
     if not curves:
-        return struct.pack("<I", 0)
+        return struct.pack("<I", ROWS)
     cols = [array.array("d", curves[k]) for k in CURVE_KEYS]
     n = len(cols[0])
     if any(len(c) != n for c in cols):
         raise ValueError("curves must have equal lengths")
-    out = array.array("d")
-    for c in cols:
-        out.extend(c)
+    out = array.array("d", bytes(RECORD * n))
+    for i, c in enumerate(cols):
+        c.reverse()
+        out[i :: len(CURVE_KEYS)] = c
     if sys.byteorder != "little":
         out.byteswap()
-    return struct.pack("<I", n) + out.tobytes()
+    return struct.pack("<I", n | ROWS) + out.tobytes()
 
 
 def unpack_curves(blob: bytes | bytearray | memoryview | None) -> dict[str, array.array[float]]:
     data = bytes(blob or b"")
-    if len(data) < 4:
+    if len(data) < HEADER:
         return {k: array.array("d") for k in CURVE_KEYS}
-    (n,) = struct.unpack_from("<I", data)
+    (header,) = struct.unpack_from("<I", data)
+    n = header & ~ROWS
     arr = array.array("d")
-    arr.frombytes(data[4 : 4 + 8 * n * len(CURVE_KEYS)])
+    if header & ROWS:
+        arr.frombytes(data[HEADER : HEADER + RECORD * n])
+        if sys.byteorder != "little":
+            arr.byteswap()
+        out = {}
+        for i, k in enumerate(CURVE_KEYS):
+            col = arr[i :: len(CURVE_KEYS)]
+            col.reverse()
+            out[k] = col
+        return out
+    arr.frombytes(data[HEADER : HEADER + 8 * n * len(CURVE_KEYS)])
     if sys.byteorder != "little":
         arr.byteswap()
     if len(arr) == n * _OLD_KEYS:  # packed before the unfloored curves
         arr.extend([math.nan] * (n * (len(CURVE_KEYS) - _OLD_KEYS)))
     return {k: arr[i * n : (i + 1) * n] for i, k in enumerate(CURVE_KEYS)}
+
+
+def record_start(length: int, n: int | None) -> int:
+    """0-based offset of the record at budget ``n`` (None: the full budget) in a packed blob of
+    ``length`` bytes. The SQL twin is ``leaderboard.curve_points``; beyond the last N the
+    curves are constant, so any n >= L reads the first record."""
+    stored = max(length - HEADER, 0) // RECORD
+    return HEADER + RECORD * (0 if n is None else max(stored - n, 0))
+
+
+def point_of(blob: bytes | bytearray | memoryview | None, n: int | None) -> bytes:
+    """The record at budget ``n`` of a packed blob (empty: no curve, or n == 0)."""
+    data = bytes(blob or b"")
+    if n == 0 or len(data) < HEADER:
+        return b""
+    if not struct.unpack_from("<I", data)[0] & ROWS:
+        data = pack_curves(unpack_curves(data))
+    start = record_start(len(data), n)
+    return data[start : start + RECORD]
+
+
+def unpack_point(record: bytes | bytearray | memoryview | str | None) -> dict[str, array.array[float]]:
+    """One record as curves of length 1 (none when empty): ``set_values(unpack_point(r), size)``
+    equals ``set_values(curves, size, n)`` for ``r = point_of(pack_curves(curves), n)``."""
+    data = bytes(record) if record else b""  # SQLite gives '' for an empty slice
+    arr = array.array("d")
+    if len(data) == RECORD:
+        arr.frombytes(data)
+        if sys.byteorder != "little":
+            arr.byteswap()
+    return {k: arr[i : i + 1] for i, k in enumerate(CURVE_KEYS)}
 
 
 def curve_value(values: Sequence[float], n: int | None) -> float:

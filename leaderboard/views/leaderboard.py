@@ -13,7 +13,7 @@ from catalog.models import HardwareTarget
 from evaluator.models import current_harness_version
 from jaxbench.traces import SELECTION_LABELS
 from leaderboard import board_versions, charts
-from leaderboard.columns import BY_KEY, COLUMNS
+from leaderboard.columns import COLUMNS
 from leaderboard.data import (
     BUDGET_CHOICES,
     CACHE_SECONDS,
@@ -29,6 +29,7 @@ from leaderboard.study import PUBLISHED_RESULTS, REPORTED_NOT_EVALUATED
 from leaderboard.templatetags.leaderboard_extras import big, interval, num, pct, selection_badge
 from leaderboard.templatetags.leaderboard_extras import x as fx
 from leaderboard.views.exports import export_response, wants_export
+from leaderboard.views.table_rows import esc
 
 EXPORT_COLUMNS = [
     "section",
@@ -170,106 +171,79 @@ def build_figures(q: Query, data: dict) -> list[dict]:
     return figs
 
 
-def _cell(key: str, content, cls: str = "") -> str:
-    col = BY_KEY[key]
-    classes = " ".join(c for c in (("num" if col.num else ""), cls, "sticky-col" if key == "rank" else "") if c)
-    return format_html(
-        '<td data-col="{}"{}>{}</td>', key, format_html(' class="{}"', classes) if classes else "", content
+# each column's <td> opening tag, fixed per column (its classes never depend on the row)
+_TD = {
+    c.key: '<td data-col="{}"{}>'.format(
+        c.key,
+        f' class="{cls}"'
+        if (cls := " ".join(x for x in ("num" if c.num else "", "sticky-col" if c.key == "rank" else "") if x))
+        else "",
     )
+    for c in COLUMNS
+}
 
 
 def _row_cells(r: dict) -> dict[str, str]:
-    """The cells of one row by column key (leaderboard.columns gives their order)."""
+    """The cells of one row by column key (leaderboard.columns gives their order), as HTML."""
     if r["is_reference"]:
-        solved = f"{r['solved']}/{r['set_size']}" if r.get("solved") is not None else ""
+        note = esc(r["note"])
         return {
-            "rank": format_html(
-                '<span class="rank">—</span> {} · {} <span class="badge" title="{}">reference</span>',
-                r["team"],
-                r["method"],
-                r["note"],
-            ),
-            "geomean": format_html("<strong>{}</strong>", fx(r["geomean"])),
-            "solved": solved,
-            "fast": pct(r["fast"]),
-            "ugeomean": fx(r["ugeomean"]) if r.get("ugeomean") is not None else "",
-            "expert": pct(r["expert_pct"], 0) if r.get("expert_pct") else "",
-            "provenance": format_html('<span class="muted">{}</span>', r["note"]),
+            "rank": f'<span class="rank">—</span> {esc(r["team"])} · {esc(r["method"])} '
+            f'<span class="badge" title="{note}">reference</span>',
+            "geomean": f"<strong>{esc(fx(r['geomean']))}</strong>",
+            "solved": esc(f"{r['solved']}/{r['set_size']}") if r.get("solved") is not None else "",
+            "fast": esc(pct(r["fast"])),
+            "ugeomean": esc(fx(r["ugeomean"])) if r.get("ugeomean") is not None else "",
+            "expert": esc(pct(r["expert_pct"], 0)) if r.get("expert_pct") else "",
+            "provenance": f'<span class="muted">{note}</span>',
         }
-    tied = (
-        format_html(' <span class="badge warn" title="tied: geomean intervals overlap">≈</span>') if r["tied"] else ""
-    )
-    best_of_n = format_html(
-        "{}{}",
-        format_html(
+    badges = ""
+    if r["sampling"] == "independent":
+        badges = (
             ' <span class="badge" title="independent samples: expected values over random N-subsets">best-of-N</span>'
         )
-        if r["sampling"] == "independent"
-        else "",
-        selection_badge(r.get("selection"), r.get("selector")),
-    )
+    badges += esc(selection_badge(r.get("selection"), r.get("selector")))
     if r.get("versions_used"):
-        best_of_n = format_html(
-            '{} <span class="badge warn" title="{}: not comparable with the current versions">from earlier versions</span>',
-            best_of_n,
-            r["version_note"],
+        badges += (
+            f' <span class="badge warn" title="{esc(r["version_note"])}: not comparable with the current versions">'
+            "from earlier versions</span>"
         )
     elif r.get("earlier_versions"):
-        best_of_n = format_html(
-            '{} <span class="badge warn" title="{} results of an earlier workload or harness version are kept but not '
-            'counted here: see the submission page">earlier versions</span>',
-            best_of_n,
-            r["earlier_versions"],
+        badges += (
+            f' <span class="badge warn" title="{esc(r["earlier_versions"])} results of an earlier workload or harness '
+            'version are kept but not counted here: see the submission page">earlier versions</span>'
         )
-    iv = interval(r)
+    tied = ' <span class="badge warn" title="tied: geomean intervals overlap">≈</span>' if r["tied"] else ""
+    sub = esc(r["submission"])
+    iv = esc(interval(r))
     return {
-        "rank": format_html(
-            '<input type="checkbox" class="pick" name="s" value="{}" form="compare-form" aria-label="compare #{}">'
-            ' <span class="rank">{}</span>{} <a href="/teams/{}/">{}</a> · <a href="{}">{}</a>{}',
-            r["submission"],
-            r["submission"],
-            r["rank"],
-            tied,
-            r["team_slug"],
-            r["team"],
-            r["url"],
-            r["method"],
-            best_of_n,
-        ),
-        "geomean": format_html(
-            '<strong title="interval {}">{}</strong> <span class="interval muted small">{}</span>',
-            iv,
-            fx(r["geomean"]),
-            iv,
-        ),
-        "solved": f"{num(r['solved'])}/{r['set_size']}",
-        "fast": pct(r["fast"]),
-        "ugeomean": format_html(
-            '{} <span class="muted small">{}</span>',
-            fx(r["ugeomean"]) if r["ugeomean"] is not None else "—",
-            interval(r, "ugeomean"),
-        ),
-        "expert": pct(r["expert_pct"], 0),
-        "correctness": pct(r["correctness"]),
-        "model": r["model"],
-        "tokens": big(r["tokens_per_solved"]),
-        "cost": f"${r['cost_per_solved']:.2f}" if r["cost_per_solved"] is not None else "",
-        "date": r["date"],
-        "provenance": format_html('<span class="badge verified">verified here</span>'),
-        "jax": format_html('<span class="mono">{}</span>', r["jax_version"]),
-        "harness": format_html('<span class="mono">{}</span>', r["harness_version"]),
+        "rank": f'<input type="checkbox" class="pick" name="s" value="{sub}" form="compare-form" aria-label="compare #{sub}">'
+        f' <span class="rank">{esc(r["rank"])}</span>{tied} <a href="/teams/{esc(r["team_slug"])}/">{esc(r["team"])}</a>'
+        f' · <a href="{esc(r["url"])}">{esc(r["method"])}</a>{badges}',
+        "geomean": f'<strong title="interval {iv}">{esc(fx(r["geomean"]))}</strong> <span class="interval muted small">{iv}</span>',
+        "solved": esc(f"{num(r['solved'])}/{r['set_size']}"),
+        "fast": esc(pct(r["fast"])),
+        "ugeomean": f'{esc(fx(r["ugeomean"]) if r["ugeomean"] is not None else "—")} '
+        f'<span class="muted small">{esc(interval(r, "ugeomean"))}</span>',
+        "expert": esc(pct(r["expert_pct"], 0)),
+        "correctness": esc(pct(r["correctness"])),
+        "model": esc(r["model"]),
+        "tokens": esc(big(r["tokens_per_solved"])),
+        "cost": esc(f"${r['cost_per_solved']:.2f}") if r["cost_per_solved"] is not None else "",
+        "date": esc(r["date"]),
+        "provenance": '<span class="badge verified">verified here</span>',
+        "jax": f'<span class="mono">{esc(r["jax_version"])}</span>',
+        "harness": f'<span class="mono">{esc(r["harness_version"])}</span>',
     }
 
 
 def _row_html(r: dict) -> str:
     """One table row (built in Python: the board has hundreds of rows), a cell per column."""
     cells = _row_cells(r)
-    body = mark_safe("".join(_cell(c.key, cells.get(c.key, "")) for c in COLUMNS))
+    body = "".join(f"{td}{cells.get(key, '')}</td>" for key, td in _TD.items())
     if r["is_reference"]:
-        return format_html('<tr class="reference" data-reference="{}">{}</tr>', r["kind"], body)
-    return format_html(
-        '<tr data-submission="{}" class="{}">{}</tr>', r["submission"], "tied" if r["tied"] else "", body
-    )
+        return mark_safe(f'<tr class="reference" data-reference="{esc(r["kind"])}">{body}</tr>')
+    return mark_safe(f'<tr data-submission="{esc(r["submission"])}" class="{"tied" if r["tied"] else ""}">{body}</tr>')
 
 
 def board_context(q: Query, data: dict, figures: list[dict]) -> dict:

@@ -32,6 +32,7 @@ from leaderboard.views.submission_rows import (
     visible_submission,
     workload_rows,
 )
+from leaderboard.views.table_rows import failure_rows
 from leaderboard.views.trace import trace_view
 
 # --------------------------------------------------------------------------------------------
@@ -196,7 +197,7 @@ def _render_body(submission, evaluated, reported, primary, rows, code: bool) -> 
     best = best_candidates(submission, rows)
     sources = best_sources(submission, best) if code else None
     mark_outside_pallas(submission, rows, best)
-    failures, n_failures = failed_samples(submission)
+    failures, more_failures = failed_samples(submission, rows=rows)
     html = render_to_string(
         "leaderboard/_submission_body.html",
         {
@@ -210,7 +211,8 @@ def _render_body(submission, evaluated, reported, primary, rows, code: bool) -> 
             "sources": sources,
             "outcomes": metrics.OUTCOMES,
             "failures": failures,
-            "n_failures": n_failures,
+            "more_failures": more_failures,
+            "failure_rows": failure_rows(failures),  # built in Python: up to 200 rows
             "has_configurations": any(r.get("configurations") for r in rows),
         },
     )

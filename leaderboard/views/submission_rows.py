@@ -3,11 +3,11 @@ per-workload rows and the sources of its best samples."""
 
 from __future__ import annotations
 
-from django.db.models import Q
+from django.db.models import BigIntegerField, ExpressionWrapper, F, Q
 from django.shortcuts import get_object_or_404
 
 from catalog.models import Baseline, Workload
-from evaluator.models import Evaluation
+from evaluator.models import Evaluation, current_versions
 from evaluator.progress import ACCELERATOR_OVERHEAD_S, submission_progress
 from jaxbench import metrics
 from jaxbench.record import CORRECT_OUTCOMES, Outcome, message_head, message_where
@@ -92,6 +92,22 @@ def progress_for(submission, summary: SubmissionSummary | None) -> dict:
     return submission_progress(submission)
 
 
+# what a row reads of a WorkloadResult and of its workload (not the folded indexes, intervals
+# and curves of every sample, nor the workload's source and shapes: most of their bytes)
+_ROW_FIELDS = (
+    "workload_id",
+    "aggregate",
+    "best_low",
+    "best_high",
+    "best_before_intervals",
+    "best_index",
+    "first_correct_index",
+    "first_faster_index",
+    "precheck_stopped",
+)
+_ROW_WORKLOAD_FIELDS = ("wid", "slug", "title", "number", "expert")
+
+
 def workload_rows(submission, summary: SubmissionSummary | None, n: int | None = None) -> list[dict]:
     """Per-workload table: outcome, best speedup with interval, first correct / fast index,
     expert speedup and gap: ``gap`` the raw best / expert (unfloored, below 1 when slower than
@@ -99,11 +115,16 @@ def workload_rows(submission, summary: SubmissionSummary | None, n: int | None =
     experts = experts_for(submission.hardware)
     results = {}
     if summary is not None:
-        results = {r.workload_id: r for r in WorkloadResult.objects.filter(summary=summary).select_related("workload")}
+        results = {
+            r.workload_id: r
+            for r in WorkloadResult.objects.filter(summary=summary)
+            .select_related("workload")
+            .only(*_ROW_FIELDS, *(f"workload__{f}" for f in _ROW_WORKLOAD_FIELDS))
+        }
     workloads = {r.workload_id: r.workload for r in results.values()}
     if summary is None or not summary.complete:
         pending = set(submission.candidates.values_list("workload_id", flat=True).distinct()) - set(workloads)
-        workloads.update({w.pk: w for w in Workload.objects.filter(pk__in=pending)})
+        workloads.update({w.pk: w for w in Workload.objects.filter(pk__in=pending).only(*_ROW_WORKLOAD_FIELDS)})
     mode = summary.mode if summary else metrics.SEQUENTIAL
     rows = []
     for w in sorted(workloads.values(), key=lambda w: w.number):
@@ -154,15 +175,26 @@ def workload_rows(submission, summary: SubmissionSummary | None, n: int | None =
 
 def best_candidates(submission, rows) -> dict[int, int]:
     """candidate pk -> workload pk of every row's best sample. Two IN lists (workloads, indexes)
-    that the (submission, workload, index) unique index answers, the pairs picked here: SQLite
-    plans a long OR of (workload, index) pairs as a scan of the submission's candidates."""
+    that the (submission, workload, index) unique index answers, and the pairs themselves as one
+    number per pair, so that only the best samples come back (not every workload x index
+    combination): SQLite plans a long OR of (workload, index) pairs as a scan of the
+    submission's candidates."""
     wanted = {(r["workload_id"], r["best_index"]) for r in rows if r["best_index"] is not None}
     if not wanted:
         return {}
-    found = Candidate.objects.filter(
-        submission=submission, workload_id__in={w for w, _ in wanted}, index__in={i for _, i in wanted}
-    ).values_list("id", "workload_id", "index")
+    found = (
+        Candidate.objects.filter(
+            submission=submission, workload_id__in={w for w, _ in wanted}, index__in={i for _, i in wanted}
+        )
+        .alias(pair=ExpressionWrapper(F("workload_id") * _PAIR + F("index"), output_field=BigIntegerField()))
+        .filter(pair__in=[w * _PAIR + i for w, i in wanted])
+        .order_by()  # not the model's ordering: two joins and a sort for nothing
+        .values_list("id", "workload_id", "index")
+    )
     return {pk: w for pk, w, i in found if (w, i) in wanted}
+
+
+_PAIR = 1 << 32  # a (workload, index) pair as one number: workload * _PAIR + index (an index < 2**32)
 
 
 def mark_outside_pallas(submission, rows, best: dict[int, int]) -> None:
@@ -194,7 +226,8 @@ def best_sources(submission, best: dict[int, int]) -> list[dict]:
             return []
         qs = qs.filter(pk__in=list(best))
     out = []
-    for c in qs.select_related("workload").order_by("workload__number", "index")[:MAX_SOURCES]:
+    shown = qs.select_related("workload").only("index", "filename", "code", "code_sha256", "workload__wid")
+    for c in shown.order_by("workload__number", "index")[:MAX_SOURCES]:
         out.append(
             {
                 "wid": c.workload.wid,
@@ -207,12 +240,22 @@ def best_sources(submission, best: dict[int, int]) -> list[dict]:
     return out
 
 
-def failed_samples(submission, limit: int | None = MAX_FAILURES) -> tuple[list[dict], int]:
-    """(up to ``limit`` failed or refused samples with the reason each failed, how many there
-    are in all), in workload and sample order. A sample's outcome is its main evaluation's, or
-    its pre-check's when that stopped it; an infrastructure failure counts with its message."""
-    rows = (
+def failed_samples(
+    submission, limit: int | None = MAX_FAILURES, rows: list[dict] | None = None
+) -> tuple[list[dict], bool]:
+    """(up to ``limit`` failed or refused samples of the current versions with the reason each
+    failed, whether there are more), in workload and sample order. A sample's outcome is its
+    main evaluation's, or its pre-check's when that stopped it; an infrastructure failure counts
+    with its message. Results of earlier versions are listed with those versions (``versions``).
+
+    ``rows`` (the page's ``workload_rows``, in workload order): their failure counts size the
+    batches of workloads asked for, so a page of a 7,200-sample trace reads the evaluations of
+    the first workloads with failures, not of every sample. The counts only size the batches:
+    the last batch takes every workload not asked yet, so nothing is left out (a page with
+    fewer failures than ``limit`` asks once, for all of them)."""
+    qs = (
         Evaluation.objects.filter(candidate__submission=submission, hardware=submission.hardware)
+        .filter(current_versions())
         .filter(
             Q(stage=Evaluation.MAIN, state=Evaluation.FAILED)
             | Q(stage=Evaluation.MAIN, state=Evaluation.DONE)
@@ -231,9 +274,24 @@ def failed_samples(submission, limit: int | None = MAX_FAILURES) -> tuple[list[d
             "record__error_category",
         )
     )
-    found = list(rows if limit is None else rows[: limit + 1])
-    # counted only when there are more than are shown: one query on an ordinary page
-    total = len(found) if limit is None or len(found) <= limit else rows.count()
+    if limit is None:
+        found = list(qs)
+    else:
+        order = [(r["workload_id"], r["n_samples"] - r["n_correct"]) for r in rows or []]
+        found, asked, i = [], [], 0
+        while len(found) <= limit:
+            need = limit + 1 - len(found)
+            batch, expected = [], 0
+            while i < len(order) and (not batch or expected < need):
+                batch.append(order[i][0])
+                expected += order[i][1]
+                i += 1
+            if i < len(order):
+                found += qs.filter(candidate__workload_id__in=batch)[:need]
+                asked += batch
+            else:  # the last batch: every workload not asked yet, listed in the rows or not
+                found += qs.exclude(candidate__workload_id__in=asked)[:need]
+                break
     out = []
     for ev in found[:limit]:
         message = ev["message"] or ""
@@ -250,7 +308,7 @@ def failed_samples(submission, limit: int | None = MAX_FAILURES) -> tuple[list[d
                 "where": message_where(message),
             }
         )
-    return out, total
+    return out, limit is not None and len(found) > limit
 
 
 def held_samples(submission) -> list[dict]:

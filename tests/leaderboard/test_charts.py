@@ -66,6 +66,8 @@ def test_long_labels_are_cut_on_the_axis_and_whole_in_the_hover():
     shown = fig["data"][0]["y"][0]
     assert len(shown) <= charts.LABEL_CHARS and shown.endswith("…")
     assert fig["data"][0]["customdata"][0][0] == label
+    heat = _json_ready(charts.speedup_heatmap([{"label": label, "best": {"1p": 2.0}}], ["1p"]))
+    assert heat["data"][0]["y"] == [label] and heat["layout"]["yaxis"]["ticktext"] == [shown]
 
 
 def test_titles_sit_in_the_top_margin_left_aligned():
@@ -135,6 +137,7 @@ def test_speedup_heatmap_uses_log2_and_blanks():
     assert [list(r) for r in hm["z"]] == [[1.0, None], [-1.0, None]]
     assert hm["text"][0][1] == "no correct kernel" and hm["text"][1][0] == "0.50x"
     assert hm["zmid"] == 0 and list(hm["y"]) == ["s1", "s2"]
+    assert fig["layout"]["yaxis"]["ticktext"] == ["s1", "s2"] and "%{y}" in hm["hovertemplate"]
 
 
 def test_heatmap_grows_with_its_rows():

@@ -83,11 +83,58 @@ def test_submission_exports_carry_the_message(client, failing):
     assert body["failures"][1]["message"].endswith("output 11: off")  # full text
 
 
-def test_a_long_list_of_failures_is_capped_and_counted(failing):
+def test_a_long_list_of_failures_is_capped(failing):
     from leaderboard.views.submission_rows import failed_samples
 
     sub, w1, w2, _ = failing
-    rows, total = failed_samples(sub, limit=1)
-    assert [(r["wid"], r["index"]) for r in rows] == [(w1.wid, 0)] and total == 2
-    rows, total = failed_samples(sub)
-    assert [(r["wid"], r["index"]) for r in rows] == [(w1.wid, 0), (w2.wid, 0)] and total == 2
+    rows, more = failed_samples(sub, limit=1)
+    assert [(r["wid"], r["index"]) for r in rows] == [(w1.wid, 0)] and more
+    rows, more = failed_samples(sub)
+    assert [(r["wid"], r["index"]) for r in rows] == [(w1.wid, 0), (w2.wid, 0)] and not more
+
+
+def test_failures_come_in_batches_of_workloads_whatever_the_counts_say(workloads, hardware, users):
+    """The page's per-workload counts only size the batches of workloads asked for: right,
+    wrong or missing, the list is the same, in workload and sample order, and nothing is lost."""
+    import random
+
+    from leaderboard.views.submission_rows import failed_samples, summaries_of, workload_rows
+
+    team = make_team("Batch Lab", users["alice"])
+    rng = random.Random(5)
+    plan = {
+        w: [("correct_faster", 1.5, (1.2, 1.8)) if rng.random() < 0.4 else ("incorrect", None) for _ in range(6)]
+        for w in workloads[:7]
+    }
+    plan[workloads[3]] = [("correct_tie", 1.0, (0.9, 1.1))] * 4  # a workload without failures
+    sub = make_submission(team, hardware["cpu"], plan, precheck_stop=(workloads[5].wid,))
+    rebuild_submission(sub)
+    everything, more = failed_samples(sub, limit=None)
+    assert not more and len(everything) == sum(1 for s in plan.values() for o in s if o[0] == "incorrect")
+    exact = workload_rows(sub, summaries_of(sub)[0])
+    assert sum(r["n_samples"] - r["n_correct"] for r in exact) == len(everything)
+    assert [r["wid"] for r in exact] == [w.wid for w in workloads[:7]]
+    hints = {
+        "the page's": exact,
+        "none": None,
+        "all zero": [dict(r, n_samples=0, n_correct=0) for r in exact],
+        "too many": [dict(r, n_samples=500, n_correct=0) for r in exact],
+    }
+    for name, rows in hints.items():
+        for limit in range(len(everything) + 2):
+            got, more = failed_samples(sub, limit=limit, rows=rows)
+            assert got == everything[:limit], (name, limit)
+            assert more == (len(everything) > limit), (name, limit)
+    # rows that leave workloads out (a page's never do): the last batch still takes them
+    got, more = failed_samples(sub, limit=len(everything), rows=exact[1:3] + exact[5:])
+    key = lambda f: (f["wid"], f["index"])  # noqa: E731
+    assert sorted(got, key=key) == sorted(everything, key=key) and not more
+
+
+def test_failures_of_earlier_versions_are_not_listed_with_the_current_ones(failing):
+    from leaderboard.views.submission_rows import failed_samples
+
+    sub, w1, w2, _ = failing
+    Evaluation.objects.filter(candidate__submission=sub, candidate__workload=w2).update(harness_version="0.9.0")
+    rows, more = failed_samples(sub)
+    assert [(r["wid"], r["index"]) for r in rows] == [(w1.wid, 0)] and not more
