@@ -1,9 +1,12 @@
 """Number formatting for the leaderboard templates."""
 
+import json
 import math
 
 from django import template
+from django.core.serializers.json import DjangoJSONEncoder
 from django.utils.html import format_html
+from django.utils.safestring import mark_safe
 
 from jaxbench.record import OUTCOME_LABELS, format_interval
 from jaxbench.traces import SELECTION_HELP, SELECTION_LABELS, UNDECLARED
@@ -147,3 +150,13 @@ def selection_badge(selection: str | None, selector: str | None = "") -> str:
         title,
         SELECTION_LABELS.get(selection, selection),
     )
+
+
+@register.filter
+def figure_script(value, element_id):
+    """``json_script`` for the (large) chart figures, byte for byte: the same three characters
+    escaped with ``str.replace``, several times faster than ``json_script``'s ``str.translate``
+    over a figure of 100 KB."""
+    text = json.dumps(value, cls=DjangoJSONEncoder)
+    text = text.replace("<", "\\u003C").replace(">", "\\u003E").replace("&", "\\u0026")
+    return format_html('<script id="{}" type="application/json">{}</script>', element_id, mark_safe(text))

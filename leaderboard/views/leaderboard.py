@@ -184,17 +184,19 @@ _TD = {
 
 
 def _row_cells(r: dict) -> dict[str, str]:
-    """The cells of one row by column key (leaderboard.columns gives their order), as HTML."""
+    """The cells of one row by column key (leaderboard.columns gives their order), as HTML. Text
+    from the rows is escaped (``esc``); numbers formatted here (``x``, ``pct``, ``num``, ``big``,
+    ``interval``) are digits, signs and units only, so they are not."""
     if r["is_reference"]:
         note = esc(r["note"])
         return {
             "rank": f'<span class="rank">—</span> {esc(r["team"])} · {esc(r["method"])} '
             f'<span class="badge" title="{note}">reference</span>',
-            "geomean": f"<strong>{esc(fx(r['geomean']))}</strong>",
+            "geomean": f"<strong>{fx(r['geomean'])}</strong>",
             "solved": esc(f"{r['solved']}/{r['set_size']}") if r.get("solved") is not None else "",
-            "fast": esc(pct(r["fast"])),
-            "ugeomean": esc(fx(r["ugeomean"])) if r.get("ugeomean") is not None else "",
-            "expert": esc(pct(r["expert_pct"], 0)) if r.get("expert_pct") else "",
+            "fast": pct(r["fast"]),
+            "ugeomean": fx(r["ugeomean"]) if r.get("ugeomean") is not None else "",
+            "expert": pct(r["expert_pct"], 0) if r.get("expert_pct") else "",
             "provenance": f'<span class="muted">{note}</span>',
         }
     badges = ""
@@ -215,21 +217,21 @@ def _row_cells(r: dict) -> dict[str, str]:
         )
     tied = ' <span class="badge warn" title="tied: geomean intervals overlap">≈</span>' if r["tied"] else ""
     sub = esc(r["submission"])
-    iv = esc(interval(r))
+    iv = interval(r)
     return {
         "rank": f'<input type="checkbox" class="pick" name="s" value="{sub}" form="compare-form" aria-label="compare #{sub}">'
         f' <span class="rank">{esc(r["rank"])}</span>{tied} <a href="/teams/{esc(r["team_slug"])}/">{esc(r["team"])}</a>'
         f' · <a href="{esc(r["url"])}">{esc(r["method"])}</a>{badges}',
-        "geomean": f'<strong title="interval {iv}">{esc(fx(r["geomean"]))}</strong> <span class="interval muted small">{iv}</span>',
-        "solved": esc(f"{num(r['solved'])}/{r['set_size']}"),
-        "fast": esc(pct(r["fast"])),
-        "ugeomean": f'{esc(fx(r["ugeomean"]) if r["ugeomean"] is not None else "—")} '
-        f'<span class="muted small">{esc(interval(r, "ugeomean"))}</span>',
-        "expert": esc(pct(r["expert_pct"], 0)),
-        "correctness": esc(pct(r["correctness"])),
+        "geomean": f'<strong title="interval {iv}">{fx(r["geomean"])}</strong> <span class="interval muted small">{iv}</span>',
+        "solved": f"{num(r['solved'])}/{esc(r['set_size'])}",
+        "fast": pct(r["fast"]),
+        "ugeomean": f'{fx(r["ugeomean"]) if r["ugeomean"] is not None else "—"} '
+        f'<span class="muted small">{interval(r, "ugeomean")}</span>',
+        "expert": pct(r["expert_pct"], 0),
+        "correctness": pct(r["correctness"]),
         "model": esc(r["model"]),
-        "tokens": esc(big(r["tokens_per_solved"])),
-        "cost": esc(f"${r['cost_per_solved']:.2f}") if r["cost_per_solved"] is not None else "",
+        "tokens": big(r["tokens_per_solved"]),
+        "cost": f"${r['cost_per_solved']:.2f}" if r["cost_per_solved"] is not None else "",
         "date": esc(r["date"]),
         "provenance": '<span class="badge verified">verified here</span>',
         "jax": f'<span class="mono">{esc(r["jax_version"])}</span>',

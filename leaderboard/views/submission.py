@@ -32,7 +32,7 @@ from leaderboard.views.submission_rows import (
     visible_submission,
     workload_rows,
 )
-from leaderboard.views.table_rows import failure_rows
+from leaderboard.views.table_rows import failure_rows, workload_table_rows
 from leaderboard.views.trace import trace_view
 
 # --------------------------------------------------------------------------------------------
@@ -212,7 +212,9 @@ def _render_body(submission, evaluated, reported, primary, rows, code: bool) -> 
             "outcomes": metrics.OUTCOMES,
             "failures": failures,
             "more_failures": more_failures,
-            "failure_rows": failure_rows(failures),  # built in Python: up to 200 rows
+            # built in Python: up to 200 and 50+ rows
+            "failure_rows": failure_rows(failures),
+            "workload_table_rows": workload_table_rows(rows, submission.kind == submission.TRACE),
             "has_configurations": any(r.get("configurations") for r in rows),
         },
     )

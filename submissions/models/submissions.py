@@ -21,10 +21,10 @@ class SubmissionQuerySet(models.QuerySet):
         """Published submissions, plus the user's own teams' (all of them for staff)."""
         if user.is_authenticated and user.is_staff:
             return self
-        q = models.Q(published_at__isnull=False, withdrawn_at__isnull=True)
-        if user.is_authenticated:
-            q |= models.Q(team__memberships__user=user)
-        return self.filter(q).distinct()
+        public = models.Q(published_at__isnull=False, withdrawn_at__isnull=True)
+        if not user.is_authenticated:
+            return self.filter(public)  # no join, so no DISTINCT: the public pages' common case
+        return self.filter(public | models.Q(team__memberships__user=user)).distinct()
 
 
 class Submission(models.Model):
