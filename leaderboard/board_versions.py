@@ -124,7 +124,7 @@ def recompute(
     each evaluated summary the choice changes recomputed from the evaluation rows (the others
     as stored; with an explicit harness, the summaries without a result under it dropped).
     Returns (rows, overrides): ``overrides`` maps a recomputed summary's pk to what the charts
-    read of it (``best``, the chosen set's ``curves``, per-workload ``aggs``).
+    read of it (``best``, the chosen set's ``curves``, per-workload ``aggs``, outcome ``counts``).
 
     Each summary's recomputed figures are cached under its ``updated_at`` (every change of its
     evaluations, earlier ones included, touches it), so a board recomputes only the submissions
@@ -164,7 +164,12 @@ def recompute(
         out_rows.append(
             dict(s, **entry["fields"], **{f"curves_{wset}": curves[wset], "curves_expert": curves["expert"]})
         )
-        overrides[s["pk"]] = {"best": entry["best"], "curves": curves[wset], "aggs": entry["aggs"]}
+        overrides[s["pk"]] = {
+            "best": entry["best"],
+            "curves": curves[wset],
+            "aggs": entry["aggs"],
+            "counts": entry["fields"]["counts"],
+        }
     return out_rows, overrides
 
 

@@ -19,7 +19,7 @@ from urllib.parse import urlencode
 
 import django_filters
 from django.core.cache import cache
-from django.db.models import Count, Max, Q
+from django.db.models import BinaryField, Case, Count, F, Max, Q, Value, When
 from django.utils import timezone
 
 from catalog.models import ExpertReference, HardwareTarget, Workload
@@ -290,7 +290,6 @@ _SUMMARY_FIELDS = (
     "earlier_harness_versions",
     "updated_at",
     "solved_all",
-    "counts",
     "submission__team__name",
     "submission__team__slug",
     "submission__method",
@@ -361,7 +360,6 @@ def _row(s: Mapping, q: Query, point, expert_point, sizes: Mapping[str, int], ex
         "workload_set": q.wset,
         "budget": "all" if q.n is None else q.n,
         "mode": s["mode"],
-        "counts": s["counts"] or {},
     }
 
 
@@ -585,20 +583,24 @@ def leaderboard_data(q: Query, *, use_cache: bool = True, stamp: str | None = No
 
 def chart_inputs(q: Query, data: dict) -> dict:
     """What the leaderboard charts need beyond the rows: fast@N curves of the top rows, their
-    per-workload best speedups and outcome counts (full budget), from the summary rows."""
+    per-workload best speedups and outcome counts (full budget), from the summary rows (one
+    query: the rows themselves leave these out)."""
     top = sorted(data["rows"], key=lambda r: r["rank"] or 0)[:CHART_TOP]
     sids = [data["summary_of"][r["submission"]] for r in top]
     overrides = data.get("overrides") or {}
-    extra = {sid: {"best": o["best"], f"curves_{q.wset}": o["curves"]} for sid, o in overrides.items() if sid in sids}
+    extra = {sid: o for sid, o in overrides.items() if sid in sids}
     stored = [sid for sid in sids if sid not in extra]
+    curve_rows = list(zip(top, sids))[:CURVE_TOP]
     if stored:
+        # every top row's best speedups, the whole curves of the plotted (CURVE_TOP) rows only
+        plotted = [sid for _, sid in curve_rows] if q.p == metrics.DEFAULT_P else []
+        curves = Case(When(pk__in=plotted, then=F(f"curves_{q.wset}")), default=Value(b""), output_field=BinaryField())
         extra.update(
             (s["pk"], s)
-            for s in SubmissionSummary.objects.filter(pk__in=stored).values("pk", "best", f"curves_{q.wset}")
+            for s in SubmissionSummary.objects.filter(pk__in=stored).values("pk", "best", "counts", curves=curves)
         )
     size = data["meta"]["set_size"] or 1
     fast = []
-    curve_rows = list(zip(top, sids))[:CURVE_TOP]
     if q.p != metrics.DEFAULT_P:
         # fast_p@N for another p is not folded into the stored curves: from the per-workload
         # aggregates of the (at most CURVE_TOP) plotted rows, one query.
@@ -613,7 +615,7 @@ def chart_inputs(q: Query, data: dict) -> dict:
             fast.append(
                 (
                     f"#{r['submission']} {r['team']} · {r['method']}",
-                    [x / size for x in unpack_curves(extra[sid][f"curves_{q.wset}"])["fast"]],
+                    [x / size for x in unpack_curves(extra[sid]["curves"])["fast"]],
                 )
             )
     curves = fast_curve_series(fast)
@@ -621,6 +623,7 @@ def chart_inputs(q: Query, data: dict) -> dict:
         "top": top,
         "curves": curves,
         "best": {r["submission"]: extra[sid]["best"] for r, sid in zip(top, sids)},
+        "counts": {r["submission"]: extra[sid]["counts"] or {} for r, sid in zip(top, sids)},
         # per row, the workloads whose best comes from an earlier version (the heatmap names it)
         "versions": {r["submission"]: r.get("versions_used") or {} for r in top},
     }

@@ -163,7 +163,7 @@ def build_figures(q: Query, data: dict) -> list[dict]:
             "id": "fig-outcomes",
             "title": "Outcome shares",
             "figure": charts.outcome_shares(
-                [{"label": _label(r), "counts": r["counts"]} for r in top],
+                [{"label": _label(r), "counts": inputs["counts"][r["submission"]]} for r in top],
                 subtitle=f"{shown}, every sample",
             ),
         }
