@@ -1,7 +1,6 @@
 from django.shortcuts import get_object_or_404, render
 
 from catalog.models import HardwareTarget, Workload
-from jaxbench.workloads.base import CASE_SEP
 from jaxbench.workloads.sets import SET_FILTERS, SET_LABELS
 from leaderboard.data import default_hardware, experts_for
 from leaderboard.highlight import STYLE_DEFS, highlighted
@@ -130,10 +129,12 @@ def _configuration_table(w) -> list[dict]:
     """A multi-configuration workload's configurations: per name, the values and input shapes of
     each profile; [] for a one-configuration workload."""
     table = []
+    # each configuration's harness case, named by the one definition (catalog.Workload.cases)
+    cases = {p: dict(zip((w.configurations or {}).get(p, {}), w.cases(p))) for p in ("small", "full")}
     for name in (w.configurations or {}).get("full", {}):
         row: dict = {"name": name}
         for profile in ("small", "full"):
-            case = f"{profile}{CASE_SEP}{name}"
+            case = cases[profile].get(name, "")
             row[profile] = {
                 "values": w.configurations[profile][name],
                 "inputs": (w.shapes.get(case) or {}).get("inputs", []),
