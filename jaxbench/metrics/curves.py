@@ -117,7 +117,7 @@ def point_of(blob: bytes | bytearray | memoryview | None, n: int | None) -> byte
 def unpack_point(record: bytes | bytearray | memoryview | str | None) -> dict[str, array.array[float]]:
     """One record as curves of length 1 (none when empty): ``set_values(unpack_point(r), size)``
     equals ``set_values(curves, size, n)`` for ``r = point_of(pack_curves(curves), n)``."""
-    data = bytes(record) if record else b""  # SQLite gives '' for an empty slice
+    data = bytes(record) if record and not isinstance(record, str) else b""  # SQLite: '' for an empty slice
     arr = array.array("d")
     if len(data) == RECORD:
         arr.frombytes(data)

@@ -127,7 +127,7 @@ def test_failures_come_in_batches_of_workloads_whatever_the_counts_say(workloads
             assert more == (len(everything) > limit), (name, limit)
     # rows that leave workloads out (a page's never do): the last batch still takes them
     got, more = failed_samples(sub, limit=len(everything), rows=exact[1:3] + exact[5:])
-    key = lambda f: (f["wid"], f["index"])  # noqa: E731
+    key = lambda f: (f["wid"], f["index"])
     assert sorted(got, key=key) == sorted(everything, key=key) and not more
 
 
