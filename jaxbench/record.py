@@ -28,6 +28,10 @@ EvalRecord keys
                        running it (``verdict.artifact.summary``): custom calls, kernels, module
                        size, FLOPs outside the kernels.
 ``artifact_bytes``     size of the serialized program the export child wrote, or None.
+``artifact_digest``    blake2b-256 (hex) of that judged program, as the trusted side read it once
+                       when the child said it was complete, or None.
+``kernel_artifacts``   None, or (cpu target) [{bytes, blake2b}] of each kernel's interpreted
+                       program, in site order: the timer built the timed cpu twin from these.
 ``timed_outputs``      None, or {calls, identical_to_checked, checked_here}: every timed output
                        was hashed by the timer; one equal to its input set's checked output is
                        checked, any other was written and compared with the exact answer here.
@@ -175,6 +179,8 @@ CATEGORIES = {
         "disallowed_custom_call",
         "artifact_too_large",
         "artifact_unreadable",
+        "artifact_mismatch",
+        "artifact_tampered",
         "wrong_platform",
         "signature_mismatch",
         "multi_device",
@@ -219,6 +225,8 @@ class EvalRecord(TypedDict):
     host_callbacks: list[str]
     artifact: dict[str, Any] | None
     artifact_bytes: int | None
+    artifact_digest: str | None
+    kernel_artifacts: list[dict[str, Any]] | None
     pallas_share: dict[str, Any] | None
     max_abs_err: float | None
     max_rel_err: float | None
@@ -304,6 +312,8 @@ def new_record(**fields: Any) -> dict[str, Any]:
         "host_callbacks": [],
         "artifact": None,
         "artifact_bytes": None,
+        "artifact_digest": None,
+        "kernel_artifacts": None,
         "pallas_share": None,
         "max_abs_err": None,
         "max_rel_err": None,

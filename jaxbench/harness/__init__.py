@@ -31,9 +31,10 @@ raise :class:`InfrastructureError`; everything the candidate can cause is an out
 
 How one evaluation runs (TRUST.md 1): two fresh sandboxed children (:mod:`jaxbench.sandbox`).
 The **export child** (no device, no inputs) is the only process that imports the candidate: it
-traces ``workload`` on ShapeDtypeStructs and writes the program with ``jax.export`` (the native
-lowering for TPU/GPU; for the cpu target every ``pallas_call`` through JAX's generic Pallas
-interpreter, plus a TPU export for the Pallas share), and is closed, every process of it dead,
+traces ``workload`` once on ShapeDtypeStructs and writes that trace's program with ``jax.export``
+(the judged program: the native lowering for the chip, a TPU's for the cpu target, plus there each
+kernel alone through JAX's generic Pallas interpreter; the timer builds the cpu twin from them,
+``profiling/cpu_twin.py``), each file taken once as written, and is closed, every process of it dead,
 before the rest starts (``export``). The trusted side draws 64-bit seeds from ``secrets``,
 builds the input sets and computes, itself, both the XLA baseline's outputs and the exact answer
 (``Workload.exact``: float32 from the same bf16 inputs). The **timer child**, which never

@@ -203,8 +203,6 @@ def _evaluate(
                 hardware=hardware,
                 manifest_writer=prep.write_manifest,
             )
-            if artifacts.get("share_error"):
-                rec["notes"].append("the TPU export failed: " + trim(artifacts["share_error"], 1000))
             _load_phase(
                 child,
                 prep,
@@ -213,8 +211,7 @@ def _evaluate(
                 wl=wl,
                 profile=profile,
                 require_pallas=require_pallas,
-                has_share=bool(artifacts.get("share")),
-                share_error=artifacts.get("share_error"),
+                n_kernels=None if artifacts["kernels"] is None else len(artifacts["kernels"]),
             )
             _compile_phase(child, rec, tmo, mode="candidate")
             checked = _check_phase(child, prep, rec, tmo, mode="candidate", atol=wl.atol, rtol=wl.rtol)
@@ -449,7 +446,6 @@ def lower_for_platform(
             profile=profile,
             platform=platform,
             device_kind=None,
-            only_run=True,
             phase="export",
         )
     except _Stop:
@@ -459,7 +455,7 @@ def lower_for_platform(
         # read back in a child that never ran the candidate's code (no device opened)
         reader = _new_child("cpu", Limits())
         try:
-            facts = _describe_artifact(reader, rec, tmo, wl, profile, artifacts["run"])
+            facts = _describe_artifact(reader, rec, tmo, wl, profile, artifacts["program"])
         finally:
             reader.close()
         share = pallas_share.assess_artifact(

@@ -26,6 +26,7 @@ from .prepare import (
     _target_for,
     _write_artifact_model,
     _write_input,
+    _write_twin_builder,
     exported_baseline,
     reference_hlo_cost,
 )
@@ -209,9 +210,12 @@ def _start_job(
         python_version=hello.get("python"),
     )
     if artifacts is not None:
-        _write_input(child.in_dir, "candidate.jaxexport", artifacts["run"])
-        if artifacts.get("share"):
-            _write_input(child.in_dir, "share.jaxexport", artifacts["share"])
+        # the trusted side's copies, taken when the export child said they were complete
+        _write_input(child.in_dir, "candidate.jaxexport", artifacts["program"])
+        for i, kernel in enumerate(artifacts["kernels"] or ()):
+            _write_input(child.in_dir, f"kernel_{i}.jaxexport", kernel)
+        if artifacts["kernels"] is not None:
+            _write_twin_builder(child.in_dir)
     _write_input(child.in_dir, "baseline.jaxexport", exported_baseline(wl, profile, hello["platform"]))
     _write_artifact_model(child.in_dir)
     manifest_writer(child.in_dir)
@@ -247,13 +251,13 @@ def _send_job(child, rec: dict, timeouts: dict, job: dict) -> None:
         raise InfrastructureError(f"the child did not accept the job: {str(ack)[:1000]}")
 
 
-def _load_phase(
-    child, prep: _Prepared, rec, timeouts, *, wl, profile, require_pallas: bool, has_share: bool, share_error=None
-):
-    """The timer child deserializes the candidate's artifact and describes it (before any of it
-    runs, so the description is the timer's, not the candidate's); the trusted side verifies it
-    (exact signature, allowed custom calls, no host callbacks) and applies the Pallas rules to
-    the artifact that runs (accelerators) or to the candidate's TPU export (cpu target)."""
+def _load_phase(child, prep: _Prepared, rec, timeouts, *, wl, profile, require_pallas: bool, n_kernels: int | None):
+    """The timer child deserializes the judged program (and on the cpu target builds its twin
+    from the kernels' interpreted programs: ``n_kernels`` of them) and describes both before
+    any of it runs, so the description is the timer's, not the candidate's; the trusted side
+    verifies the program that will run (exact signature, allowed custom calls, no host
+    callbacks) and applies the Pallas rules to the judged one, whose every operation outside the
+    kernels is an operation of the program that runs (TRUST.md 1)."""
     run = _Run(child, timeouts, rec)
     rec["phase"] = "compile"
     reply = run.phase(
@@ -261,7 +265,7 @@ def _load_phase(
         {
             "cmd": "load",
             "artifact": "candidate.jaxexport",
-            "share": "share.jaxexport" if has_share else None,
+            "kernels": None if n_kernels is None else [f"kernel_{i}.jaxexport" for i in range(n_kernels)],
             "max_bytes": MAX_ARTIFACT_BYTES,
         },
         "loaded",
@@ -284,19 +288,20 @@ def _load_phase(
     bad = artifact_rules.verify(facts, expected_in, expected_out, hw.export_platform(platform))
     if bad:
         _finish(rec, Outcome.REJECTED, bad[0], bad[1])
-    # the share: from the artifact that runs; on the cpu target (kernels interpreted into plain
-    # HLO) from the candidate's TPU export, against the reference exported the same way
+    # the judged program: on TPU/GPU the one that runs; on the cpu target its TPU original
     share_facts = facts
-    if platform == "cpu":
-        share_facts = reply.get("share_facts") or {
-            "uncountable": [f"the candidate's TPU export, on which the share is counted, failed: {share_error}"]
-        }
+    if n_kernels is not None:
+        share_facts = reply.get("share_facts") or {"uncountable": ["the timer did not describe the judged program"]}
+        bad = artifact_rules.verify(share_facts, expected_in, expected_out, "tpu")
+        if bad:
+            _finish(rec, Outcome.REJECTED, bad[0], bad[1])
     share = rec["pallas_share"] = pallas_share.assess_artifact(
         share_facts,
         reference_hlo_cost(wl, profile, "tpu" if platform == "cpu" else platform)["outside_flops"],
         require_pallas=require_pallas,
         threshold=pallas_share.threshold_for(wl.id),
     )
+    share["judged"] = "timed program" if n_kernels is None else "TPU original of the timed cpu twin"
     rec["has_pallas_call"] = bool(share.get("kernels_unconditional"))
     if not share["ok"]:
         _finish(rec, Outcome.REJECTED, share.get("category") or pallas_share.CATEGORY, share["message"])

@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import arrays, environment
 from .. import hardware as hw
-from ..profiling import hlo_cost
+from ..profiling import cpu_twin, hlo_cost
 from ..sandbox import device
 from ..sandbox.options import Limits
 from .settings import (
@@ -117,6 +117,13 @@ def _write_artifact_model(in_dir):
     side's description of it (``hlo_cost.py``: signature, custom calls, kernels, FLOPs)."""
     with open(hlo_cost.__file__, encoding="utf-8") as src:
         _write_input(in_dir, "hlo_cost.py", src.read())
+
+
+def _write_twin_builder(in_dir):
+    """What a cpu-target timer builds the program it runs with: the judged TPU program with each
+    kernel replaced by its interpretation (``cpu_twin.py``, the trusted side's)."""
+    with open(cpu_twin.__file__, encoding="utf-8") as src:
+        _write_input(in_dir, "cpu_twin.py", src.read())
 
 
 def inputs_from_seed(workload, profile: str, seed) -> tuple:

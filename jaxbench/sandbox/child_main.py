@@ -9,9 +9,9 @@ The two roles (TRUST.md 1: the candidate's Python never shares a process with a 
 
 * ``export``: the ONLY process that imports a candidate's module. No device (JAX on cpu, no
   device nodes), no input values: it gets the input shapes and the profile's static values,
-  traces ``workload`` and writes the serialized program(s) (``export_run``): for TPU/GPU the
-  native lowering, for the cpu target with every ``pallas_call`` lowered through JAX's generic
-  Pallas interpreter (plain HLO), plus a TPU export for the Pallas-share count. The trusted
+  traces ``workload`` once and writes that trace's serialized program (``export_run``): the
+  native lowering for the chip (a TPU's for the cpu target, plus each kernel alone through
+  JAX's generic Pallas interpreter, from which the timer builds the cpu twin). The trusted
   side closes it, every process of it dead, before a timer starts.
 * ``timer``: never imports candidate code and never receives any (no candidate file exists in
   its directories; ``load`` says so). It deserializes the exported programs (the baseline, the
@@ -433,7 +433,7 @@ def _facts(exp):
 def _isolation():
     """The timer child's own account that no candidate Python exists here: no candidate module
     was imported, and no .py file but the trusted side's own is in its directories."""
-    ours = {"hlo_cost.py"}
+    ours = {"hlo_cost.py", "cpu_twin.py"}
     py = []
     for root in (OPTS["in"], OPTS["work"]):
         for d, _dirs, names in os.walk(root):
@@ -455,21 +455,94 @@ def _digest(out):
     return h.hexdigest()
 
 
-class _PallasGeneric:
-    """Lower every ``pallas_call`` traced in this context through JAX's generic Pallas
-    interpreter (plain HLO: a loop over the grid), so that a TPU kernel exports for the cpu
-    target as a program with no callbacks and no custom calls."""
+# the attribute that numbers a kernel's custom call in the judged program (the cpu twin replaces
+# each numbered call by its kernel's interpreted program: ``jaxbench/profiling/cpu_twin.py``)
+KERNEL_SITE_ATTR = "jaxbench.kernel_site"
 
-    def __enter__(self):
-        from jax._src import config as _jcfg  # deferred: an internal JAX API; if it moves, only the cpu export fails
 
-        self._cfg = _jcfg.pallas_tpu_interpret_mode_context_manager
-        self._prev = self._cfg.swap_local(True)
-        return self
+def _export_traced(traced, platform, checks=(), overrides=None):
+    """``jax.export`` of a program already traced: ``jax.export.export`` would call the
+    candidate's function again, and the one trace is the only call it gets (TRUST.md 1)."""
+    from jax._src.export import _export as _jexport  # deferred: internal API of the pinned JAX
+    from jax._src.interpreters import mlir as _jmlir
 
-    def __exit__(self, *exc):
-        self._cfg.set_local(self._prev)
-        return False
+    lowered = traced.lower(
+        lowering_platforms=(platform,),
+        _private_parameters=_jmlir.LoweringParameters(
+            override_lowering_rules=overrides, for_export=True, hoist_constants_as_args=False
+        ),
+    )
+    return _jexport._export_lowered(lowered, traced.jaxpr, traced.fun_name, disabled_checks=list(checks))
+
+
+class _KernelSites:
+    """Lowers the traced program's ``pallas_call``s for a TPU as JAX does, numbering each one's
+    custom call and keeping its operands' shapes and its parameters, so that the same kernel
+    can be exported again through JAX's generic Pallas interpreter for the cpu twin. A
+    ``pallas_call`` the candidate asked to interpret lowers to plain HLO: no site, and its work
+    counts outside Pallas in the judged program and the twin alike."""
+
+    def __init__(self):
+        from jax._src.pallas import pallas_call as _pc  # deferred: internal API of the pinned JAX
+
+        self._pc = _pc
+        self.sites = []
+
+    def overrides(self):
+        return ((self._pc.pallas_call_p, self._lower),)
+
+    def _lower(self, ctx, *args, **params):
+        from jax._src.lib.mlir import ir  # deferred: as above
+
+        if params.get("interpret"):
+            return self._pc._pallas_call_lowering(ctx, *args, **params)
+        block = ir.InsertionPoint.current.block
+        before = len(block.operations)
+        outs = self._pc._pallas_call_lowering(ctx, *args, **params)
+        calls = [op for op in list(block.operations)[before:] if op.operation.name == "stablehlo.custom_call"]
+        if len(calls) != 1:
+            raise ValueError(f"a pallas_call lowered to {len(calls)} custom calls, not one")
+        calls[0].operation.attributes[KERNEL_SITE_ATTR] = ir.IntegerAttr.get(
+            ir.IntegerType.get_signless(32), len(self.sites)
+        )
+        self.sites.append(([(tuple(a.shape), a.dtype) for a in ctx.avals_in], dict(params)))
+        return outs
+
+    def interpreted(self, i):
+        """Site ``i``'s kernel alone, exported for the cpu through the generic interpreter."""
+        avals, params = self.sites[i]
+        params = dict(params, interpret=True)
+        prim = self._pc.pallas_call_p
+
+        def kernel(*args):
+            return prim.bind(*args, **params)
+
+        specs = [jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in avals]
+        return jax.export.export(jax.jit(kernel), platforms=["cpu"])(*specs)
+
+
+def _callbacks_in(jaxpr):
+    """Whether a traced program calls back into its process (pure_callback, io_callback,
+    jax.debug): such a program cannot leave it, and says so."""
+    for eqn in jaxpr.eqns:
+        if "callback" in eqn.primitive.name:
+            return True
+        for value in eqn.params.values():
+            for sub in value if isinstance(value, (tuple, list)) else (value,):
+                inner = getattr(sub, "jaxpr", sub)
+                if hasattr(inner, "eqns") and _callbacks_in(inner):
+                    return True
+    return False
+
+
+def _write_artifact(out_dir, name, data):
+    """Write one artifact and say what was written: its size and digest, from the bytes in hand
+    (the trusted side reads the file at once and checks both)."""
+    import hashlib  # deferred: only the export child writes artifacts
+
+    with open(os.path.join(out_dir, name), "wb") as f:
+        f.write(data)
+    return {"file": name, "bytes": len(data), "blake2b": hashlib.blake2b(data, digest_size=32).hexdigest()}
 
 
 class Job:
@@ -568,72 +641,107 @@ class Job:
 
     # -- load (timer): the candidate's artifact, deserialized and described before anything runs
     def load(self, cmd):
+        """``artifact``: the judged program. ``kernels`` (the cpu target): its kernels'
+        interpreted programs, from which the cpu twin is built here, in a process that never ran
+        candidate code (``cpu_twin.py``). The reply describes the program that will run
+        (``facts``) and the judged one (``share_facts``, the same where they are one)."""
         t = time.perf_counter()
+        stage = "artifact"
         try:
-            self.artifact = _deserialize(cmd["artifact"], cmd.get("max_bytes"))
+            judged = _deserialize(cmd["artifact"], cmd.get("max_bytes"))
+            self.artifact = judged
+            if cmd.get("kernels") is not None:
+                stage = "twin"
+                kernels = [_deserialize(k, cmd.get("max_bytes")) for k in cmd["kernels"]]
+                twin = _load_by_path("cpu_twin.py")
+                if twin is None:
+                    raise RuntimeError("no cpu_twin.py")
+                self.artifact = twin.cpu_twin(judged, kernels)
         except BaseException as exc:  # noqa: BLE001 - an unreadable artifact is the candidate's
             return {
                 "type": "error",
-                "stage": "artifact",
+                "stage": stage,
+                "category": getattr(exc, "category", None),
                 "exc_type": type(exc).__name__,
                 "message": f"{type(exc).__name__}: {exc}"[:4000],
                 "where": [],
                 "pallas": False,
             }
-        reply = {"type": "loaded", "facts": _facts(self.artifact), "share_facts": None}
-        if cmd.get("share"):
-            try:
-                reply["share_facts"] = _facts(_deserialize(cmd["share"], cmd.get("max_bytes")))
-            except BaseException as exc:  # noqa: BLE001
-                reply["share_facts"] = {"error": f"{type(exc).__name__}: {exc}"[:2000]}
+        facts = _facts(self.artifact)
+        reply = {
+            "type": "loaded",
+            "facts": facts,
+            "share_facts": _facts(judged) if judged is not self.artifact else None,
+        }
         reply["isolation"] = _isolation()
         reply["load_s"] = time.perf_counter() - t
         return reply
 
-    # -- export_run (export child): the candidate's program for each target, serialized
-    def export_run(self, targets):
+    # -- export_run (export child): the candidate's program, traced once, serialized
+    def export_run(self, target):
+        """Trace ``workload`` exactly once and derive every program from that one trace: the
+        judged program (the native lowering for ``export_platform``: TPU for a TPU or the cpu
+        target, CUDA for a GPU) and, with ``kernels`` (the cpu target), each of its Pallas
+        kernels alone through JAX's generic interpreter. Nothing calls the candidate's Python
+        again; the cpu program itself is assembled later by the timer (``cpu_twin.py``)."""
         fn, failed = self.import_function()
         if failed:
             return failed
         specs = input_specs(self.manifest)
         out_dir = os.path.join(OPTS["work"], "artifacts")
         os.makedirs(out_dir, exist_ok=True)
-        files = {}
-        for tgt in targets:
-            t = time.perf_counter()
-            ctx = contextlib.ExitStack()
-            if tgt.get("pallas") == "generic":
-                ctx.enter_context(_PallasGeneric())
-                # interpreting TPU kernels: the kernels (and libraries such as Tokamax that ask
-                # for the TPU generation while tracing) see the TPU they were written for
-                ctx.enter_context(_target_device("tpu", tgt.get("device_kind")))
-            else:
-                ctx.enter_context(_target_device(tgt["platform"], tgt.get("device_kind")))
-            with ctx:
-                try:
-                    jitted = jax.jit(self.named(fn))
-                    jitted.trace(*specs)  # a tracing error is told apart from a lowering one
-                except BaseException as exc:  # noqa: BLE001
-                    files[tgt["name"]] = {"error": error_reply("trace", exc)}
-                    continue
-                # kernel custom calls JAX does not promise to keep stable across versions (Triton,
-                # Mosaic GPU): the artifact is read back by this same installation at once
-                checks = [jax.export.DisabledSafetyCheck.custom_call(t) for t in tgt.get("unstable_calls") or ()]
-                try:
-                    exp = jax.export.export(jitted, platforms=[tgt["export_platform"]], disabled_checks=checks)(*specs)
-                except BaseException as exc:  # noqa: BLE001
-                    files[tgt["name"]] = {"error": error_reply("lower", exc)}
-                    continue
-                try:
-                    data = exp.serialize()  # refuses host callbacks: they cannot leave this process
-                except BaseException as exc:  # noqa: BLE001
-                    files[tgt["name"]] = {"error": error_reply("serialize", exc)}
-                    continue
-            name = tgt["name"] + ".jaxexport"
-            with open(os.path.join(out_dir, name), "wb") as f:
-                f.write(data)
-            files[tgt["name"]] = {"file": name, "bytes": len(data), "export_s": time.perf_counter() - t}
-        return {"type": "artifacts", "files": files}
+        t = time.perf_counter()
+        # the kernels (and libraries such as Tokamax that ask for the generation while tracing)
+        # see the device they are lowered for: the TPU a cpu-target candidate is judged for
+        with _target_device(target["trace_platform"], target.get("device_kind")):
+            try:
+                traced = jax.jit(self.named(fn)).trace(*specs)  # the one call of the candidate's code
+            except BaseException as exc:  # noqa: BLE001
+                return error_reply("trace", exc)
+            sites = _KernelSites() if target.get("kernels") else None
+            # kernel custom calls JAX does not promise to keep stable across versions (Triton,
+            # Mosaic GPU): the artifact is read back by this same installation at once
+            checks = [jax.export.DisabledSafetyCheck.custom_call(c) for c in target.get("unstable_calls") or ()]
+            try:
+                exp = _export_traced(traced, target["export_platform"], checks, sites.overrides() if sites else None)
+            except BaseException as exc:  # noqa: BLE001
+                reply = error_reply("lower", exc)
+                if _callbacks_in(traced.jaxpr.jaxpr):
+                    # a host callback does not lower for another platform than this process's
+                    reply["message"] = "serialization of host_callbacks refused: " + reply["message"]
+                return reply
+            try:
+                data = exp.serialize()  # refuses host callbacks: they cannot leave this process
+            except BaseException as exc:  # noqa: BLE001
+                return error_reply("serialize", exc)
+            trace_s = time.perf_counter() - t
+            kernels = []
+            if sites is not None:
+                if len(sites.sites) > target.get("max_kernels", 256):
+                    return {
+                        "type": "error",
+                        "stage": "kernels",
+                        "exc_type": "ValueError",
+                        "message": f"{len(sites.sites)} kernel sites, over the cap {target.get('max_kernels', 256)}",
+                        "where": [],
+                        "pallas": True,
+                    }
+                for i in range(len(sites.sites)):
+                    try:
+                        kdata = sites.interpreted(i).serialize()
+                    except BaseException as exc:  # noqa: BLE001 - lowers for a TPU, not interpretable
+                        reply = error_reply("interpret", exc)
+                        reply["kernel_site"] = i
+                        return reply
+                    kernels.append(_write_artifact(out_dir, f"kernel_{i}.jaxexport", kdata))
+        program = _write_artifact(out_dir, "program.jaxexport", data)
+        return {
+            "type": "artifacts",
+            "program": program,
+            "kernels": kernels if sites is not None else None,
+            "export_s": time.perf_counter() - t,
+            "trace_lower_s": trace_s,
+        }
 
     # -- correctness: every check set once, outputs written
     def check(self, set_ids):
@@ -800,7 +908,7 @@ def main():
                 continue
             send({"type": "ack"})
         elif kind == "export_run":
-            send(job.export_run(cmd["targets"]))
+            send(job.export_run(cmd["target"]))
         elif kind == "load":
             send(job.load(cmd))
         elif kind == "compile":

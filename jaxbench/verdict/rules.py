@@ -80,6 +80,16 @@ def classify_child_error(reply: dict[str, Any], phase: str) -> tuple[str, str, s
         return Outcome.REJECTED, "artifact_unreadable", "the program could not be serialized: " + msg
     if stage == "artifact":
         return Outcome.REJECTED, "artifact_unreadable", "the exported program could not be read: " + msg
+    if stage == "interpret":
+        # lowered for a TPU, but JAX's generic Pallas interpreter cannot run that kernel
+        return Outcome.COMPILE_ERROR, "cpu_unsupported", "cannot run on the cpu target: " + msg
+    if stage == "kernels":
+        return Outcome.REJECTED, "artifact_too_large", msg
+    if stage == "twin":
+        # the judged program and its kernels do not make one cpu program (jaxbench/profiling/cpu_twin.py)
+        if reply.get("category") == "cpu_unsupported":
+            return Outcome.COMPILE_ERROR, "cpu_unsupported", "cannot run on the cpu target: " + msg
+        return Outcome.REJECTED, "artifact_mismatch", "the kernels do not fit the judged program: " + msg
     if stage == "execute":
         return Outcome.RUNTIME_ERROR, "exception", msg
     return Outcome.RUNTIME_ERROR, "protocol", f"unexpected child error in {phase}: {msg}"
