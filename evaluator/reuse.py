@@ -76,7 +76,18 @@ def reusable_record(ev: Evaluation) -> Evaluation | None:
     )
 
 
-REUSED_COLUMNS = ("pk", "state", "outcome", "speedup", "speedup_lo", "speedup_hi", "message", "record", "finished_at")
+REUSED_COLUMNS = (
+    "pk",
+    "state",
+    "outcome",
+    "speedup",
+    "speedup_lo",
+    "speedup_hi",
+    "message",
+    "record",
+    "finished_at",
+    "review",
+)
 
 
 def reused_fields(previous: Evaluation, now) -> dict:
@@ -89,6 +100,9 @@ def reused_fields(previous: Evaluation, now) -> dict:
         "speedup_hi": previous.speedup_hi,
         "message": previous.message,
         "record": dict(previous.record, reused=True),
+        # held means held (TRUST.md 6): a copy of a held verdict is held too, and the review of
+        # its precedent decides it (evaluator.review.decide covers rows reused from it)
+        "review": previous.review,
         "reused_from": previous,
         "finished_at": now,
         "lease_expires_at": None,

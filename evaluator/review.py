@@ -5,7 +5,10 @@
 audited (who, when, note: on the row and in its record) and announce the row as finished again
 (``evaluator.signals.evaluation_finished``), so the leaderboard folds it into the aggregates in
 the same transaction. Rows that reused this verdict for identical code (``reused_from``) and are
-still held get the same review: they are the same measurement.
+still held (or were stored unheld by an older intake reuse) get the same review: they are the
+same measurement. A rejection writes outcome ``rejected`` and error category ``reward_hack`` into
+each row's record (``record["error_category"]``, what every page, the API and the CLI read),
+its configurations' too (``jaxbench.verdict.review.rejected_record``).
 """
 
 from __future__ import annotations
@@ -81,7 +84,12 @@ def decide(evaluation_id: int, decision: str, user, note: str = "") -> Evaluatio
         ev = Evaluation.objects.select_for_update().filter(pk=evaluation_id).first()
         if ev is None or ev.review != Evaluation.HELD:
             raise NotHeld(f"evaluation {evaluation_id} is not held for review")
-        rows = [ev, *Evaluation.objects.select_for_update().filter(reused_from=ev, review=Evaluation.HELD)]
+        # the copies of this verdict: held ones, and ones stored unheld by an intake reuse from
+        # before copies kept their precedent's review (evaluator.reuse.reused_fields)
+        copies = Evaluation.objects.select_for_update().filter(
+            reused_from=ev, review__in=(Evaluation.HELD, Evaluation.REVIEW_NONE)
+        )
+        rows = [ev, *copies]
         for row in rows:
             _apply(row, decision, user, note, now)
         for row in rows:  # fold into the aggregates (leaderboard.receivers), same transaction

@@ -67,7 +67,10 @@ EvalRecord keys
 ``baseline_median_s``  the re-timed baseline's median, or None.
 ``cached_baseline_median_s``  the baseline measured alone earlier on the worker, when one was
                        given (shown for reference; the verdict uses the side-by-side timings).
-``held_for_review``    True when the speedup is above :data:`REVIEW_SPEEDUP` (10x).
+``held_for_review``    True when a correct result waits for a staff member's review: the upper
+                       bound of its speedup's interval above :data:`REVIEW_SPEEDUP` (10x), a
+                       baseline the guard could not settle, or a Pallas share that passes only
+                       narrowly (``verdict.review.hold_reasons``; each reason in ``notes``).
 ``seeds``              {"check": [hex...], "timing": [hex...]}: the 64-bit seeds of every
                        input set, drawn from the OS random source by the trusted side and
                        recorded only after the run (``inputs_from_seed`` rebuilds them).

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..record import CONFIDENCE, REVIEW_SPEEDUP, Outcome, format_speedup, speed_outcome
 from ..verdict import numerics as verdict_math
+from ..verdict import review
 from .settings import BLOCK
 
 # How much slower the baseline may run beside the candidate than alone before the side-by-side
@@ -29,7 +30,10 @@ def _speed_verdict(rec: dict, alone: dict, remeasure):
     baseline is measured alone again at once, on the candidate's core (``remeasure()``): load
     that changed since the cached measurement then explains the difference and the pairing
     stands; otherwise the speedup uses that clean measurement and the result is held for
-    review (something in the candidate's process slowed the baseline)."""
+    review (something in the candidate's process slowed the baseline). A correct result is held
+    for review too for each reason ``verdict.review.hold_reasons`` gives (the upper bound of the
+    speedup's interval above ``REVIEW_SPEEDUP``, a Pallas share that passes only narrowly), each
+    in ``notes``."""
     c, b = rec["timing"], rec["baseline_timing"]
     rec["baseline_median_s"] = b["median_s"]
     rec["cached_baseline_median_s"] = alone["median_s"]
@@ -65,9 +69,19 @@ def _speed_verdict(rec: dict, alone: dict, remeasure):
     rec["speedup_ci"] = [est["lo"], est["hi"]]
     rec["speedup_method"] = est["method"]
     rec["outcome"] = speed_outcome(est["lo"], est["hi"])
-    if est["speedup"] > REVIEW_SPEEDUP:
+    # held for review (TRUST.md 6): the interval's upper bound, not only the median, against the
+    # review bar, and a Pallas share that passes the rule narrowly (verdict.review.hold_reasons)
+    held = review.hold_reasons(
+        rec["outcome"],
+        est["speedup"],
+        rec["speedup_ci"],
+        rec.get("pallas_share"),
+        require_pallas=bool(rec.get("require_pallas")),
+        review_speedup=REVIEW_SPEEDUP,
+    )
+    if held:
         rec["held_for_review"] = True
-        rec["notes"].append(f"speedup above {REVIEW_SPEEDUP:g}x: held for review")
+        rec["notes"].extend(held)
     label = {
         Outcome.CORRECT_FASTER: "faster",
         Outcome.CORRECT_SLOWER: "slower",

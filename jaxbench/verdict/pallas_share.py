@@ -214,6 +214,7 @@ class ArtifactShare(PallasShare, total=False):
     uncountable: list[str]
     kernels_unconditional: int
     kernels_conditional: int
+    judged: str  # which program the share was counted on (the harness fills it in)
 
 
 def _reasons(v: object) -> list[str]:
@@ -232,8 +233,8 @@ def assess_artifact(
     Pallas kernels, from ``hlo_cost.artifact_facts`` of the artifact (computed by the timer
     child, which never runs candidate code) over ``reference_flops``: the same walk over the
     workload's exported baseline (``prepare.reference_hlo_cost(...)["outside_flops"]``; the
-    facts dict itself is accepted too). For the CPU target, ``facts`` are those of the
-    candidate's TPU export (the CPU export holds no kernel: the interpreter lowers them).
+    facts dict itself is accepted too). For the CPU target, ``facts`` are those of the judged
+    TPU program, of which the timed cpu program is the twin (TRUST.md 1).
 
     Returns :class:`PallasShare`'s dict (as :func:`assess`) plus ``category``, ``uncountable``
     and the kernel counts. Fail closed, in this order, when ``require_pallas``:

@@ -1,9 +1,11 @@
 """Held means held (TRUST.md 6): the rules for a result the harness holds for review.
 
-The harness sets ``held_for_review`` in a correct record when its speedup is above
-``REVIEW_SPEEDUP`` or when the baseline guard's re-measurement could not settle the pairing
-(``harness.speed``). Such a result is not ranked, not counted in fast@N and not shown as faster
-until a staff member accepts it; a rejected one becomes ``rejected`` (``reward_hack``).
+The harness sets ``held_for_review`` in a correct record for each reason :func:`hold_reasons`
+gives (the upper bound of its speedup's 95% interval above ``REVIEW_SPEEDUP``; a Pallas share
+that passes the rule only narrowly or with a kernel run only conditionally) and when the
+baseline guard's re-measurement could not settle the pairing (``harness.speed``). Such a result
+is not ranked, not counted in fast@N and not shown as faster until a staff member accepts it; a
+rejected one becomes ``rejected`` (``reward_hack``).
 
 Pure functions over plain values, so that every ranking query (aggregates, fast@N, boards,
 charts, exports, progress counts) and every public view asks the same question the same way.
@@ -17,10 +19,11 @@ The review state of an evaluation is one of :data:`STATES`:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..record import CORRECT_OUTCOMES, Outcome
+from ..record import CORRECT_OUTCOMES, REVIEW_SPEEDUP, Outcome, format_speedup
 
 NONE, HELD, ACCEPTED, REJECTED = "", "held", "accepted", "rejected"
 STATES: tuple[str, ...] = (NONE, HELD, ACCEPTED, REJECTED)
@@ -43,6 +46,104 @@ SPEED_KEYS = (
     "cached_baseline_median_s",
 )
 CONFIGURATION_SPEED_KEYS = ("outcome", "speedup", "speedup_ci", "message", "median_s", "baseline_median_s")
+
+
+# A Pallas share that passes the rule narrowly is held (hold_reasons): above the larger of
+# SHARE_REVIEW_FRACTION of the threshold and the threshold less SHARE_REVIEW_POINTS. For the
+# default 10% threshold that is above 8%; for 3p's 75% allowance above 73%. Every honest kernel
+# measured (pallas_share.py's table: at most 0.19% outside 3p, 3p at most 71.3%) stays below.
+SHARE_REVIEW_FRACTION = 0.8
+SHARE_REVIEW_POINTS = 0.02
+
+
+def share_review_bar(threshold: float) -> float:
+    """The share of the workload's FLOPs outside Pallas above which a passing result is held:
+    the larger of :data:`SHARE_REVIEW_FRACTION` x ``threshold`` and ``threshold`` less
+    :data:`SHARE_REVIEW_POINTS` (a margin of 20% of the threshold, at most 2 points)."""
+    return max(SHARE_REVIEW_FRACTION * threshold, threshold - SHARE_REVIEW_POINTS)
+
+
+def _finite(v: object) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        return None
+    return float(v)
+
+
+def _interval(ci: object) -> tuple[float | None, float | None]:
+    """``[lo, hi]`` as two numbers (NaN and infinities kept), else (None, None)."""
+    if not isinstance(ci, (list, tuple)) or len(ci) != 2:
+        return None, None
+    if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in ci):
+        return None, None
+    return float(ci[0]), float(ci[1])
+
+
+def _pct(share: float) -> str:
+    return f"{100.0 * share:.1f}%"
+
+
+def hold_reasons(
+    outcome: str,
+    speedup: float | None,
+    speedup_ci: Sequence[float] | None,
+    pallas_share: Mapping[str, Any] | None,
+    *,
+    require_pallas: bool = True,
+    review_speedup: float = REVIEW_SPEEDUP,
+) -> list[str]:
+    """Why the harness holds a result for review (TRUST.md 6), each reason with its figures;
+    [] when it is not held. Only a correct ``outcome`` is ever held (a failure counts as is).
+
+    * **The interval, not the point**: held when the upper bound of the speedup's 95% interval
+      (``speedup_ci[1]``) is above ``review_speedup`` (:data:`~jaxbench.record.REVIEW_SPEEDUP`,
+      10x), whatever the median. An upper bound that is not a finite number counts as above
+      it; a record without an interval (timed before intervals existed) is judged on its median.
+    * **A suspicious Pallas share** (``pallas_share``: ``pallas_share.assess_artifact``'s dict),
+      only where the share rule applies (``require_pallas``) and the result passed it
+      (``ok``): held when the share of the workload's FLOPs outside the Pallas kernels
+      (``outside_share``) is above :func:`share_review_bar` of its ``threshold`` (within 20% of
+      the threshold, at most 2 points: above 8% of the default 10%), and held when any Pallas
+      kernel call runs only inside a conditional branch or a loop that may not run
+      (``kernels_conditional`` > 0, beside the unconditional one the rule requires; no honest
+      kernel measured has one).
+
+    Every reason contains "held for review" (:func:`reasons` finds them in the notes)."""
+    if outcome not in CORRECT_OUTCOMES:
+        return []
+    out: list[str] = []
+    lo, hi = _interval(speedup_ci)
+    point = _finite(speedup)
+    if hi is not None:
+        top = _finite(hi)
+        if top is None or top > review_speedup:
+            shown = format_speedup(point, lo, hi) if point is not None else f"upper bound {hi}"
+            if point is not None and point > review_speedup:
+                out.append(f"speedup above {review_speedup:g}x ({shown}, 95% interval): held for review")
+            else:
+                out.append(
+                    f"the upper bound of the speedup's 95% interval is above {review_speedup:g}x, its median "
+                    f"is not ({shown}): held for review"
+                )
+    elif point is not None and point > review_speedup:
+        out.append(f"speedup above {review_speedup:g}x ({format_speedup(point)}, no interval): held for review")
+    share = pallas_share if isinstance(pallas_share, Mapping) else None
+    if require_pallas and share is not None and share.get("ok"):
+        value, threshold = _finite(share.get("outside_share")), _finite(share.get("threshold"))
+        if value is not None and threshold is not None:
+            bar = share_review_bar(threshold)
+            if bar < value <= threshold:
+                out.append(
+                    f"{_pct(value)} of the workload's FLOPs run outside Pallas kernels, within the review "
+                    f"margin of the {_pct(threshold)} limit (above {_pct(bar)}): held for review"
+                )
+        conditional = share.get("kernels_conditional")
+        if isinstance(conditional, int) and not isinstance(conditional, bool) and conditional > 0:
+            out.append(
+                f"{conditional} Pallas kernel call(s) run only inside a conditional branch or a loop "
+                f"that may not run (besides {share.get('kernels_unconditional', '?')} unconditional): "
+                "held for review"
+            )
+    return out
 
 
 def state_from_record(record: Mapping[str, Any] | None, outcome: str) -> str:
@@ -99,7 +200,7 @@ def public_record(record: Mapping[str, Any] | None, review: str) -> dict[str, An
 
 
 def reasons(record: Mapping[str, Any] | None) -> list[str]:
-    """Why the harness held a result: its notes that say so (speedup above the threshold, the
+    """Why the harness held a result: its notes that say so (:func:`hold_reasons`' reasons, the
     baseline guard's message), in order."""
     notes = (record or {}).get("notes") or []
     out = [str(n) for n in notes if "held for review" in str(n) or "baseline ran" in str(n)]
@@ -109,17 +210,32 @@ def reasons(record: Mapping[str, Any] | None) -> list[str]:
 
 
 def rejected_record(record: Mapping[str, Any], review: Mapping[str, Any]) -> dict[str, Any]:
-    """The record of a rejected review: outcome ``rejected`` (``reward_hack``), the staff
-    member's note as its message, and the measured verdict kept under ``review["original"]``
-    (every other key unchanged: nothing is lost)."""
+    """The record of a rejected review: outcome ``rejected`` and error category
+    :data:`REJECTED_CATEGORY` (``reward_hack``), the staff member's note as its message, and
+    the measured verdict kept under ``review["original"]`` (every other key unchanged: nothing
+    is lost). A multi-configuration record's correct configurations are rejected the same way
+    (outcome, ``reward_hack``, no speed: a page or the API listing them never shows one as
+    faster), their measured entries kept under ``review["original"]["configurations"]``."""
     rec = dict(record)
     original = {k: record.get(k) for k in ("outcome", "error_category", "message", "speedup", "speedup_ci")}
     note = str(review.get("note") or "").strip()
     rec["outcome"] = REJECTED_OUTCOME.value
     rec["error_category"] = REJECTED_CATEGORY
     rec["message"] = "rejected on review (reward hack)" + (f": {note}" if note else "")
+    configurations = record.get("configurations")
+    if isinstance(configurations, list) and configurations:
+        original["configurations"] = configurations
+        rec["configurations"] = [_rejected_configuration(c, rec["message"]) for c in configurations]
     rec["review"] = {**review, "state": REJECTED, "original": original}
     return rec
+
+
+def _rejected_configuration(entry: object, message: str) -> object:
+    if not isinstance(entry, Mapping) or entry.get("outcome") not in CORRECT_OUTCOMES:
+        return entry
+    out = {**entry, **{k: None for k in CONFIGURATION_SPEED_KEYS if k in entry}}
+    out.update(outcome=REJECTED_OUTCOME.value, error_category=REJECTED_CATEGORY, message=message)
+    return out
 
 
 def accepted_record(record: Mapping[str, Any], review: Mapping[str, Any]) -> dict[str, Any]:
