@@ -161,8 +161,10 @@ CATEGORIES = {
         "mosaic_error",
         "xla_compile_error",
         "cpu_unsupported",
+        "compile_timeout",  # import, trace, lowering, reading or compiling past the compile limit
     ),
     "runtime_error": ("exception", "crash", "oom", "exit", "protocol", "bad_output"),
+    # "compile" and "export": records written before a compile overrun became compile_timeout
     "timeout": ("compile", "check", "timing", "export"),
     "incorrect": ("structure_mismatch", "not_array", "shape_mismatch", "dtype_mismatch", "non_finite", "not_allclose"),
     "rejected": (
@@ -289,6 +291,7 @@ class LowerRecord(TypedDict):
     has_pallas_call: bool | None
     host_callbacks: list[str]
     pallas_share: dict[str, Any] | None  # as EvalRecord["pallas_share"], at the lowered shapes
+    warnings: list[str]  # what lowers but an evaluation would judge (an output's dtype)
     duration_s: float
     harness_version: str
     jax_version: str | None

@@ -431,6 +431,7 @@ def lower_for_platform(
         "harness_version": HARNESS_VERSION,
         "jax_version": None,
         "sandbox": {},
+        "warnings": [],
     }
     rec: dict[str, Any] = {"phases": {}, "notes": []}  # what _Run writes; its outcome is copied into ``out``
     exporter = new_export_child()
@@ -471,7 +472,12 @@ def lower_for_platform(
             artifact=artifact_rules.summary(facts),
         )
         specs, out_leaves = _specs(wl, profile)
-        bad = artifact_rules.verify(facts, specs, out_leaves, hw.export_platform(platform))
+        # the pre-check asks whether the program lowers: an output of the right shape in another
+        # dtype is said, and left to the evaluation to judge (public files return float32 where
+        # the workload's answer is bfloat16: jaxbench/kernels/experts/README.md)
+        relaxed, dtype_notes = artifact_rules.output_dtype_differences(facts.get("out_avals"), out_leaves)
+        out["warnings"] = dtype_notes
+        bad = artifact_rules.verify(facts, specs, relaxed, hw.export_platform(platform))
         if bad:
             out.update(outcome=Outcome.REJECTED, error_category=bad[0], message=bad[1])
         elif not share["ok"]:
@@ -481,7 +487,9 @@ def lower_for_platform(
                 message=trim(share["message"]),
             )
         else:
-            out.update(ok=True, message=f"lowers for {platform} at {profile} shapes")
+            out.update(
+                ok=True, message=f"lowers for {platform} at {profile} shapes" + "".join("; " + n for n in dtype_notes)
+            )
     out["lower_s"] = round(time.monotonic() - t, 6)
     out["duration_s"] = round(time.monotonic() - t0, 6)
     return out

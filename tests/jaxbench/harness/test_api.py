@@ -51,6 +51,23 @@ def test_lower_for_tpu_precheck():
     json.dumps(bad)
 
 
+def test_precheck_lowers_an_output_of_another_dtype_and_says_what_the_evaluation_will_judge():
+    # as the public 3p and 11p files do: the right shape in float32 where the answer is bfloat16
+    src = source("correct_rmsnorm.py") + (
+        "\n_honest = workload\n\n\ndef workload(x, scale):\n    return _honest(x, scale).astype(jnp.float32)\n"
+    )
+    low = harness.lower_for_platform("12p", src, platform="tpu", profile="full", require_pallas=True)
+    assert low["ok"] is True, low["message"]
+    (note,) = low["warnings"]
+    assert note.startswith("output 0 is float32[") and "dtype_mismatch" in note and note in low["message"]
+    # a shape of its own is still no lowering of this workload
+    wrong = source("correct_rmsnorm.py") + (
+        "\n_honest = workload\n\n\ndef workload(x, scale):\n    return _honest(x, scale)[..., :8]\n"
+    )
+    low = harness.lower_for_platform("12p", wrong, platform="tpu", profile="full")
+    assert (low["ok"], low["error_category"]) == (False, "signature_mismatch")
+
+
 def test_lower_for_tpu_precheck_times_out_where_the_candidate_is_stuck():
     low = harness.lower_for_platform(
         "12p", source("timeout_trace_loop.py"), platform="tpu", profile="full", timeouts={"export": 8}

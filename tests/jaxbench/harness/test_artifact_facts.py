@@ -290,6 +290,7 @@ def test_verify_categories():
             dict(good, in_avals=[[[8, 256], "float32"]]),
             dict(good, in_avals=[[[8, 128], "bfloat16"]]),
             dict(good, out_avals=[[[8, 128], "float32"], [[1], "float32"]]),
+            dict(good, out_avals=[[[8, 128], "bfloat16"]]),
             dict(good, in_avals=[]),
         ],
         "disallowed_custom_call": [dict(good, custom_calls={"tpu_custom_call": 1, "secret_work": 1})],
@@ -309,6 +310,15 @@ def test_verify_categories():
     assert artifact.verify(dict(good, in_avals=[[[8, 256], "float32"]]), IN, OUT, "tpu")[1] == (
         "input 0 is float32[8,256], the workload's is float32[8,128] "
         "(workload(*inputs) must keep the workload's signature)"
+    )
+    # a float32 result where the workload's is bfloat16 (the public 3p and 11p optimized files:
+    # float32 RoPE tables promote the attention, gmm's default preferred_element_type) is a
+    # different program, not a more precise answer: rejected, as the correctness check would
+    widened = artifact.verify(good, IN, [("bfloat16", (8, 128))], "tpu")
+    assert widened == (
+        "signature_mismatch",
+        "output 0 is float32[8,128], the workload's is bfloat16[8,128] "
+        "(workload(*inputs) must keep the workload's signature)",
     )
 
 
