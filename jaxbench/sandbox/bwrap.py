@@ -9,7 +9,8 @@ import os
 import shutil
 import subprocess
 import sys
-from typing import Any, cast
+from collections.abc import Callable, Mapping
+from typing import TypedDict, cast
 
 from .device import SIM_MOUNT
 
@@ -70,8 +71,16 @@ SITE_ALLOWLIST = (
 )
 
 
+class BwrapInfo(TypedDict):
+    """The bubblewrap found here (:func:`bwrap_info`)."""
+
+    path: str
+    version: str
+    flags: list[str]  # those of the flags this module uses that it supports
+
+
 @functools.lru_cache(maxsize=1)
-def bwrap_info() -> dict | None:
+def bwrap_info() -> BwrapInfo | None:
     path = shutil.which("bwrap")
     if not path:
         return None
@@ -167,7 +176,7 @@ def nvidia_device_nodes(root: str = "/", visible: str | None = None) -> list[str
     return [f"/dev/{n}" for n in (*gpus, *(n for n in NVIDIA_SHARED_NODES if n in names))]
 
 
-def device_nodes(platform: str, root: str = "/", environ: dict | None = None) -> list[str]:
+def device_nodes(platform: str, root: str = "/", environ: Mapping[str, str] | None = None) -> list[str]:
     """The device nodes a child on ``platform`` gets (paths inside the sandbox); none on cpu."""
     env = os.environ if environ is None else environ
     try:
@@ -195,8 +204,8 @@ def accelerator_binds(nodes: list[str]) -> list[str]:
 
 
 def bwrap_argv(
-    env: dict,
-    stage,
+    env: Mapping[str, str],
+    stage: Callable[[str], str],
     *,
     prefix: str,
     site: str,
@@ -213,7 +222,7 @@ def bwrap_argv(
     ``stage(path)`` gives the host path to bind for ``path`` (see :class:`host.Stager`);
     ``nodes``: the device nodes to bind (:func:`device_nodes` when None)."""
     # never None here: a bwrap mode is chosen (or forced, probe.best_mode) only where bwrap exists
-    info = cast("dict[str, Any]", bwrap_info())
+    info = cast("BwrapInfo", bwrap_info())
     flags = set(info["flags"])
     argv = [info["path"], "--unshare-all", "--unshare-user"]
     if "--disable-userns" in flags:

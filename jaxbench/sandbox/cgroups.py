@@ -8,6 +8,14 @@ import os
 import secrets
 import signal
 import time
+from typing import Literal, TypedDict
+
+
+class CgroupInfo(TypedDict):
+    """Where per-child cgroups are made (:func:`cgroup_info`)."""
+
+    version: Literal["v1", "v2"]
+    bases: dict[str, str]  # controller (pids, memory, cpuset) -> the directory children go under
 
 
 def _mounts() -> list[tuple[str, str, str]]:
@@ -25,12 +33,12 @@ def _mounts() -> list[tuple[str, str, str]]:
 
 
 @functools.lru_cache(maxsize=1)
-def cgroup_info() -> dict | None:
+def cgroup_info() -> CgroupInfo | None:
     """Where per-child cgroups can be created: v2 with the pids and memory controllers, or the
     v1 ``pids`` and ``memory`` hierarchies; None where neither is writable."""
     if os.geteuid() != 0:
         return None
-    own = {}
+    own: dict[str, str] = {}
     try:
         with open("/proc/self/cgroup") as f:
             for line in f:
@@ -93,7 +101,7 @@ def cgroup_info() -> dict | None:
 class Cgroup:
     """A per-child cgroup (v2 directory, or one directory per v1 hierarchy)."""
 
-    def __init__(self, info: dict, name: str, memory_bytes: int, pids: int):
+    def __init__(self, info: CgroupInfo, name: str, memory_bytes: int, pids: int) -> None:
         self.version = info["version"]
         self.dirs: dict[str, str] = {}
         self.active: dict[str, bool] = {"pids": False, "memory": False}
@@ -158,7 +166,7 @@ class Cgroup:
                 pass
         return sorted(out)
 
-    def kill_all(self, deadline_s: float = 3.0):
+    def kill_all(self, deadline_s: float = 3.0) -> bool:
         if self.version == "v2":
             _write(self.dirs["pids"], "cgroup.kill", "1")
         elif "pids" in self.dirs:
@@ -241,7 +249,7 @@ class Cgroup:
                 continue
         return None
 
-    def remove(self):
+    def remove(self) -> None:
         for d in set(self.dirs.values()):
             for _ in range(100):
                 try:

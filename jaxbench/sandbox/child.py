@@ -16,11 +16,11 @@ import sys
 import tempfile
 import time
 import weakref
-from typing import TYPE_CHECKING, Any, cast
+from typing import IO, TYPE_CHECKING, Any, Self, cast
 
 from ..hardware import export_platform
 from . import device, host
-from .bwrap import bwrap_argv, bwrap_info, device_nodes
+from .bwrap import BwrapInfo, bwrap_argv, bwrap_info, device_nodes
 from .cgroups import Cgroup, cgroup_info
 from .options import ChildGone, PhaseTimeout, SandboxError, SandboxOptions
 from .output import Drain
@@ -45,12 +45,15 @@ ACCEL_ENV_PREFIXES = (
 )
 ACCEL_ENV_DENY = ("TOKEN", "SECRET", "KEY", "PASSWORD", "CREDENTIAL")
 
+# one JSON object of the status channel (a command sent, a reply received): data, read by key
+Message = dict[str, Any]
+
 
 _LIVE: weakref.WeakSet[SandboxedChild] = weakref.WeakSet()
 
 
 @atexit.register
-def _close_live_children():
+def _close_live_children() -> None:
     """At interpreter exit no child, run dir or cgroup is left behind."""
     for child in list(_LIVE):
         try:
@@ -76,11 +79,11 @@ class SandboxedChild:
         os.mkdir(self.in_dir, 0o755)
         os.mkdir(os.path.join(self.in_dir, "sets"), 0o755)
         os.mkdir(self.host_work, 0o700)
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
         self.cgroup: Cgroup | None = None
-        self.protections: dict = {}
-        self.launcher: dict = {}
-        self.hello_info: dict | None = None
+        self.protections: dict[str, Any] = {}
+        self.launcher: Message = {}
+        self.hello_info: Message | None = None
         self._buf = b""
         self._status_r: int | None = None
         self._streams: dict[str, Drain] = {}
@@ -99,7 +102,7 @@ class SandboxedChild:
         self._device_nodes: list[str] | None = None
 
     # -- spawning
-    def start(self, timeout: float = 30.0):
+    def start(self, timeout: float = 30.0) -> Self:
         from .probe import best_mode  # deferred: probe.py starts children of this class to find the mode
 
         mode = self.opt.mode or best_mode(self.opt.platform)
@@ -248,7 +251,7 @@ class SandboxedChild:
             os.close(w)
         self._status_r = r
         for name, stream in (("stdout", self.proc.stdout), ("stderr", self.proc.stderr)):
-            self._streams[name] = Drain(stream, lim.output_cap)
+            self._streams[name] = Drain(cast("IO[bytes]", stream), lim.output_cap)  # both PIPE: never None
         try:
             self.launcher = self.recv(timeout)
         except (PhaseTimeout, ChildGone) as exc:
@@ -263,7 +266,7 @@ class SandboxedChild:
         self.protections = self._protections(mode, steps, uid, rl)
         return self
 
-    def _protections(self, mode, steps, uid, rl) -> dict:
+    def _protections(self, mode: str, steps: dict[str, Any], uid: int | None, rl: dict[str, int]) -> dict[str, Any]:
         bw = mode.startswith("bwrap")
         info = bwrap_info() if bw else None
         ns = (
@@ -276,7 +279,7 @@ class SandboxedChild:
             "bubblewrap_version": info["version"] if info else None,
             "namespaces": ns,
             # info is never None with bw: a bwrap mode is chosen or forced only where bwrap exists
-            "disable_userns": bool(bw and "--disable-userns" in cast("dict[str, Any]", info)["flags"]),
+            "disable_userns": bool(bw and "--disable-userns" in cast("BwrapInfo", info)["flags"]),
             "die_with_parent": bw,
             "new_session": True,
             "cap_drop_all": bw,
@@ -306,7 +309,7 @@ class SandboxedChild:
         }
 
     # -- the status channel
-    def send(self, obj: dict):
+    def send(self, obj: Message) -> None:
         data = (json.dumps(obj) + "\n").encode()
         assert self.proc is not None and self.proc.stdin is not None  # set by start() (stdin=PIPE)
         try:
@@ -315,7 +318,7 @@ class SandboxedChild:
         except (BrokenPipeError, OSError):
             raise ChildGone("stdin closed") from None
 
-    def recv(self, timeout: float, max_line: int = 8 << 20) -> dict:
+    def recv(self, timeout: float, max_line: int = 8 << 20) -> Message:
         end = time.monotonic() + timeout
         while True:
             nl = self._buf.find(b"\n")
@@ -339,7 +342,7 @@ class SandboxedChild:
                     raise ChildGone("status channel closed")
                 self._buf += chunk
 
-    def hello(self, timeout: float) -> dict:
+    def hello(self, timeout: float) -> Message:
         msg = self.recv(timeout)
         if msg.get("type") == "launch_failed":
             raise SandboxError(f"exec failed: {msg.get('error')}")
@@ -350,7 +353,7 @@ class SandboxedChild:
             self._pin()
         return msg
 
-    def open_device(self, timeout: float) -> dict:
+    def open_device(self, timeout: float) -> dict[str, Any]:
         """Have the child open its device: on an exclusive device, first wait for the device's
         lock (held until this child is dead, see close()), then ask the child, which is still
         free of candidate code. Returns the seconds waited for the lock and those the child
@@ -375,7 +378,7 @@ class SandboxedChild:
         self._pin()  # now that the backend sized its thread pool
         return {"wait_s": wait_s, "open_s": reply.get("open_s")}
 
-    def _pin(self):
+    def _pin(self) -> None:
         """Confine the child to its CPUs now that JAX is initialised (XLA sized its thread
         pool for the whole machine: a one-thread pool can deadlock TPU interpret mode's
         callbacks) and before any candidate code exists in it."""
@@ -423,7 +426,7 @@ class SandboxedChild:
     def stderr_tail(self) -> str:
         return self._streams["stderr"].text() if "stderr" in self._streams else ""
 
-    def output_info(self) -> dict:
+    def output_info(self) -> dict[str, dict[str, int | bool]]:
         return {k: {"bytes": d.total, "truncated": d.total > d.cap} for k, d in self._streams.items()}
 
     def alive(self) -> bool:
@@ -438,7 +441,7 @@ class SandboxedChild:
         """The child's cgroup ran into its memory limit and still holds most of it."""
         return bool(self.cgroup and self.cgroup.at_memory_limit())
 
-    def wait_exit(self, timeout: float = 5.0):
+    def wait_exit(self, timeout: float = 5.0) -> tuple[int, str | None, bool]:
         """(returncode, signal name or None, oom_killed) after the child ended."""
         assert self.proc is not None  # set by start()
         try:
@@ -509,7 +512,7 @@ class SandboxedChild:
             todo.extend(kids)
         return out
 
-    def kill(self):
+    def kill(self) -> None:
         """Kill everything the child started. The launcher stays resident as a subreaper, so
         the sandbox's processes are killed first (SIGKILL to the PID namespace's init takes the
         whole namespace down) and the launcher reaps them and exits; then the process group
@@ -547,7 +550,7 @@ class SandboxedChild:
             except subprocess.TimeoutExpired:
                 pass
 
-    def close(self):
+    def close(self) -> None:
         if self.closed:
             return
         self.closed = True
@@ -562,7 +565,9 @@ class SandboxedChild:
             for d in self._streams.values():
                 d.join(2.0)
             if self.proc is not None:
-                for s in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+                # all three are pipes (start(): stdin, stdout and stderr PIPE), never None
+                pipes = cast("tuple[IO[bytes], ...]", (self.proc.stdin, self.proc.stdout, self.proc.stderr))
+                for s in pipes:
                     try:
                         s.close()
                     except OSError:
@@ -582,8 +587,8 @@ class SandboxedChild:
                 # only now: every process of the sandbox has been killed and reaped above
                 self.device_lock.release()
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()

@@ -44,6 +44,8 @@ Protocol (everything here is data; the trusted side decides every verdict):
   checked output of its inputs), the profiler trace under ``<work>/trace`` (timer).
 """
 
+from __future__ import annotations
+
 import contextlib
 import json
 import os
@@ -52,6 +54,11 @@ import sys
 import time
 import traceback
 import types
+from collections.abc import Callable, Sequence
+from typing import Any, cast
+
+# one JSON object of the protocol (a command received, a reply sent): data, read by key
+Message = dict[str, Any]
 
 STATUS_FD = 3
 MAX_COMMAND = 1 << 20
@@ -59,8 +66,8 @@ MAX_TEXT = 4 << 20  # jaxpr / lowered text written for the trusted side's scan
 CANDIDATE_FILE = "candidate.py"
 
 
-def _parse_args(argv):
-    opts = {
+def _parse_args(argv: list[str]) -> dict[str, Any]:
+    opts: dict[str, Any] = {
         "site": [],
         "in": None,
         "work": None,
@@ -101,7 +108,7 @@ import signal as _signal  # noqa: E402
 faulthandler.register(_signal.SIGUSR1, all_threads=True)  # stacks to stderr on request
 
 
-def send(obj):
+def send(obj: Message) -> None:
     _status.write(json.dumps(obj, default=str) + "\n")
     _status.flush()
 
@@ -118,11 +125,12 @@ if OPTS["probe"]:
     os._exit(0)
 
 
-def recv():
+def recv() -> Message:
     line = sys.stdin.buffer.readline(MAX_COMMAND)
     if not line:
         raise SystemExit(0)
-    return json.loads(line)
+    cmd: Message = json.loads(line)
+    return cmd
 
 
 # --------------------------------------------------------------------------- JAX, warmed up
@@ -141,10 +149,10 @@ except Exception:  # noqa: BLE001 - pallas missing is reported in hello
     _pltpu = None
 
 _BF16 = np.dtype(jnp.bfloat16)
-_dev = None  # the device, once opened (_open_device)
+_dev: Any = None  # the device, once opened (_open_device)
 
 
-def _profiler_options():
+def _profiler_options() -> Any:
     opts = jax.profiler.ProfileOptions()
     opts.python_tracer_level = 0  # the Python tracer multiplies the trace size by ~15
     opts.host_tracer_level = 1  # level 1 keeps the XLA runtime's thunk events
@@ -155,9 +163,9 @@ class _Profiler:
     """A profiler session whose serialised XSpace is written by this module itself (no
     TensorBoard export, no trace.json conversion: several times faster than stop_trace)."""
 
-    def __init__(self):
-        self.session = None
-        self.log_dir = None
+    def __init__(self) -> None:
+        self.session: Any = None
+        self.log_dir: str | None = None
         try:
             from jax._src.lib import (
                 _profiler as _p,  # deferred: an internal JAX API; if it moves, only this feature fails
@@ -167,26 +175,26 @@ class _Profiler:
         except Exception:  # noqa: BLE001 - fall back to the public API
             self._cls = None
 
-    def start(self, log_dir):
+    def start(self, log_dir: str) -> None:
         self.log_dir = log_dir
         if self._cls is not None:
             self.session = self._cls(_profiler_options())
         else:
             jax.profiler.start_trace(log_dir, profiler_options=_profiler_options())
 
-    def stop(self):
+    def stop(self) -> None:
         if self._cls is None:
             jax.profiler.stop_trace()
             return
         data = self.session.stop()
         self.session = None
-        d = os.path.join(self.log_dir, "plugins", "profile", "run")
+        d = os.path.join(cast(str, self.log_dir), "plugins", "profile", "run")  # set by start()
         os.makedirs(d, exist_ok=True)
         with open(os.path.join(d, "child.xplane.pb"), "wb") as f:
             f.write(data)
 
 
-def _warm_profiler():
+def _warm_profiler() -> None:
     d = "/tmp/.warm-trace" if os.path.isdir("/tmp") else os.path.join(OPTS["work"], ".warm")
     try:
         prof = _Profiler()
@@ -203,10 +211,10 @@ _import_s = time.perf_counter() - _t_import
 # --------------------------------------------------------------------------- the device
 
 _CHILD_ID = os.urandom(4).hex()  # tells children apart in the simulated device's log (pids repeat)
-_fake_fd = None
+_fake_fd: int | None = None
 
 
-def _fake_log(event):
+def _fake_log(event: str) -> None:
     """One line per open/release of the simulated device: written after taking it and before
     releasing it, so logged intervals lie inside the real holds."""
     line = f"{event} {time.time_ns()} {os.getpid()} {_CHILD_ID}\n".encode()
@@ -217,7 +225,7 @@ def _fake_log(event):
         os.close(fd)
 
 
-def _take_fake_device():
+def _take_fake_device() -> None:
     import fcntl  # deferred: only the simulated device needs it
 
     global _fake_fd
@@ -234,7 +242,7 @@ def _take_fake_device():
     _fake_log("open")
 
 
-def _release_fake_device():
+def _release_fake_device() -> None:
     global _fake_fd
     if _fake_fd is not None:
         _fake_log("close")
@@ -242,7 +250,7 @@ def _release_fake_device():
         _fake_fd = None
 
 
-def _open_device():
+def _open_device() -> float:
     """Initialise the backend on the device and warm it up (a jit, the profiler); returns the
     seconds it took."""
     global _dev
@@ -256,7 +264,7 @@ def _open_device():
     return time.perf_counter() - t
 
 
-def _device_info():
+def _device_info() -> dict[str, Any]:
     return {
         "platform": _dev.platform,
         "device_kind": getattr(_dev, "device_kind", ""),
@@ -269,11 +277,11 @@ _open_s = None if OPTS["lazy_device"] else _open_device()
 # --------------------------------------------------------------------------- helpers
 
 
-def _dtype(name):
+def _dtype(name: str) -> np.dtype[Any]:
     return _BF16 if name == "bfloat16" else np.dtype(name)
 
 
-def load_set(manifest, set_id):
+def load_set(manifest: Message, set_id: str) -> list[Any]:
     arrays = []
     base = os.path.join(OPTS["in"], "sets", set_id)
     for k, spec in enumerate(manifest["inputs"]):
@@ -284,11 +292,11 @@ def load_set(manifest, set_id):
     return arrays
 
 
-def input_specs(manifest):
+def input_specs(manifest: Message) -> list[Any]:
     return [jax.ShapeDtypeStruct(tuple(s["shape"]), _dtype(s["dtype"])) for s in manifest["inputs"]]
 
 
-def write_outputs(tag, out):
+def write_outputs(tag: str, out: Any) -> dict[str, Any]:
     leaves, treedef = jax.tree_util.tree_flatten(out)
     d = os.path.join(OPTS["work"], "out", tag)
     os.makedirs(d, exist_ok=True)
@@ -309,7 +317,7 @@ def write_outputs(tag, out):
     return {"treedef": str(treedef), "leaves": meta}
 
 
-def _candidate_frames(tb):
+def _candidate_frames(tb: types.TracebackType | None) -> list[str]:
     lines = []
     for fs in traceback.extract_tb(tb):
         if os.path.basename(fs.filename) == CANDIDATE_FILE:
@@ -317,7 +325,7 @@ def _candidate_frames(tb):
     return lines[-3:]
 
 
-def _pallas_related(exc):
+def _pallas_related(exc: BaseException) -> bool:
     text = f"{type(exc).__name__}: {exc}"
     if any(w in text for w in ("Pallas", "pallas", "Mosaic", "mosaic", "BlockSpec", "block shape")):
         return True
@@ -327,7 +335,7 @@ def _pallas_related(exc):
     return False
 
 
-def error_reply(stage, exc):
+def error_reply(stage: str, exc: BaseException) -> Message:
     msg = "".join(traceback.format_exception_only(type(exc), exc))
     return {
         "type": "error",
@@ -341,17 +349,17 @@ def error_reply(stage, exc):
     }
 
 
-def _write_text(name, text):
+def _write_text(name: str, text: str) -> None:
     d = os.path.join(OPTS["work"], "compile")
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, name), "w") as f:
         f.write(text[:MAX_TEXT])
 
 
-_ARTIFACT_MODEL = None
+_ARTIFACT_MODEL: types.ModuleType | None = None  # hlo_cost.py, once loaded (_load_cost_model)
 
 
-def _load_by_path(filename):
+def _load_by_path(filename: str) -> types.ModuleType | None:
     """A module of the trusted side's, written into the input directory (``hlo_cost.py``):
     loaded when the job arrives, before any candidate code or program exists in this process.
     None where the file is absent."""
@@ -365,7 +373,7 @@ def _load_by_path(filename):
     return mod
 
 
-def _load_cost_model():
+def _load_cost_model() -> None:
     global _ARTIFACT_MODEL
     if _ARTIFACT_MODEL is None and ROLE == "timer":
         _ARTIFACT_MODEL = _load_by_path("hlo_cost.py")
@@ -374,7 +382,7 @@ def _load_cost_model():
 # --------------------------------------------------------------------------- the job
 
 
-def _target_device(platform, device_kind):
+def _target_device(platform: str, device_kind: str | None) -> contextlib.AbstractContextManager[Any]:
     """Lower as if for one chip of the target (an abstract device: nothing runs on it), so that
     kernels which ask for the device's generation (Mosaic integer division, Tokamax pipelines,
     Triton's GPU description) lower in a process that has no such device."""
@@ -392,12 +400,12 @@ def _target_device(platform, device_kind):
     return jax.sharding.use_abstract_mesh(AbstractMesh((1,), ("_target",), abstract_device=dev))
 
 
-def _dtype_name(dt):
+def _dtype_name(dt: Any) -> str:
     dt = np.dtype(dt)
     return "bfloat16" if dt == _BF16 else dt.name
 
 
-def _deserialize(filename, max_bytes=None):
+def _deserialize(filename: str, max_bytes: int | None = None) -> Any:
     """A serialized ``jax.export`` program from the input directory (the baseline, or the
     candidate's artifact: untrusted data, read with a size cap)."""
     path = os.path.join(OPTS["in"], filename)
@@ -408,11 +416,11 @@ def _deserialize(filename, max_bytes=None):
         return jax.export.deserialize(bytearray(f.read()))
 
 
-def _facts(exp):
+def _facts(exp: Any) -> dict[str, Any]:
     """What the trusted side verifies about an exported program, read from the program itself
     before any of it runs: its exact signature here, the rest (custom calls, kernels, FLOPs)
     from the trusted side's ``hlo_cost.py``."""
-    facts = {}
+    facts: dict[str, Any] = {}
     if _ARTIFACT_MODEL is None:
         facts["error"] = "no artifact model (hlo_cost.py)"
     else:
@@ -430,18 +438,18 @@ def _facts(exp):
     return facts
 
 
-def _isolation():
+def _isolation() -> dict[str, Any]:
     """The timer child's own account that no candidate Python exists here: no candidate module
     was imported, and no .py file but the trusted side's own is in its directories."""
     ours = {"hlo_cost.py", "cpu_twin.py"}
-    py = []
+    py: list[str] = []
     for root in (OPTS["in"], OPTS["work"]):
         for d, _dirs, names in os.walk(root):
             py += [os.path.join(d, n) for n in names if n.endswith(".py") and n not in ours]
     return {"role": ROLE, "candidate_module": "candidate" in sys.modules, "py_files": py[:20]}
 
 
-def _digest(out):
+def _digest(out: Any) -> str:
     """A hash of a program's whole output (structure, dtypes, shapes, bytes): a timed output
     equal to the checked output of the same inputs is checked."""
     import hashlib  # deferred: only the timer's checks need it
@@ -458,9 +466,14 @@ def _digest(out):
 # the attribute that numbers a kernel's custom call in the judged program (the cpu twin replaces
 # each numbered call by its kernel's interpreted program: ``jaxbench/profiling/cpu_twin.py``)
 KERNEL_SITE_ATTR = "jaxbench.kernel_site"
+# the lowering rule that replaces JAX's own: one (primitive, rule) pair, as JAX's
+# LoweringParameters.override_lowering_rules types it
+_Overrides = tuple[tuple[Any, Callable[..., Any]]]
+# one kernel site: its operands' (shape, dtype) and its pallas_call's parameters
+_Site = tuple[list[tuple[tuple[int, ...], Any]], dict[str, Any]]
 
 
-def _export_traced(traced, platform, checks=(), overrides=None):
+def _export_traced(traced: Any, platform: str, checks: Sequence[Any] = (), overrides: _Overrides | None = None) -> Any:
     """``jax.export`` of a program already traced: ``jax.export.export`` would call the
     candidate's function again, and the one trace is the only call it gets (TRUST.md 1)."""
     from jax._src.export import _export as _jexport  # deferred: internal API of the pinned JAX
@@ -482,16 +495,16 @@ class _KernelSites:
     ``pallas_call`` the candidate asked to interpret lowers to plain HLO: no site, and its work
     counts outside Pallas in the judged program and the twin alike."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         from jax._src.pallas import pallas_call as _pc  # deferred: internal API of the pinned JAX
 
-        self._pc = _pc
-        self.sites = []
+        self._pc: types.ModuleType = _pc
+        self.sites: list[_Site] = []
 
-    def overrides(self):
+    def overrides(self) -> _Overrides:
         return ((self._pc.pallas_call_p, self._lower),)
 
-    def _lower(self, ctx, *args, **params):
+    def _lower(self, ctx: Any, *args: Any, **params: Any) -> Any:
         from jax._src.lib.mlir import ir  # deferred: as above
 
         if params.get("interpret"):
@@ -508,20 +521,20 @@ class _KernelSites:
         self.sites.append(([(tuple(a.shape), a.dtype) for a in ctx.avals_in], dict(params)))
         return outs
 
-    def interpreted(self, i):
+    def interpreted(self, i: int) -> Any:
         """Site ``i``'s kernel alone, exported for the cpu through the generic interpreter."""
         avals, params = self.sites[i]
         params = dict(params, interpret=True)
         prim = self._pc.pallas_call_p
 
-        def kernel(*args):
+        def kernel(*args: Any) -> Any:
             return prim.bind(*args, **params)
 
         specs = [jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in avals]
         return jax.export.export(jax.jit(kernel), platforms=["cpu"])(*specs)
 
 
-def _callbacks_in(jaxpr):
+def _callbacks_in(jaxpr: Any) -> bool:
     """Whether a traced program calls back into its process (pure_callback, io_callback,
     jax.debug): such a program cannot leave it, and says so."""
     for eqn in jaxpr.eqns:
@@ -535,7 +548,7 @@ def _callbacks_in(jaxpr):
     return False
 
 
-def _write_artifact(out_dir, name, data):
+def _write_artifact(out_dir: str, name: str, data: bytes | bytearray) -> dict[str, str | int]:
     """Write one artifact and say what was written: its size and digest, from the bytes in hand
     (the trusted side reads the file at once and checks both)."""
     import hashlib  # deferred: only the export child writes artifacts
@@ -546,18 +559,18 @@ def _write_artifact(out_dir, name, data):
 
 
 class Job:
-    def __init__(self, spec):
+    def __init__(self, spec: Message) -> None:
         self.spec = spec
-        self.manifest = json.load(open(os.path.join(OPTS["in"], "manifest.json")))
-        self.fn = None
-        self.compiled = None
-        self.artifact = None
-        self.hashes = {}
+        self.manifest: Message = json.load(open(os.path.join(OPTS["in"], "manifest.json")))
+        self.fn: Any = None
+        self.compiled: Any = None  # the program that runs: compile()
+        self.artifact: Any = None  # the candidate's exported program: load()
+        self.hashes: dict[str, str] = {}  # check set -> _digest of its output
         self.stage = "import"
-        self.timed = None
+        self.timed: Any = None
 
     # -- compile: import, CONFIG, trace, lower, compile
-    def load_function(self):
+    def load_function(self) -> Any:
         spec = self.spec
         if ROLE == "timer":
             # the XLA baseline, serialized by the trusted side with jax.export (no reference
@@ -574,7 +587,7 @@ class Job:
         self.stage = "syntax"
         code = compile(source, path, "exec")
         self.stage = "import"
-        mod = types.ModuleType("candidate")
+        mod: Any = types.ModuleType("candidate")  # the candidate's module: it sets any attribute
         mod.__file__ = path
         sys.modules["candidate"] = mod
         exec(code, mod.__dict__)
@@ -588,14 +601,14 @@ class Job:
             mod.CONFIG = dict(spec.get("config") or {})
         return fn
 
-    def named(self, fn, name=None):
-        def program(*args):
+    def named(self, fn: Callable[..., Any], name: str | None = None) -> Callable[..., Any]:
+        def program(*args: Any) -> Any:
             return fn(*args)
 
         program.__name__ = program.__qualname__ = name or self.spec["name"]
         return program
 
-    def import_function(self):
+    def import_function(self) -> tuple[Any, Message | None]:
         """(the program's function, None), or (None, the error reply) where loading it failed."""
         self.stage = "import"
         try:
@@ -614,7 +627,7 @@ class Job:
         except BaseException as exc:  # noqa: BLE001 - SystemExit from a candidate included
             return None, error_reply(self.stage, exc)
 
-    def compile(self):
+    def compile(self) -> Message:
         """Compile the program (the timer's only kind: an exported one) for this device."""
         times = {}
         t = time.perf_counter()
@@ -640,7 +653,7 @@ class Job:
         return {"type": "compiled", "times": times}
 
     # -- load (timer): the candidate's artifact, deserialized and described before anything runs
-    def load(self, cmd):
+    def load(self, cmd: Message) -> Message:
         """``artifact``: the judged program. ``kernels`` (the cpu target): its kernels'
         interpreted programs, from which the cpu twin is built here, in a process that never ran
         candidate code (``cpu_twin.py``). The reply describes the program that will run
@@ -668,7 +681,7 @@ class Job:
                 "pallas": False,
             }
         facts = _facts(self.artifact)
-        reply = {
+        reply: Message = {
             "type": "loaded",
             "facts": facts,
             "share_facts": _facts(judged) if judged is not self.artifact else None,
@@ -678,7 +691,7 @@ class Job:
         return reply
 
     # -- export_run (export child): the candidate's program, traced once, serialized
-    def export_run(self, target):
+    def export_run(self, target: Message) -> Message:
         """Trace ``workload`` exactly once and derive every program from that one trace: the
         judged program (the native lowering for ``export_platform``: TPU for a TPU or the cpu
         target, CUDA for a GPU) and, with ``kernels`` (the cpu target), each of its Pallas
@@ -744,8 +757,8 @@ class Job:
         }
 
     # -- correctness: every check set once, outputs written
-    def check(self, set_ids):
-        result = {"type": "outputs", "sets": {}}
+    def check(self, set_ids: list[str]) -> Message:
+        result: Message = {"type": "outputs", "sets": {}}
         t0 = time.perf_counter()
         exec_s = 0.0
         for sid in set_ids:
@@ -766,8 +779,8 @@ class Job:
 
     # -- the baseline, beside the candidate: compiled from the trusted side's exported program
     # when the job arrives, before any candidate code exists in this process
-    def load_baseline(self):
-        name = self.spec.get("baseline_name")
+    def load_baseline(self) -> str | None:
+        name: str | None = self.spec.get("baseline_name")
         if not name:
             return None
         with open(os.path.join(OPTS["in"], "baseline.jaxexport"), "rb") as f:
@@ -784,7 +797,15 @@ class Job:
     # output of both programs is fetched and hashed after its call, outside the timed call (the
     # same treatment for both); a candidate output whose hash differs from that of its input
     # set's checked output is written for the trusted side to check.
-    def timing(self, set_ids, warmup, iters, trace_dir, block=1, order=None):
+    def timing(
+        self,
+        set_ids: list[str],
+        warmup: int,
+        iters: int,
+        trace_dir: str,
+        block: int = 1,
+        order: Sequence[int] | None = None,
+    ) -> Message:
         sets = [load_set(self.manifest, sid) for sid in set_ids]
         m = len(sets)
         progs = [self.compiled] + ([self.baseline] if getattr(self, "baseline", None) else [])
@@ -807,7 +828,7 @@ class Job:
         warmup_s = time.perf_counter() - t
         differing = []
         written = {}
-        walls = [[] for _ in progs]
+        walls: list[list[float]] = [[] for _ in progs]
         prof = _Profiler()
         prof.start(trace_dir)
         try:
@@ -848,7 +869,7 @@ class Job:
         }
 
 
-def _jaxlib_version():
+def _jaxlib_version() -> str:
     try:
         from jaxlib import version as _v  # deferred: an internal JAX API; if it moves, only this feature fails
 
@@ -866,7 +887,7 @@ _ROLE_COMMANDS = {
 _ALL_ROLE_COMMANDS = {c for cmds in _ROLE_COMMANDS.values() for c in cmds}
 
 
-def main():
+def main() -> None:
     send(
         {
             "type": "hello",
@@ -881,7 +902,9 @@ def main():
             "pid": os.getpid(),
         }
     )
-    job = None
+    # the trusted side sends "job" before any command that uses it (one that came first would
+    # fail on None, as it always has)
+    job = cast(Job, None)
     while True:
         cmd = recv()
         kind = cmd.get("cmd")

@@ -32,6 +32,8 @@ import os
 import tempfile
 import threading
 import time
+from collections.abc import Mapping
+from typing import Any
 
 from .. import environment
 
@@ -69,7 +71,7 @@ def lock_dir() -> str:
     return environment.get("JAXBENCH_DEVICE_LOCK_DIR") or os.path.join(tempfile.gettempdir(), "jaxbench-device-locks")
 
 
-def device_name(platform: str, environ: dict | None = None) -> str:
+def device_name(platform: str, environ: Mapping[str, str] | None = None) -> str:
     """``tpu-0``, ``gpu-2_3``, ``tpu-all`` (no chip selected: the process opens every chip)."""
     env = os.environ if environ is None else environ
     for var in VISIBLE_DEVICES.get(platform, ()):
@@ -162,10 +164,15 @@ def _read_holder(fd: int) -> str:
         return ""
 
 
-def state(platform: str) -> dict:
+def state(platform: str) -> dict[str, Any]:
     """check-env: the lock's path, whether this platform is locked here, and whether the lock
     is held now (and by whom). Peeks with a non-blocking attempt released at once."""
-    out: dict = {"path": lock_path(platform), "exclusive": exclusive(platform), "in_use": None, "holder": None}
+    out: dict[str, Any] = {
+        "path": lock_path(platform),
+        "exclusive": exclusive(platform),
+        "in_use": None,
+        "holder": None,
+    }
     if not os.path.exists(out["path"]):
         out["in_use"] = False
         return out

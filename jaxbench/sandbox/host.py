@@ -7,12 +7,16 @@ import importlib.util
 import os
 import stat
 import sys
+from collections.abc import Iterable
 
 from .. import environment
 from .options import SandboxError
 
+# core number -> (busy, total) jiffies
+CpuTimes = dict[int, tuple[int, int]]
 
-def default_cpus(platform: str) -> list | None:
+
+def default_cpus(platform: str) -> list[int] | list[str] | None:
     """The CPUs a child runs on. On the ``cpu`` target every child (baseline and candidate)
     is confined to ONE core once JAX is initialised (see ``SandboxedChild._pin``): cross-core
     hand-offs between the dispatching thread and XLA's worker threads dominate sub-millisecond
@@ -32,9 +36,9 @@ def default_cpus(platform: str) -> list | None:
     return ["auto"] if len(allowed) > 1 else None
 
 
-def cpu_times() -> dict:
+def cpu_times() -> CpuTimes:
     """Per-core (busy, total) jiffies from /proc/stat."""
-    out = {}
+    out: CpuTimes = {}
     try:
         with open("/proc/stat") as f:
             for line in f:
@@ -48,10 +52,10 @@ def cpu_times() -> dict:
     return out
 
 
-def least_busy_core(before: dict, after: dict, allowed) -> int | None:
+def least_busy_core(before: CpuTimes, after: CpuTimes, allowed: Iterable[int]) -> int | None:
     """The allowed core that was least busy between two /proc/stat snapshots (ties: the
     highest-numbered core, away from the interrupt-heavy core 0)."""
-    best = None
+    best: tuple[float, int] | None = None
     for c in sorted(allowed):
         if c in before and c in after:
             db, dt = after[c][0] - before[c][0], after[c][1] - before[c][1]

@@ -26,6 +26,18 @@ import os
 import resource
 import sys
 
+TYPE_CHECKING = False  # typing is for mypy only: this script does not import it at run time
+if TYPE_CHECKING:
+    from typing import TypedDict
+
+    class _Report(TypedDict):
+        """The ``launcher`` line written on the status pipe."""
+
+        type: str
+        steps: dict[str, object]  # each step taken, and what it gave
+        errors: list[str]  # each step that failed, and why
+
+
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000
 CLONE_NEWIPC = 0x08000000
@@ -45,13 +57,13 @@ PR_SET_CHILD_SUBREAPER = 36
 STATUS_FD = 3
 
 
-def main():
+def main() -> None:
     cfg = json.loads(sys.argv[1])
-    report = {"type": "launcher", "steps": {}, "errors": []}
+    report: _Report = {"type": "launcher", "steps": {}, "errors": []}
     steps = report["steps"]
     libc = ctypes.CDLL(None, use_errno=True)
 
-    def fail(what):
+    def fail(what: str) -> None:
         err = ctypes.get_errno()
         report["errors"].append(f"{what}: {os.strerror(err)}")
 

@@ -29,7 +29,7 @@ class Limits:
     tmp_bytes: int = 256 << 20
     work_bytes: int = 2 << 30
     output_cap: int = 64 << 10  # kept per stream (stdout, stderr)
-    cpus: list | None = None  # CPU affinity; None: default_cpus(platform)
+    cpus: list[int] | None = None  # CPU affinity; None: default_cpus(platform)
 
 
 @dataclasses.dataclass

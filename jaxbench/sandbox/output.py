@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 import threading
+from typing import IO
 
 
 class Drain:
     """Reads a pipe to its end in a thread, keeping the first and the last ``cap/2`` bytes."""
 
-    def __init__(self, stream, cap: int):
+    def __init__(self, stream: IO[bytes], cap: int) -> None:
         self.stream, self.cap = stream, cap
         self.head = bytearray()
         self.tail = bytearray()
@@ -17,7 +18,7 @@ class Drain:
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
 
-    def _run(self):
+    def _run(self) -> None:
         half = self.cap // 2
         fd = self.stream.fileno()
         while True:
@@ -37,7 +38,7 @@ class Drain:
                 if len(self.tail) > half:
                     del self.tail[: len(self.tail) - half]
 
-    def join(self, timeout):
+    def join(self, timeout: float | None) -> None:
         self.thread.join(timeout)
 
     def text(self) -> str:

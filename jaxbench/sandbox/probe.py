@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import threading
+from typing import Any
 
 from .. import environment
 from .bwrap import bwrap_info
@@ -40,7 +41,7 @@ def best_mode(platform: str = "cpu") -> str:
     environment, rlimits, cgroup, new session, the namespaces the launcher can still make).
     A root worker never runs a candidate as root outside bubblewrap: with no unprivileged mode
     left it raises :class:`SandboxError`."""
-    forced = environment.get("JAXBENCH_SANDBOX_MODE")
+    forced: str | None = environment.get("JAXBENCH_SANDBOX_MODE")
     if forced:
         if forced.startswith("bwrap") and not bwrap_info():
             raise SandboxError(
@@ -69,7 +70,7 @@ def best_mode(platform: str = "cpu") -> str:
         return chosen
 
 
-def machine_report(platform: str = "cpu") -> dict:
+def machine_report(platform: str = "cpu") -> dict[str, Any]:
     """What this machine offers any child, beside one child's own protections: the mode, and
     whether bubblewrap (with which flags) and cgroups are here."""
     mode = best_mode(platform)
@@ -84,7 +85,7 @@ def machine_report(platform: str = "cpu") -> dict:
     }
 
 
-def available_protections(platform: str = "cpu") -> dict:
+def available_protections(platform: str = "cpu") -> dict[str, Any]:
     """What this machine offers a candidate child (probing, once, by starting one)."""
     mode = best_mode(platform)
     child = SandboxedChild(SandboxOptions(platform=platform, mode=mode, limits=Limits(memory_bytes=1 << 30)))
