@@ -32,6 +32,7 @@ from .prepare import (
 )
 from .settings import (
     BLOCK,
+    COMPILE_WALL_SLACK,
     EXTERNAL_SIGNALS,
     ITERS,
     MAX_ARTIFACT_BYTES,
@@ -50,12 +51,40 @@ class _Run:
         self.phases = rec["phases"]
 
     def ask(self, phase: str, cmd: dict, timeout_key: str | None = None) -> dict:
+        key = timeout_key or phase
         t = time.monotonic()
         self.child.send(cmd)
         try:
-            return self.child.recv(self.timeouts[timeout_key or phase])
+            if key in CPU_LIMITED:
+                return self._recv_within_cpu(phase, self.timeouts[key])
+            return self.child.recv(self.timeouts[key])
         finally:
             self.phases[f"{phase}_s"] = round(time.monotonic() - t, 6)
+
+    def _recv_within_cpu(self, phase: str, budget: float) -> dict:
+        """The reply of a compile-side phase, whose limit is CPU time: the child's own work,
+        which the machine's load barely moves. Past ``budget`` CPU seconds the candidate's
+        program has had its compile (PhaseTimeout: a verdict); a child that did not get that
+        much CPU within COMPILE_WALL_SLACK times the budget of wall time was starved by the
+        machine (MachineBusy: infrastructure, retried). Without per-child accounting (no
+        cgroup) the budget is wall time, as for every other phase."""
+        start = self.child.cpu_seconds()
+        if start is None:
+            return self.child.recv(budget)
+        end = time.monotonic() + budget * COMPILE_WALL_SLACK
+        while True:
+            try:
+                return self.child.recv(max(0.0, min(0.5, end - time.monotonic())))
+            except PhaseTimeout:
+                used = (self.child.cpu_seconds() or start) - start
+                self.phases[f"{phase}_cpu_s"] = round(used, 3)
+                if used > budget:
+                    raise
+                if time.monotonic() >= end:
+                    raise MachineBusy(
+                        f"the child got {used:.1f} s of CPU in {budget * COMPILE_WALL_SLACK:g} s of {phase}: "
+                        "the machine is too busy to tell a slow compile from a starved one"
+                    ) from None
 
     def phase(
         self, phase: str, cmd: dict, expect: str, *, strict: bool = False, timeout_key: str | None = None
@@ -72,7 +101,10 @@ class _Run:
         except PhaseTimeout:
             if strict:
                 raise InfrastructureError(f"the baseline's {phase} exceeded {limit:g} s") from None
-            _timeout(rec, child, phase, limit)
+            _timeout(rec, child, phase, limit, cpu=f"{phase}_cpu_s" in self.phases)
+        except MachineBusy as exc:
+            child.kill()
+            raise InfrastructureError(str(exc)) from None
         except ChildGone:
             if strict:
                 raise InfrastructureError(f"the baseline child died while {phase}") from None
@@ -90,11 +122,19 @@ class _Run:
         return reply
 
 
+# the phases whose limit is CPU time (``_Run._recv_within_cpu``): the compile side
+CPU_LIMITED = ("compile", "export")
+
+
+class MachineBusy(Exception):
+    """A CPU-limited phase got too little CPU from the machine to be judged."""
+
+
 class _Stop(Exception):
     """Ends an evaluation with an outcome already written into the record."""
 
 
-def _timeout(rec, child, phase, limit):
+def _timeout(rec, child, phase, limit, cpu=False):
     """A phase ran out of time: take the child's stacks (where it was stuck), then kill it."""
     stacks = ""
     try:
@@ -112,8 +152,9 @@ def _timeout(rec, child, phase, limit):
         "check": "the correctness runs",
         "timing": "the timing runs",
         "export": "lowering",
+        "load": "reading the exported program",
     }.get(phase, phase)
-    msg = f"{what} exceeded {limit:g} s"
+    msg = f"{what} exceeded {limit:g} s" + (" of CPU time" if cpu else "")
     if where:
         msg += "\n  stuck at " + "\n  stuck at ".join(where)
     rec["notes"].append("stacks at timeout: " + trim(stacks, 3000) if stacks else "no stacks at timeout")
@@ -124,7 +165,8 @@ def _timeout(rec, child, phase, limit):
             "oom",
             f"the child ran out of memory during {phase}: it was at its memory limit when {msg}",
         )
-    _finish(rec, Outcome.TIMEOUT, phase, msg)
+    # compile side (export, load, compile): the candidate's compile_error compile_timeout (issue 31.5)
+    _finish(rec, *verdict.timeout_verdict(phase), msg)
 
 
 def _finish(rec, outcome, category, message):

@@ -437,6 +437,26 @@ class SandboxedChild:
         it was removed (the baseline guard and the timer start only after this)."""
         return self.closed and (self.proc is None or self.proc.poll() is not None) and not self._left_pids
 
+    def cpu_seconds(self) -> float | None:
+        """CPU time (user + system, every thread) the child's processes have used so far, read
+        from ``/proc`` for each process of its cgroup; None without a cgroup (no way to find
+        every process of it). What a compile limit counts: unlike wall time, the machine's load
+        barely moves it."""
+        if self.cgroup is None:
+            return None
+        pids = self.cgroup.pids()
+        if not pids:
+            return None
+        ticks = 0
+        for pid in pids:
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    fields = f.read().rpartition(")")[2].split()
+                ticks += int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15)
+            except (OSError, ValueError, IndexError):
+                continue  # gone since the list was read
+        return ticks / os.sysconf("SC_CLK_TCK")
+
     def at_memory_limit(self) -> bool:
         """The child's cgroup ran into its memory limit and still holds most of it."""
         return bool(self.cgroup and self.cgroup.at_memory_limit())

@@ -12,7 +12,9 @@ whether the artifact may run at all. What is checked:
   target no kernel target is allowed: the export child lowers Pallas kernels through the
   interpreter, into plain HLO loops;
 * no host callbacks (``io_callback``/``pure_callback`` targets, host send/recv);
-* its size (:data:`MAX_MODULE_BYTES`), one device, no ordered effects, no sharding.
+* its size (:data:`MAX_MODULE_BYTES`) and its number of operations (:data:`MAX_OPS`), before
+  anything compiles it (a small upload must not buy minutes of compilation), one device, no
+  ordered effects, no sharding.
 """
 
 from __future__ import annotations
@@ -20,7 +22,27 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-MAX_MODULE_BYTES = 64 * 1024 * 1024  # a serialized module above this is refused unread
+# What an honest program weighs, measured (``benchmarks/compile_bomb.py --honest``: every example,
+# expert and JAX-candidate kernel exported as the export child does, described by
+# ``hlo_cost.facts_from_bytes``; jax 0.10.2):
+#   module bytes: 3-51 KB at the small profile; 478 KB the largest at the full profile (expert 6p,
+#     paged attention, TPU: its Mosaic kernel's payload), every other one under 120 KB;
+#   operations (``facts["ops"]``: every operation of the module, those in loop bodies, branches and
+#     other regions included; a Mosaic/Triton kernel's body is payload, not operations): 3,359 the
+#     largest (expert 6p on the cpu target, its kernels interpreted into plain HLO), 1,106 the next;
+#     on TPU/GPU at most 433 (expert 11p). (At the full profile, which the cpu target never runs,
+#     expert 6p interpreted has 47,638 operations: its XLA:CPU compile alone takes 76 s.)
+# The caps sit far above both (bytes 17x, operations 30x) and below what costs minutes: the timer
+# describes a densely packed module at ~4.5 us a byte (100,000 operations, ~1 MB: ~5 s; 400,000,
+# ~4 MB: ~18 s) before the trusted side sees a figure, and XLA:CPU compiles 100,000 unrolled
+# elementwise operations in ~4 s. Few operations can still compile for ever (calls XLA inlines,
+# doubling at each level): whatever passes both caps is bounded by the compile limit
+# (``harness/settings.py`` DEFAULT_TIMEOUTS), whose overrun is the candidate's compile_error.
+# The bombs' figures: ``benchmarks/compile_bomb.py``.
+MAX_MODULE_BYTES = 8 * 1024 * 1024  # a serialized module above this is refused unread
+MAX_OPS = 100_000  # a module of more operations is refused before it is compiled
+# what hlo_cost.py says of a module too large or too deep for it to count (its own cap, 2,000,000)
+_TOO_LARGE_TO_READ = "too large or too deep"
 
 # FLOP-free bookkeeping JAX emits on any platform (sharding annotations, lax.empty)
 _BOOKKEEPING = frozenset(
@@ -99,6 +121,17 @@ def _names(v: object) -> Iterable[str]:
     return []
 
 
+def _too_many_ops(facts: dict[str, Any]) -> str | None:
+    """Why the module has too many operations to be compiled here, or None."""
+    hint = "avoid unrolling loops in Python (use lax.fori_loop / lax.scan without unroll, or a kernel's grid)"
+    if any(_TOO_LARGE_TO_READ in str(r) for r in facts.get("uncountable") or []):
+        return f"the exported program is too large or nested too deep to be read, above the {MAX_OPS:,}-operation limit; {hint}"
+    ops = facts.get("ops")
+    if isinstance(ops, int) and not isinstance(ops, bool) and ops > MAX_OPS:
+        return f"the exported program has {ops:,} operations, above the {MAX_OPS:,}-operation limit; {hint}"
+    return None
+
+
 def verify(
     facts: object, expected_in: Sequence[object], expected_out: Sequence[object], platform: str
 ) -> tuple[str, str] | None:
@@ -109,7 +142,8 @@ def verify(
     (shape, dtype) / (dtype, shape) pair or a ShapeDtypeStruct. Categories, in the order checked:
 
     * ``artifact_unreadable``: no facts, or an artifact that could not be parsed;
-    * ``artifact_too_large``: a serialized module above :data:`MAX_MODULE_BYTES`;
+    * ``artifact_too_large``: a serialized module above :data:`MAX_MODULE_BYTES`, or of more
+      than :data:`MAX_OPS` operations (or too many, or nested too deep, to be counted at all);
     * ``wrong_platform``: not exported for ``platform`` alone (a multi-platform artifact
       dispatches on a platform index: its kernels would all sit in branches);
     * ``signature_mismatch``: inputs or outputs differ in number, shape or dtype;
@@ -128,6 +162,9 @@ def verify(
             f"the exported program is {size / 2**20:.1f} MiB, above the {MAX_MODULE_BYTES / 2**20:.0f} MiB "
             "limit; avoid unrolling loops or closing over large constants"
         )
+    too_large = _too_many_ops(facts)
+    if too_large:
+        return "artifact_too_large", too_large
     unparsed = [
         r for r in facts.get("uncountable") or [] if "could not be parsed" in str(r) or "could not be read" in str(r)
     ]

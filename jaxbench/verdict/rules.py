@@ -95,6 +95,23 @@ def classify_child_error(reply: dict[str, Any], phase: str) -> tuple[str, str, s
     return Outcome.RUNTIME_ERROR, "protocol", f"unexpected child error in {phase}: {msg}"
 
 
+# the compile side's phases (their limits: harness/settings.py DEFAULT_TIMEOUTS): the export
+# child's import, trace and lowering ("compile" in an evaluation, "export" in the pre-check's
+# lowering), the timer's reading of the artifact ("load") and its compilation ("compile")
+COMPILE_PHASES = frozenset(("compile", "export", "load"))
+
+
+def timeout_verdict(phase: str) -> tuple[str, str]:
+    """(outcome, error_category) of a phase that ran out of time (the child was not at its memory
+    limit). A program that does not compile within the limit is the candidate's ``compile_error``
+    (``compile_timeout``), like one that does not compile at all: a verdict, never retried, so a
+    small upload cannot buy more than the limit's worth of compiling (TRUST.md 8). A run that
+    does not finish is a ``timeout`` of its phase."""
+    if phase in COMPILE_PHASES:
+        return Outcome.COMPILE_ERROR, "compile_timeout"
+    return Outcome.TIMEOUT, phase
+
+
 _EXC_LINE = re.compile(
     r"^\s*([A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)|"
     r"jax\.errors\.\w+|[A-Z]\w*Error)\b.*"

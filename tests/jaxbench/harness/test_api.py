@@ -72,8 +72,8 @@ def test_lower_for_tpu_precheck_times_out_where_the_candidate_is_stuck():
     low = harness.lower_for_platform(
         "12p", source("timeout_trace_loop.py"), platform="tpu", profile="full", timeouts={"export": 8}
     )
-    assert low["ok"] is False and (low["outcome"], low["error_category"]) == ("timeout", "export")
-    assert low["message"].startswith("lowering exceeded 8 s") and "stuck at" in low["message"]
+    assert low["ok"] is False and (low["outcome"], low["error_category"]) == ("compile_error", "compile_timeout")
+    assert low["message"].startswith("lowering exceeded 8 s of CPU time") and "stuck at" in low["message"]
     json.dumps(low)
 
 

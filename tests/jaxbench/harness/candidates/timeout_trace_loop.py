@@ -1,4 +1,4 @@
-# expect: timeout compile
+# expect: compile_error compile_timeout
 # timeouts: compile=8
 # Never finishes tracing: an infinite loop inside workload().
 import jax.numpy as jnp
