@@ -59,10 +59,13 @@ class WarmPool:
                 return
             if self._closed:
                 continue
+            started: list[SandboxedChild] = []
             try:
                 child = _new_child(self.platform, self.limits)
+                started.append(child)
                 child.hello(DEFAULT_TIMEOUTS["startup"])
                 exporter = new_export_child()
+                started.append(exporter)
                 exporter.hello(DEFAULT_TIMEOUTS["startup"])
                 if self._closed:
                     child.close()
@@ -70,6 +73,10 @@ class WarmPool:
                     continue
                 self._ready.put((child, exporter))
             except Exception as exc:  # noqa: BLE001 - reported to the next acquire()
+                # a pair is warm whole or not at all: the half that started is closed, not
+                # left idle (and holding its memory) until the worker stops
+                for c in started:
+                    c.close()
                 self._errors.append(f"{type(exc).__name__}: {exc}")
                 self._ready.put(None)
 
