@@ -316,6 +316,9 @@ def _row(s: Mapping, q: Query, point, expert_point, sizes: Mapping[str, int], ex
         "rank": None,
         "tied": False,
         "submission": s["submission_id"],
+        # the summary this row was read from: what the charts fetch their numbers by (never a
+        # list of ids zipped with the rows, whose order ranking and sorting change)
+        "summary_id": s["pk"],
         "url": f"/submissions/{s['submission_id']}/",
         "team": s["submission__team__name"],
         "team_slug": s["submission__team__slug"],
@@ -415,14 +418,12 @@ def _aggregates_of(summary_ids: list[int], overrides: Mapping[int, Mapping]) -> 
     return by_summary
 
 
-def _slow_fast_p(
-    rows: list[dict], summary_ids: list[int], q: Query, members: list[dict], overrides: Mapping[int, Mapping]
-) -> None:
+def _slow_fast_p(rows: list[dict], q: Query, members: list[dict], overrides: Mapping[int, Mapping]) -> None:
     """fast_p@N for p != 1, from the per-workload aggregates (metrics.fast_p)."""
-    by_summary = _aggregates_of(summary_ids, overrides)
+    by_summary = _aggregates_of([r["summary_id"] for r in rows], overrides)
     ids = [w["pk"] for w in members]
-    for r, sid in zip(rows, summary_ids):
-        aggs = metrics.select(by_summary.get(sid, {}), ids)
+    for r in rows:
+        aggs = metrics.select(by_summary.get(r["summary_id"], {}), ids)
         r["fast"] = metrics.fast_p(aggs, q.n, q.p, r["mode"])
 
 
@@ -438,7 +439,6 @@ def _compute(q: Query) -> dict:
     # each curve at the budget only, cut out by the database (leaderboard.curve_points)
     points = {"point": curve_point(f"curves_{q.wset}", q.n), "expert_point": curve_point("curves_expert", q.n)}
     ranked, reported, partial = [], [], []
-    ids = {"ranked": [], "reported": [], "partial": []}
     verified_subs = set()
     # updated_at keys the summaries recomputed under another version choice (board_versions)
     fields = _SUMMARY_FIELDS if q.versions == board_versions.CURRENT else (*_SUMMARY_FIELDS, "updated_at")
@@ -459,23 +459,16 @@ def _compute(q: Query) -> dict:
         r = _row(s, q, unpack_point(s["point"]), unpack_point(s["expert_point"]), sizes, expert_gm)
         if s["source"] == SubmissionSummary.REPORTED:
             reported.append(r)
-            ids["reported"].append(s["pk"])
         elif s["complete"]:
             ranked.append(r)
-            ids["ranked"].append(s["pk"])
             verified_subs.add(s["submission_id"])
         else:
             partial.append(r)
-            ids["partial"].append(s["pk"])
     # A verified result supersedes the same submission's self-reported one.
-    keep = [(r, i) for r, i in zip(reported, ids["reported"]) if r["submission"] not in verified_subs]
-    reported, ids["reported"] = [r for r, _ in keep], [i for _, i in keep]
+    reported = [r for r in reported if r["submission"] not in verified_subs]
     if q.p != metrics.DEFAULT_P:
-        for group in ("ranked", "reported", "partial"):
-            rows = {"ranked": ranked, "reported": reported, "partial": partial}[group]
-            _slow_fast_p(rows, ids[group], q, members[q.wset], overrides)
+        _slow_fast_p(ranked + reported + partial, q, members[q.wset], overrides)
     rank_rows(ranked)
-    summary_of = {r["submission"]: sid for r, sid in zip(ranked, ids["ranked"])}
     ranked = sort_rows(ranked, q.sort)
 
     references = [
@@ -562,7 +555,6 @@ def _compute(q: Query) -> dict:
         "in_progress": partial,
         "filters": choices,
         "members": members[q.wset],
-        "summary_of": summary_of,
         # what the charts read of the summaries recomputed under the chosen versions
         "overrides": overrides,
     }
@@ -581,51 +573,61 @@ def leaderboard_data(q: Query, *, use_cache: bool = True, stamp: str | None = No
     return data
 
 
+def chart_label(r: Mapping) -> str:
+    """How every leaderboard chart names a ranked row."""
+    return f"#{r['submission']} {r['team']} · {r['method']}"
+
+
 def chart_inputs(q: Query, data: dict) -> dict:
-    """What the leaderboard charts need beyond the rows: fast@N curves of the top rows, their
-    per-workload best speedups and outcome counts (full budget), from the summary rows (one
-    query: the rows themselves leave these out)."""
+    """What the leaderboard charts need beyond the rows, for the top rows by rank: one entry per
+    row (``row``, ``label``, its per-workload ``best`` speedups, outcome ``counts`` and earlier
+    ``versions`` at the full budget), and the fast@N ``curves`` of the first CURVE_TOP of them.
+    Each entry's label and numbers are read through that row's own summary id (one query: the
+    rows themselves leave these numbers out), so a chart can never name one row's numbers with
+    another row's label, whatever order ranking and sorting put the rows in."""
     top = sorted(data["rows"], key=lambda r: r["rank"] or 0)[:CHART_TOP]
-    sids = [data["summary_of"][r["submission"]] for r in top]
     overrides = data.get("overrides") or {}
+    sids = {r["summary_id"] for r in top}
     extra = {sid: o for sid, o in overrides.items() if sid in sids}
     stored = [sid for sid in sids if sid not in extra]
-    curve_rows = list(zip(top, sids))[:CURVE_TOP]
+    plotted = top[:CURVE_TOP]
     if stored:
         # every top row's best speedups, the whole curves of the plotted (CURVE_TOP) rows only
-        plotted = [sid for _, sid in curve_rows] if q.p == metrics.DEFAULT_P else []
-        curves = Case(When(pk__in=plotted, then=F(f"curves_{q.wset}")), default=Value(b""), output_field=BinaryField())
+        with_curves = [r["summary_id"] for r in plotted] if q.p == metrics.DEFAULT_P else []
+        curves = Case(
+            When(pk__in=with_curves, then=F(f"curves_{q.wset}")), default=Value(b""), output_field=BinaryField()
+        )
         extra.update(
             (s["pk"], s)
             for s in SubmissionSummary.objects.filter(pk__in=stored).values("pk", "best", "counts", curves=curves)
         )
+    rows = [
+        {
+            "row": r,
+            "label": chart_label(r),
+            "best": extra[r["summary_id"]]["best"],
+            "counts": extra[r["summary_id"]]["counts"] or {},
+            # the workloads whose best comes from an earlier version (the heatmap names them)
+            "versions": r.get("versions_used") or {},
+        }
+        for r in top
+    ]
     size = data["meta"]["set_size"] or 1
-    fast = []
     if q.p != metrics.DEFAULT_P:
         # fast_p@N for another p is not folded into the stored curves: from the per-workload
         # aggregates of the (at most CURVE_TOP) plotted rows, one query.
-        by_summary = _aggregates_of([sid for _, sid in curve_rows], overrides)
+        by_summary = _aggregates_of([r["summary_id"] for r in plotted], overrides)
         ids = [w["pk"] for w in data["members"]]
-        for r, sid in curve_rows:
-            aggs = metrics.select(by_summary.get(sid, {}), ids)
-            values = [v for _, v in metrics.fast_p_curve(aggs, q.p, r["mode"])]
-            fast.append((f"#{r['submission']} {r['team']} · {r['method']}", values))
+        for c in rows[:CURVE_TOP]:
+            aggs = metrics.select(by_summary.get(c["row"]["summary_id"], {}), ids)
+            c["fast"] = [v for _, v in metrics.fast_p_curve(aggs, q.p, c["row"]["mode"])]
     else:
-        for r, sid in curve_rows:
-            fast.append(
-                (
-                    f"#{r['submission']} {r['team']} · {r['method']}",
-                    [x / size for x in unpack_curves(extra[sid]["curves"])["fast"]],
-                )
-            )
-    curves = fast_curve_series(fast)
+        for c in rows[:CURVE_TOP]:
+            c["fast"] = [x / size for x in unpack_curves(extra[c["row"]["summary_id"]]["curves"])["fast"]]
     return {
         "top": top,
-        "curves": curves,
-        "best": {r["submission"]: extra[sid]["best"] for r, sid in zip(top, sids)},
-        "counts": {r["submission"]: extra[sid]["counts"] or {} for r, sid in zip(top, sids)},
-        # per row, the workloads whose best comes from an earlier version (the heatmap names it)
-        "versions": {r["submission"]: r.get("versions_used") or {} for r in top},
+        "rows": rows,
+        "curves": fast_curve_series([(c["label"], c["fast"]) for c in rows[:CURVE_TOP]]),
     }
 
 

@@ -21,6 +21,7 @@ from leaderboard.data import (
     Query,
     cache_key,
     chart_inputs,
+    chart_label,
     leaderboard_data,
     shown_sets,
     visibility_stamp,
@@ -76,15 +77,14 @@ EXPORT_COLUMNS = [
 P_CHOICES = (1.0, 1.1, 1.25, 1.5, 2.0, 3.0)
 
 
-def _label(r) -> str:
-    return f"#{r['submission']} {r['team']} · {r['method']}"
-
-
 def build_figures(q: Query, data: dict) -> list[dict]:
     """The leaderboard's charts (cached with the data). ``wide`` charts take the full width
-    of the page (the heatmap's 50 workload columns, the curves' legend)."""
+    of the page (the heatmap's 50 workload columns, the curves' legend). Every chart is built
+    from one list of rows in rank order, each chart item's label and numbers read from the
+    same row (``chart_inputs``' entries for the numbers the rows leave out)."""
     inputs = chart_inputs(q, data)
     top = inputs["top"]
+    entries = inputs["rows"]
     meta = data["meta"]
     budget = "every sample" if q.n is None else f"the first {q.n} samples per workload"
     shown = f"top {len(top)} ranked rows" if len(data["rows"]) > len(top) else f"{len(top)} ranked rows"
@@ -92,7 +92,7 @@ def build_figures(q: Query, data: dict) -> list[dict]:
         shown += f"; {meta['versions_label']}"
     bars = [
         {
-            "label": _label(r),
+            "label": chart_label(r),
             "geomean": r["geomean"],
             "low": r["geomean_low"],
             "high": r["geomean_high"],
@@ -131,14 +131,11 @@ def build_figures(q: Query, data: dict) -> list[dict]:
             "figure": charts.speedup_heatmap(
                 [
                     {
-                        "label": _label(r),
-                        "best": inputs["best"][r["submission"]],
-                        "versions": {
-                            wid: board_versions.version_text(v)
-                            for wid, v in inputs["versions"][r["submission"]].items()
-                        },
+                        "label": e["label"],
+                        "best": e["best"],
+                        "versions": {wid: board_versions.version_text(v) for wid, v in e["versions"].items()},
                     }
-                    for r in top
+                    for e in entries
                 ],
                 [w["wid"] for w in data["members"]],
                 title="Best speedup per workload",
@@ -152,7 +149,7 @@ def build_figures(q: Query, data: dict) -> list[dict]:
                 "id": "fig-expert-gap",
                 "title": "Gap to expert",
                 "figure": charts.expert_gap_bars(
-                    [{"label": _label(r), "value": r["expert_pct"]} for r in top],
+                    [{"label": chart_label(r), "value": r["expert_pct"]} for r in top],
                     title="% of expert geomean, expert set",
                     subtitle=f"{shown}, {budget}",
                 ),
@@ -163,7 +160,7 @@ def build_figures(q: Query, data: dict) -> list[dict]:
             "id": "fig-outcomes",
             "title": "Outcome shares",
             "figure": charts.outcome_shares(
-                [{"label": _label(r), "counts": inputs["counts"][r["submission"]]} for r in top],
+                [{"label": e["label"], "counts": e["counts"]} for e in entries],
                 subtitle=f"{shown}, every sample",
             ),
         }
