@@ -398,6 +398,16 @@ def run_evaluation(evaluation_id: int) -> str:
                 with_database(lambda: finish(ev, died_again_record(ev, [*ev.failures, attempt]), Evaluation.DONE))
                 return "died the same way again"
             Evaluation.objects.filter(pk=ev.pk).update(failures=[*ev.failures, attempt])
+            release(ev.pk, me, f"{exc.__class__.__name__}: {exc}")
+            # one line, and a retry with the actor's own backoff: the record keeps the detail,
+            # a traceback of the harness's own frames says nothing more
+            log.warning(
+                "evaluation %s: the child died of %s during %s (a signal the harness did not send); retrying",
+                ev.pk,
+                death.get("signal"),
+                death.get("phase"),
+            )
+            raise dramatiq.Retry(f"the child died of {death.get('signal')}") from None
         release(ev.pk, me, f"{exc.__class__.__name__}: {exc}")
         raise
     if record.get("outcome") in (None, "infrastructure_error"):

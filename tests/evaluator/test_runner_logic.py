@@ -1,7 +1,9 @@
 """Scheduling, claiming, leases and retries, on the database alone (the reconciler: test_reconciler.py)."""
 
 import datetime
+import logging
 
+import dramatiq
 import pytest
 from django.utils import timezone
 
@@ -176,7 +178,9 @@ def test_precheck_failure_stops_the_candidate(sent, django_capture_on_commit_cal
     assert prog["finished"] and prog["outcomes"] == {"incorrect": 1} and prog["precheck_saved"]["candidates"] == 1
 
 
-def test_a_child_killed_from_outside_is_retried_and_only_the_same_death_again_is_the_candidates(sent, monkeypatch):
+def test_a_child_killed_from_outside_is_retried_and_only_the_same_death_again_is_the_candidates(
+    sent, monkeypatch, caplog
+):
     """Killing a child from outside (the host's OOM killer, an operator) is not the candidate's
     doing: the row goes back to the queue with the death noted; the same death on the retry's
     fresh child makes it the candidate's runtime_error with both attempts recorded, and that
@@ -190,8 +194,11 @@ def test_a_child_killed_from_outside_is_retried_and_only_the_same_death_again_is
 
     monkeypatch.setattr(runner, "run_harness", dying)
     ev = _one_row(sent)
-    with pytest.raises(ChildKilled):
+    with caplog.at_level(logging.WARNING, logger=runner.log.name), pytest.raises(dramatiq.Retry):
         runner.run_evaluation(ev.pk)
+    # one line, no traceback: a retry Dramatiq does not log as an unhandled failure
+    (line,) = [r for r in caplog.records if r.name == runner.log.name]
+    assert "died of SIGKILL during timing" in line.getMessage() and line.exc_info is None
     ev.refresh_from_db()
     assert ev.state == Evaluation.QUEUED and ev.attempts == 1 and len(ev.failures) == 1
     assert ev.failures[0]["death"] == {"phase": "timing", "signal": "SIGKILL"}
@@ -211,7 +218,7 @@ def test_a_different_death_on_the_retry_is_retried_again(sent, monkeypatch):
     monkeypatch.setattr(runner, "run_harness", lambda ev: (_ for _ in ()).throw(deaths.pop(0)))
     ev = _one_row(sent)
     for _ in range(2):
-        with pytest.raises(ChildKilled):
+        with pytest.raises(dramatiq.Retry):
             runner.run_evaluation(ev.pk)
     ev.refresh_from_db()
     assert ev.state == Evaluation.QUEUED and len(ev.failures) == 2
