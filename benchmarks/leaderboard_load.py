@@ -7,9 +7,10 @@ directly from the generated samples through the same folding code the worker use
 
 * ``refresh_for_evaluation`` after one newly finished evaluation (target < 20 ms);
 * under gunicorn with 2 workers: median and p95 latency (sequential requests) and requests per
-  second (concurrent clients) of the leaderboard, a submission page, a workload page and the
-  leaderboard API; once with the portal's settings (per-process cache of the leaderboard data
-  and figures) and once with caching disabled (every request recomputes from the aggregates).
+  second (concurrent clients) of the leaderboard, a submission page, a workload page, the
+  leaderboard API and a submission's detail and evaluations over the API; once with the portal's
+  settings (per-process cache of the leaderboard data and figures) and once with caching disabled
+  (every request recomputes from the aggregates).
 
 Every row is measured under the current harness (``jaxbench.HARNESS_VERSION``: the boards fold
 no other), a fifth of the correct ones without an interval. With ``--rescored-share F`` a share
@@ -18,8 +19,9 @@ a re-score: kept, listed on their pages, never folded), and the board's ``?versi
 (``leaderboard/board_versions.py``, recomputed from those rows) is measured and printed apart
 from the targets.
 
-On SQLite (a fresh file) and on PostgreSQL (postgres://postgres@127.0.0.1:5432/<bench db>,
-created and dropped here). Usage:
+On SQLite (a fresh file) and on PostgreSQL (a bench database created and dropped here, on the
+server DATABASE_URL names when it is a postgres:// URL, else postgres://postgres@127.0.0.1:5432).
+Usage:
 
     .venv/bin/python benchmarks/leaderboard_load.py                  # both databases, full size
     .venv/bin/python benchmarks/leaderboard_load.py --db sqlite --submissions 20 --samples 20
@@ -47,10 +49,10 @@ import tempfile
 import threading
 import time
 import urllib.request
+from urllib.parse import urlsplit, urlunsplit
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PY = sys.executable
-PG_ADMIN = "postgres://postgres@127.0.0.1:5432/postgres"
 PG_DB = "jaxbench_leaderboard_bench"
 HW = "tpu-v6e"
 ALL_VERSIONS = "all versions"  # the board under ?versions=all (with --rescored-share)
@@ -684,6 +686,9 @@ def http_bench(env, info, n, seconds, clients, nocache_settings):
         "compare": [f"/compare/?s={a}&s={b}" for a, b in zip(subs[:4], subs[4:8])]
         or [f"/compare/?s={subs[0]}&s={subs[-1]}"],
         "api": ["/api/v1/leaderboard/?hardware=tpu-v6e&n=20", "/api/v1/leaderboard/?hardware=tpu-v6e&set=expert"],
+        # a whole submission's counts (issue 34 item 8: once quadratic in its size on SQLite)
+        "api-detail": [f"/api/v1/submissions/{s}/" for s in subs[:4]],
+        "api-evals": [f"/api/v1/submissions/{s}/evaluations/" for s in subs[:4]],
     }
     if info.get("earlier_harness"):  # the version filter's view (leaderboard/board_versions.py)
         pages[ALL_VERSIONS] = ["/leaderboard/?hardware=tpu-v6e&versions=all"]
@@ -723,7 +728,7 @@ def run_backend(name, args, workdir):
     if name == "sqlite":
         env["DATABASE_URL"] = f"sqlite:///{var / 'bench.sqlite3'}"
     else:
-        env["DATABASE_URL"] = f"postgres://postgres@127.0.0.1:5432/{PG_DB}"
+        env["DATABASE_URL"] = f"{pg_server()}/{PG_DB}"
         _pg_admin(f'DROP DATABASE IF EXISTS "{PG_DB}"')
         _pg_admin(f'CREATE DATABASE "{PG_DB}"')
     try:
@@ -768,17 +773,26 @@ def run_backend(name, args, workdir):
             _pg_admin(f'DROP DATABASE IF EXISTS "{PG_DB}"')
 
 
+def pg_server() -> str:
+    """The PostgreSQL server DATABASE_URL names (user, password, host and port; its database is
+    left alone: the benchmark creates and drops its own beside it), else the local default."""
+    parts = urlsplit(os.environ.get("DATABASE_URL", ""))
+    if parts.scheme in ("postgres", "postgresql", "pgsql"):
+        return urlunsplit(("postgres", parts.netloc, "", "", ""))
+    return "postgres://postgres@127.0.0.1:5432"
+
+
 def _pg_admin(sql):
     import psycopg  # deferred: only the PostgreSQL runs need it
 
-    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+    with psycopg.connect(f"{pg_server()}/postgres", autocommit=True) as conn:
         conn.execute(sql)
 
 
 def _pg_size():
     import psycopg  # deferred: only the PostgreSQL runs need it
 
-    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+    with psycopg.connect(f"{pg_server()}/postgres", autocommit=True) as conn:
         return conn.execute("SELECT pg_database_size(%s)", [PG_DB]).fetchone()[0]
 
 

@@ -140,7 +140,8 @@ def progress_annotations(qs):
 
 def held_count():
     """A Submission annotation: how many of its verdicts are held for review (one subquery the
-    partial index on held rows answers)."""
+    partial index on held rows answers). Beside no aggregate such as ``Count("candidates")``:
+    that groups by this correlated subquery, evaluated once per joined row (issue 34 item 8)."""
     held = (
         Evaluation.objects.filter(candidate__submission=OuterRef("pk"), review=review_rules.HELD)
         .values("candidate__submission")
