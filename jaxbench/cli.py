@@ -64,7 +64,7 @@ def _default_profile(hardware):
     _check_hardware(hardware)
     if hardware:
         return hw.get_target(hardware).profile
-    return "small" if harness._platform_hint(None) == "cpu" else "full"
+    return "small" if harness.platform_hint(None) == "cpu" else "full"
 
 
 def _shape_text(specs):
@@ -267,7 +267,7 @@ def cmd_check_env(args):
     from .sandbox import device  # deferred: as above
 
     # before the probe, which opens the device and so waits for its lock
-    lock = device.state(harness._platform_hint(None))
+    lock = device.state(harness.platform_hint(None))
     if not args.json:
         print(_device_lock_line(lock), flush=True)
     env = harness.probe_environment()

@@ -70,17 +70,20 @@ device (TPU, GPU) a child opens its device only once the calling thread holds th
 (:mod:`jaxbench.sandbox.device`), released when that child is dead: calls from several threads
 or processes on one device queue there, the wait recorded as ``phases["device_wait_s"]``.
 
-Modules: ``api`` (the calls above), ``prepare`` (the trusted side's JAX, inputs, answers,
-exported baseline, the child's files, limits, target), ``export`` (the export child's step),
-``phases`` (one run through a timer child, phase by phase), ``speed`` (the speed verdict),
-``warm`` (the warm pool), ``settings`` (the numbers every part shares, and
-:class:`InfrastructureError`).
+Modules: ``api`` (the calls above, each a short script of :class:`Run` phases), ``run`` (the
+typed ``Run``: one case through its children, the record built as it goes, one method a phase:
+``prepare``, ``start_timer``, ``export``, ``start_job``, ``load``, ``compile``, ``check``,
+``time``), ``outcomes`` (how a timeout, a crash or an exit ends a run), ``timer_files`` (the
+timer's outputs and trace, read back), ``prepare`` (the trusted side's JAX, inputs, answers,
+exported baseline, the child's files, limits, target), ``export`` (what the export child is
+asked for), ``speed`` (the speed verdict), ``warm`` (the warm pool), ``settings`` (the numbers
+every part shares, and :class:`InfrastructureError`).
 """
 
 from .. import HARNESS_VERSION
-from .api import _evaluate, available_protections, evaluate, lower_for_platform, measure_baseline, probe_environment
-from .phases import _new_child
-from .prepare import _platform_hint, exported_baseline, inputs_from_seed, reference_hlo_cost
+from .api import available_protections, evaluate, evaluate_case, lower_for_platform, measure_baseline, probe_environment
+from .prepare import exported_baseline, inputs_from_seed, platform_hint, reference_hlo_cost
+from .run import Run, new_timer_child
 from .settings import (
     BLOCK,
     DEFAULT_TIMEOUTS,
@@ -118,6 +121,7 @@ __all__ = [
     "WARMUP",
     "ChildKilled",
     "InfrastructureError",
+    "Run",
     "WarmPool",
     "available_protections",
     "evaluate",
@@ -127,8 +131,8 @@ __all__ = [
     "measure_baseline",
     "probe_environment",
     "reference_hlo_cost",
-    # internals the CLI (_platform_hint) and the isolation tests (_new_child, _evaluate) reach
-    "_evaluate",
-    "_new_child",
-    "_platform_hint",
+    # the pieces the worker's pool, the CLI and the isolation tests use directly
+    "evaluate_case",
+    "new_timer_child",
+    "platform_hint",
 ]

@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import secrets
 import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -15,6 +17,7 @@ from .. import hardware as hw
 from ..profiling import cpu_twin, hlo_cost
 from ..sandbox import device
 from ..sandbox.options import Limits
+from ..workloads.base import Workload
 from .settings import (
     DEFAULT_TIMEOUTS,
     N_CHECK_SETS,
@@ -28,10 +31,10 @@ from .settings import (
 # --------------------------------------------------------------------------- trusted JAX
 
 _JAX_LOCK = threading.RLock()
-_FN_CACHE: dict = {}
+_FN_CACHE: dict[tuple[Any, ...], tuple[Any, Any, Any]] = {}
 
 
-def _trusted_jax():
+def trusted_jax() -> Any:
     """JAX for the trusted side's own work (inputs, references), pinned to the CPU so that
     the worker never holds the accelerator its children need."""
     import jax  # deferred: JAX loads only when this runs, not when the module is imported
@@ -47,20 +50,20 @@ def _trusted_jax():
     return jax
 
 
-def _cpu_device():
-    jax = _trusted_jax()
+def cpu_device() -> Any:
+    jax = trusted_jax()
     return jax.devices("cpu")[0]
 
 
-def _key(seed: int):
-    jax = _trusted_jax()
+def _key(seed: int) -> Any:
+    jax = trusted_jax()
     data = np.array([(seed >> 32) & 0xFFFFFFFF, seed & 0xFFFFFFFF], dtype=np.uint32)
     return jax.random.wrap_key_data(data)
 
 
-def _fns(wl, profile):
+def _fns(wl: Workload, profile: str) -> tuple[Any, Any, Any]:
     """(create inputs, XLA reference, exact answer), jitted once per process."""
-    jax = _trusted_jax()
+    jax = trusted_jax()
     k = (wl.id, wl.reference, profile)
     if k not in _FN_CACHE:
         create = jax.jit(lambda key: tuple(wl.create_inputs(profile, key)))
@@ -70,27 +73,27 @@ def _fns(wl, profile):
     return _FN_CACHE[k]
 
 
-_EXPORT_CACHE: dict = {}
+_EXPORT_CACHE: dict[tuple[Any, ...], bytes] = {}
 
 
-def exported_baseline(wl, profile: str, platform: str) -> bytes:
+def exported_baseline(wl: Workload, profile: str, platform: str) -> bytes:
     """The XLA baseline serialized with ``jax.export`` for ``platform`` at ``profile``'s shapes:
     what a baseline child deserializes, compiles and times. No reference source reaches any
     child, and the baseline timed beside a candidate is exactly this program."""
-    jax = _trusted_jax()
+    jax = trusted_jax()
     k = (wl.id, wl.reference, profile, platform)
     if k not in _EXPORT_CACHE:
         with _JAX_LOCK:
-            specs = _specs(wl, profile)[0]
+            specs = specs_of(wl, profile)[0]
             exp = jax.export.export(jax.jit(wl.baseline(profile)), platforms=[hw.export_platform(platform)])(*specs)
             _EXPORT_CACHE[k] = bytes(exp.serialize())
     return _EXPORT_CACHE[k]
 
 
-_REF_HLO_CACHE: dict = {}
+_REF_HLO_CACHE: dict[tuple[Any, ...], dict[str, Any]] = {}
 
 
-def reference_hlo_cost(wl, profile: str, platform: str = "tpu") -> dict:
+def reference_hlo_cost(wl: Workload, profile: str, platform: str = "tpu") -> dict[str, Any]:
     """The workload's FLOPs as ``hlo_cost`` counts them in the exported baseline
     (:func:`exported_baseline` for ``platform``, deserialized here): the denominator of the
     share of FLOPs outside Pallas when the numerator is the candidate's exported artifact
@@ -104,7 +107,7 @@ def reference_hlo_cost(wl, profile: str, platform: str = "tpu") -> dict:
     return _REF_HLO_CACHE[k]
 
 
-def _write_input(in_dir, name: str, data: str | bytes):
+def write_input(in_dir: str, name: str, data: str | bytes) -> None:
     """One file of the child's input directory (which the child sees read-only)."""
     path = os.path.join(in_dir, name)
     with open(path, "wb") as f:
@@ -112,36 +115,36 @@ def _write_input(in_dir, name: str, data: str | bytes):
     os.chmod(path, 0o644)
 
 
-def _write_artifact_model(in_dir):
+def write_artifact_model(in_dir: str) -> None:
     """What a timer child applies to an exported program before any of it runs: the trusted
     side's description of it (``hlo_cost.py``: signature, custom calls, kernels, FLOPs)."""
     with open(hlo_cost.__file__, encoding="utf-8") as src:
-        _write_input(in_dir, "hlo_cost.py", src.read())
+        write_input(in_dir, "hlo_cost.py", src.read())
 
 
-def _write_twin_builder(in_dir):
+def write_twin_builder(in_dir: str) -> None:
     """What a cpu-target timer builds the program it runs with: the judged TPU program with each
     kernel replaced by its interpretation (``cpu_twin.py``, the trusted side's)."""
     with open(cpu_twin.__file__, encoding="utf-8") as src:
-        _write_input(in_dir, "cpu_twin.py", src.read())
+        write_input(in_dir, "cpu_twin.py", src.read())
 
 
-def inputs_from_seed(workload, profile: str, seed) -> tuple:
+def inputs_from_seed(workload: Any, profile: str, seed: str | int) -> tuple[np.ndarray, ...]:
     """Rebuild one recorded input set (``seed``: the hex string of the record, or an int)."""
-    wl = _workload(workload)
+    wl = workload_of(workload)
     seed = int(seed, 16) if isinstance(seed, str) else int(seed)
-    jax = _trusted_jax()
-    with jax.default_device(_cpu_device()):
+    jax = trusted_jax()
+    with jax.default_device(cpu_device()):
         create = _fns(wl, profile)[0]
         return tuple(np.asarray(a) for a in create(_key(seed)))
 
 
-class _Prepared:
+class Prepared:
     """Input sets, the XLA reference outputs and the exact answers, all computed on the
     trusted side. Every set (check and timing) is checked; timing sets are also timed."""
 
-    def __init__(self, wl, profile, n_check, n_timing) -> None:
-        jax = _trusted_jax()
+    def __init__(self, wl: Workload, profile: str, n_check: int, n_timing: int) -> None:
+        jax = trusted_jax()
         self.wl, self.profile = wl, profile
         self.check_ids = [f"s{i}" for i in range(n_check)]
         self.timing_ids = [f"s{n_check + i}" for i in range(n_timing)]
@@ -150,7 +153,7 @@ class _Prepared:
         self.inputs: dict[str, list[np.ndarray]] = {}
         self.refs: dict[str, list[np.ndarray]] = {}
         self.exact: dict[str, list[np.ndarray]] = {}
-        with _JAX_LOCK, jax.default_device(_cpu_device()):
+        with _JAX_LOCK, jax.default_device(cpu_device()):
             create, ref, exact = _fns(wl, profile)
             for sid, seed in self.seeds.items():
                 xs = create(_key(seed))
@@ -159,15 +162,15 @@ class _Prepared:
                 self.refs[sid] = [np.asarray(x) for x in leaves]
                 self.treedef = str(treedef)
                 self.exact[sid] = [np.asarray(x) for x in jax.tree_util.tree_leaves(exact(*xs))]
-        self.input_specs = _manifest_specs(wl, self.inputs[self.all_ids[0]])
+        self.input_specs = manifest_specs(wl, self.inputs[self.all_ids[0]])
         r0 = self.refs[self.all_ids[0]]
         self.out_specs = [(arrays.dtype_name(r.dtype), tuple(r.shape)) for r in r0]
 
-    def extra_refs(self):
+    def extra_refs(self) -> dict[str, tuple[list[np.ndarray], list[np.ndarray]]]:
         """(exact, XLA) answers for the fixed public keys (memorisation check), on demand."""
-        jax = _trusted_jax()
+        jax = trusted_jax()
         out = {}
-        with _JAX_LOCK, jax.default_device(_cpu_device()):
+        with _JAX_LOCK, jax.default_device(cpu_device()):
             create, ref, exact = _fns(self.wl, self.profile)
             for s in PUBLIC_SEEDS:
                 xs = create(jax.random.key(s))
@@ -177,31 +180,31 @@ class _Prepared:
                 )
         return out
 
-    def seeds_hex(self):
+    def seeds_hex(self) -> dict[str, list[str]]:
         return {
             "check": [f"{self.seeds[s]:016x}" for s in self.check_ids],
             "timing": [f"{self.seeds[s]:016x}" for s in self.timing_ids],
         }
 
-    def write_manifest(self, in_dir):
+    def write_manifest(self, in_dir: str) -> None:
         arrays.write_manifest(in_dir, self.input_specs)
 
-    def write_sets(self, in_dir, set_ids):
+    def write_sets(self, in_dir: str, set_ids: list[str]) -> None:
         """Input sets reach the child only when the phase that uses them starts: the program is
         compiled (and the candidate's module imported) before any input value exists there."""
         arrays.write_sets(in_dir, {sid: self.inputs[sid] for sid in set_ids})
 
     @property
-    def set_bytes(self):
+    def set_bytes(self) -> int:
         return sum(a.nbytes for a in self.inputs[next(iter(self.inputs))])
 
 
-def _input_names(wl, n):
+def _input_names(wl: Workload, n: int) -> list[str]:
     names = list(getattr(wl, "input_names", ()) or ())
     return names + [f"arg{i}" for i in range(len(names), n)]
 
 
-def _manifest_specs(wl, xs) -> list[dict]:
+def manifest_specs(wl: Workload, xs: Sequence[Any]) -> list[dict[str, Any]]:
     """The manifest's entry (name, dtype, shape) of each input (arrays or ShapeDtypeStructs)."""
     return [
         {"name": n, "dtype": arrays.dtype_name(x.dtype), "shape": list(x.shape)}
@@ -209,22 +212,22 @@ def _manifest_specs(wl, xs) -> list[dict]:
     ]
 
 
-def _workload(workload):
-    if hasattr(workload, "create_inputs") and hasattr(workload, "baseline"):
+def workload_of(workload: Any) -> Workload:
+    if isinstance(workload, Workload):
         return workload
     from .. import workloads  # deferred: the registry imports JAX
 
     return workloads.get(str(workload))
 
 
-_SPEC_CACHE: dict = {}
+_SPEC_CACHE: dict[tuple[Any, ...], tuple[tuple[Any, ...], tuple[Any, ...]]] = {}
 
 
-def _specs(wl, profile):
+def specs_of(wl: Workload, profile: str) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     """(input ShapeDtypeStructs, output leaves' ShapeDtypeStructs), cached per process."""
     k = (wl.id, wl.reference, profile)
     if k not in _SPEC_CACHE:
-        jax = _trusted_jax()
+        jax = trusted_jax()
         with _JAX_LOCK:
             ins = tuple(wl.input_specs(profile))
             outs = tuple(jax.tree_util.tree_leaves(jax.eval_shape(wl.baseline(profile), *ins)))
@@ -232,12 +235,12 @@ def _specs(wl, profile):
     return _SPEC_CACHE[k]
 
 
-def _nbytes(spec) -> int:
-    return int(np.prod(spec.shape, dtype=np.int64)) * np.dtype(spec.dtype).itemsize
+def _nbytes(spec: Any) -> int:
+    return int(np.prod(spec.shape, dtype=np.int64)) * int(np.dtype(spec.dtype).itemsize)
 
 
-def _set_counts(wl, profile) -> tuple[int, int]:
-    specs = _specs(wl, profile)[0]
+def set_counts(wl: Workload, profile: str) -> tuple[int, int]:
+    specs = specs_of(wl, profile)[0]
     per_set = sum(_nbytes(s) for s in specs)
     n_check, n_timing = N_CHECK_SETS, N_TIMING_SETS
     while (n_check + n_timing) * per_set > SET_BUDGET_BYTES and (n_check > 2 or n_timing > 2):
@@ -248,8 +251,8 @@ def _set_counts(wl, profile) -> tuple[int, int]:
     return n_check, n_timing
 
 
-def _limits_for(wl, profile, platform, n_sets) -> Limits:
-    specs, out_leaves = _specs(wl, profile)
+def limits_for(wl: Workload, profile: str, platform: str, n_sets: int) -> Limits:
+    specs, out_leaves = specs_of(wl, profile)
     in_bytes = sum(_nbytes(s) for s in specs)
     out_bytes = sum(_nbytes(s) for s in out_leaves)
     big = max([out_bytes] + [_nbytes(s) for s in out_leaves])
@@ -264,7 +267,7 @@ def _limits_for(wl, profile, platform, n_sets) -> Limits:
     return lim
 
 
-def _timeouts(overrides) -> dict:
+def resolve_timeouts(overrides: Mapping[str, float] | None) -> dict[str, float]:
     t = dict(DEFAULT_TIMEOUTS)
     for k, v in (overrides or {}).items():
         if k not in t:
@@ -273,8 +276,8 @@ def _timeouts(overrides) -> dict:
     return t
 
 
-def _target_for(hardware, hello):
-    platform = hello.get("platform")
+def target_of(hardware: Any, hello: Mapping[str, Any]) -> hw.Target:
+    platform = str(hello.get("platform"))
     if hardware is None:
         slug = hw.slug_for_device_kind(platform, hello.get("device_kind", ""))
         target = hw.TARGETS.get(slug) or hw.Target(slug, hello.get("device_kind", slug), platform, "full", 0.0, 0.0)
@@ -287,7 +290,7 @@ def _target_for(hardware, hello):
     return target
 
 
-def _platform_hint(hardware) -> str:
+def platform_hint(hardware: Any) -> str:
     if hardware is None:
         env = environment.get("JAXBENCH_PLATFORM")
         return env or _detect_platform()

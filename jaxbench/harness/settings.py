@@ -8,7 +8,8 @@ from __future__ import annotations
 # most 478 KB at the full one; the figures are there, with its cap on operations)
 from ..verdict.artifact import MAX_MODULE_BYTES as MAX_ARTIFACT_BYTES  # noqa: F401 - re-exported
 
-# Per-phase wall-clock limits, s. "compile" bounds each of the three waits on the compile side of
+# Per-phase limits, s: wall clock, except "compile" and "export", which are the child's CPU seconds
+# (below). "compile" bounds each of the three waits on the compile side of
 # an evaluation: the export child's import, trace and lowering, the timer's reading of the artifact
 # and its compilation; "export" the pre-check's lowering at the full profile (accelerator targets).
 # Their overrun is the candidate's compile_error (compile_timeout, verdict/rules.py timeout_verdict),
@@ -21,7 +22,7 @@ from ..verdict.artifact import MAX_MODULE_BYTES as MAX_ARTIFACT_BYTES  # noqa: F
 # compiled the Triton examples in 0.11-0.73 s at the small profile (docs/DESIGN.md). A deployment
 # whose full-profile compiles need more (none was measured on a TPU) raises "compile"
 # (JAXBENCH_TIMEOUTS) and the bound with it: 3 x compile + ~3 s.
-# "compile" and "export" are CPU seconds of the child (harness/phases.py _recv_within_cpu): the
+# "compile" and "export" are CPU seconds of the child (harness/run.py Run.recv_within_cpu): the
 # candidate's compile cost, which the machine's load barely moves; a child the machine starves of
 # that much CPU for COMPILE_WALL_SLACK times as long in wall time is retried as infrastructure.
 COMPILE_WALL_SLACK = 8.0

@@ -3,6 +3,9 @@ measured alone in a clean child."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from ..record import CONFIDENCE, REVIEW_SPEEDUP, Outcome, format_speedup, speed_outcome
 from ..verdict import numerics as verdict_math
 from ..verdict import review
@@ -24,7 +27,7 @@ SYSTEMATIC = {"cpu": 0.03, "gpu": 0.06}
 SYSTEMATIC_DEFAULT = 0.01
 
 
-def _speed_verdict(rec: dict, alone: dict, remeasure):
+def speed_verdict(rec: dict[str, Any], alone: dict[str, Any], remeasure: Callable[[], dict[str, Any]]) -> None:
     """The outcome of a correct candidate from the paired timings (pure math in verdict_math),
     guarded by the baseline measured alone in a clean child. Where the guard trips, the
     baseline is measured alone again at once, on the candidate's core (``remeasure()``): load

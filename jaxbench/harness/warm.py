@@ -5,13 +5,15 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from typing import Any, cast
 
+from ..record import EvalRecord
 from ..sandbox.child import SandboxedChild
 from ..sandbox.options import Limits
-from .api import _evaluate, over_cases
+from .api import evaluate_case, over_cases
 from .export import new_export_child
-from .phases import _new_child
-from .prepare import _platform_hint
+from .prepare import platform_hint
+from .run import new_timer_child
 from .settings import DEFAULT_TIMEOUTS, InfrastructureError
 
 
@@ -30,18 +32,19 @@ class WarmPool:
     ):
         if refill not in ("after", "immediately"):
             raise ValueError("refill must be 'after' or 'immediately'")
-        self.platform = platform or _platform_hint(None)
+        self.platform = platform or platform_hint(None)
         self.size = max(1, int(size))
         self.refill = refill
-        # CPU: as _limits_for's floor (interpret-mode paged attention holds > 4 GiB, and the
+        # CPU: as limits_for's floor (interpret-mode paged attention holds > 4 GiB, and the
         # baseline is compiled and timed in the same child)
         self.limits = limits or (
             Limits(memory_bytes=8 << 30)
             if self.platform == "cpu"
             else Limits(memory_bytes=64 << 30, pids=2048, nproc=4096, work_bytes=16 << 30, file_bytes=8 << 30)
         )
-        self._ready: queue.Queue = queue.Queue()
-        self._requests: queue.Queue = queue.Queue()
+        self._ready: queue.Queue[tuple[SandboxedChild, SandboxedChild] | None] = queue.Queue()
+        # 1: start a pair; a used SandboxedChild: close it; None: stop
+        self._requests: queue.Queue[int | SandboxedChild | None] = queue.Queue()
         self._closed = False
         self._errors: list[str] = []
         self._thread = threading.Thread(target=self._spawner, name="jaxbench-warm-pool", daemon=True)
@@ -49,7 +52,7 @@ class WarmPool:
         for _ in range(self.size):
             self._requests.put(1)
 
-    def _spawner(self):
+    def _spawner(self) -> None:
         while True:
             item = self._requests.get()
             if isinstance(item, SandboxedChild):
@@ -61,7 +64,7 @@ class WarmPool:
                 continue
             started: list[SandboxedChild] = []
             try:
-                child = _new_child(self.platform, self.limits)
+                child = new_timer_child(self.platform, self.limits)
                 started.append(child)
                 child.hello(DEFAULT_TIMEOUTS["startup"])
                 exporter = new_export_child()
@@ -102,30 +105,48 @@ class WarmPool:
 
     def evaluate(
         self,
-        workload,
+        workload: Any,
         source: str,
         *,
         profile: str,
-        hardware=None,
+        hardware: Any = None,
         require_pallas: bool = True,
-        baseline: dict | None = None,
-        timeouts: dict | None = None,
-    ) -> dict:
+        baseline: dict[str, Any] | None = None,
+        timeouts: dict[str, float] | None = None,
+    ) -> EvalRecord:
         """As ``harness.evaluate``, each case in a warm pair of its own."""
-        kw = dict(hardware=hardware, require_pallas=require_pallas, timeouts=timeouts)
-        return over_cases(
-            workload,
-            profile,
-            baseline,
-            lambda case, base: self._evaluate_case(workload, source, profile=case, baseline=base, **kw),
-        )
 
-    def _evaluate_case(self, workload, source, *, profile, hardware, require_pallas, baseline, timeouts) -> dict:
+        def one(case: str, base: dict[str, Any] | None) -> dict[str, Any]:
+            return dict(
+                self._evaluate_case(
+                    workload,
+                    source,
+                    profile=case,
+                    baseline=base,
+                    hardware=hardware,
+                    require_pallas=require_pallas,
+                    timeouts=timeouts,
+                )
+            )
+
+        return cast(EvalRecord, over_cases(workload, profile, baseline, one))
+
+    def _evaluate_case(
+        self,
+        workload: Any,
+        source: str,
+        *,
+        profile: str,
+        hardware: Any,
+        require_pallas: bool,
+        baseline: dict[str, Any] | None,
+        timeouts: dict[str, float] | None,
+    ) -> EvalRecord:
         child, exporter = self.acquire()
         if self.refill == "immediately" and not self._closed:
             self._requests.put(1)
         try:
-            return _evaluate(
+            return evaluate_case(
                 workload,
                 source,
                 profile=profile,
@@ -152,7 +173,7 @@ class WarmPool:
             time.sleep(0.02)
         return False
 
-    def close(self):
+    def close(self) -> None:
         self._closed = True
         self._requests.put(None)
         self._thread.join(timeout=120)  # used children queued before are closed first
@@ -166,8 +187,8 @@ class WarmPool:
                     if isinstance(c, SandboxedChild):
                         c.close()
 
-    def __enter__(self):
+    def __enter__(self) -> WarmPool:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()

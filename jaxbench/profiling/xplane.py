@@ -841,7 +841,7 @@ class TraceSummary:
             raise got
         return got
 
-    def profile_window_ns(self):
+    def profile_window_ns(self) -> tuple[int, int] | None:
         return self.window_ns
 
 

@@ -66,7 +66,7 @@ class SandboxedChild:
     """One child process for one candidate. ``start()`` spawns it and returns after the
     launcher's report; ``hello()`` waits until JAX is imported (before any candidate code)."""
 
-    # the hardware target the child runs on: set by the harness after hello (harness.phases)
+    # the hardware target the child runs on: set by the harness after hello (harness.run)
     target: Target
 
     def __init__(self, options: SandboxOptions | None = None):

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from jaxbench import harness, workloads
-from jaxbench.harness import phases
+from jaxbench.harness import outcomes
 from jaxbench.harness.settings import DEFAULT_TIMEOUTS
 from jaxbench.profiling import hlo_cost
 from jaxbench.record import CATEGORIES, Outcome, new_record
@@ -125,8 +125,8 @@ class _StuckChild:
 def test_the_harness_records_a_compile_timeout(phase):
     rec = new_record(workload="12p", phase="compile")
     child = _StuckChild()
-    with pytest.raises(phases._Stop):
-        phases._timeout(rec, child, phase, DEFAULT_TIMEOUTS["compile"])
+    with pytest.raises(outcomes.Stop):
+        outcomes.timed_out(rec, child, phase, DEFAULT_TIMEOUTS["compile"])
     assert child.killed
     assert (rec["outcome"], rec["error_category"]) == ("compile_error", "compile_timeout")
     assert f"exceeded {DEFAULT_TIMEOUTS['compile']:g} s" in rec["message"]
@@ -135,8 +135,8 @@ def test_the_harness_records_a_compile_timeout(phase):
 
 def test_at_the_memory_limit_it_is_still_oom():
     rec = new_record(workload="12p", phase="compile")
-    with pytest.raises(phases._Stop):
-        phases._timeout(rec, _StuckChild(at_limit=True), "compile", 15.0)
+    with pytest.raises(outcomes.Stop):
+        outcomes.timed_out(rec, _StuckChild(at_limit=True), "compile", 15.0)
     assert (rec["outcome"], rec["error_category"]) == ("runtime_error", "oom")
 
 

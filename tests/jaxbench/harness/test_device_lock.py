@@ -258,10 +258,10 @@ def test_the_candidates_own_process_never_holds_the_device(simulated, baseline_1
 def test_a_timer_killed_while_holding_the_device_releases_it(simulated, baseline_12p):
     """The timer killed from outside while it holds the device (the host's OOM killer, say):
     the device is given back when its process is dead, and the next evaluation gets it."""
-    from jaxbench.harness.phases import _new_child
-    from jaxbench.harness.prepare import _limits_for
+    from jaxbench.harness.prepare import limits_for
+    from jaxbench.harness.run import new_timer_child
 
-    timer = _new_child("cpu", _limits_for(harness.prepare._workload("12p"), "small", "cpu", 6))
+    timer = new_timer_child("cpu", limits_for(harness.prepare.workload_of("12p"), "small", "cpu", 6))
 
     def checking():  # it holds the device and the check phase has begun (its inputs are there)
         sets = os.path.join(timer.in_dir, "sets")
@@ -276,7 +276,7 @@ def test_a_timer_killed_while_holding_the_device_releases_it(simulated, baseline
     killer = threading.Thread(target=kill_once_it_holds_the_device, daemon=True)
     killer.start()
     with pytest.raises(harness.ChildKilled):
-        harness.api._evaluate(
+        harness.api.evaluate_case(
             "12p",
             source("slow_rmsnorm.py"),
             profile="small",

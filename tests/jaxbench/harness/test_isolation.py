@@ -139,9 +139,9 @@ def _evaluate_with_limits(name, limits):
     child, where the probe runs, and the timer."""
     from jaxbench.harness.export import new_export_child
 
-    child = harness._new_child("cpu", limits)
+    child = harness.new_timer_child("cpu", limits)
     exporter = new_export_child(dataclasses.replace(limits))
-    return harness._evaluate(
+    return harness.evaluate_case(
         "12p",
         source(name),
         profile="small",
@@ -295,7 +295,7 @@ def test_a_child_killed_from_outside_is_an_infrastructure_failure():
     )
     from jaxbench.harness.export import new_export_child
 
-    child = harness._new_child("cpu", sandbox.Limits(memory_bytes=4 << 30))
+    child = harness.new_timer_child("cpu", sandbox.Limits(memory_bytes=4 << 30))
     exporter = new_export_child()
     import signal as _signal
 
@@ -308,7 +308,7 @@ def test_a_child_killed_from_outside_is_an_infrastructure_failure():
     killer = threading.Thread(target=kill_when_compiling, daemon=True)
     killer.start()
     with pytest.raises(harness.ChildKilled) as err:
-        harness._evaluate(
+        harness.evaluate_case(
             "12p",
             sleeper,
             profile="small",

@@ -1,12 +1,12 @@
 """Review on the interval, not a single number (issue 31, item 4; TRUST.md 6): the pure rule
 ``jaxbench.verdict.review.hold_reasons`` and the speed verdict that applies it
-(``jaxbench.harness.speed._speed_verdict``), on hand-made values (no sandbox, no JAX)."""
+(``jaxbench.harness.speed.speed_verdict``), on hand-made values (no sandbox, no JAX)."""
 
 from __future__ import annotations
 
 import pytest
 
-from jaxbench.harness.speed import _speed_verdict
+from jaxbench.harness.speed import speed_verdict
 from jaxbench.record import REVIEW_SPEEDUP, new_record
 from jaxbench.verdict import configurations as cfgs
 from jaxbench.verdict import pallas_share
@@ -134,7 +134,7 @@ def _speed(ratio, *, pallas=None, require_pallas=True, platform="cpu"):
     def remeasure():  # pragma: no cover - the guard trusts an identical baseline
         raise AssertionError("the guard should not trip")
 
-    _speed_verdict(rec, alone, remeasure)
+    speed_verdict(rec, alone, remeasure)
     return rec
 
 

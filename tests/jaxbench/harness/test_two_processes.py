@@ -5,7 +5,8 @@ imports candidate code, and times and checks what the export child wrote."""
 import pytest
 
 from jaxbench.harness.export import new_export_child
-from jaxbench.harness.phases import _hello, _new_child, block_order
+from jaxbench.harness.run import greet, new_timer_child
+from jaxbench.harness.timer_files import block_order
 from jaxbench.sandbox.options import Limits
 
 from .conftest import source
@@ -18,7 +19,7 @@ ANNOUNCING = f"import os, sys\nsys.stderr.write('{MARKER} pid=%d\\n' % os.getpid
 
 @pytest.fixture
 def timer():
-    child = _new_child("cpu", Limits())
+    child = new_timer_child("cpu", Limits())
     yield child
     child.close()
 
@@ -37,14 +38,14 @@ def _ask(child, cmd):
 
 @pytest.mark.parametrize("cmd", ["export_run"])
 def test_the_timer_refuses_what_runs_candidate_code(timer, cmd):
-    _hello(timer, 120)
+    greet(timer, 120)
     reply = _ask(timer, {"cmd": cmd, "targets": []})
     assert reply["type"] == "error" and "not a command of the timer role" in reply["message"]
 
 
 @pytest.mark.parametrize("cmd", ["open", "load", "compile", "check", "timing"])
 def test_the_export_child_refuses_what_needs_a_device(exporter, cmd):
-    hello = _hello(exporter, 120)
+    hello = greet(exporter, 120)
     assert hello["platform"] == "cpu" and not exporter.exclusive
     reply = _ask(exporter, {"cmd": cmd, "sets": []})
     assert reply["type"] == "error" and "not a command of the export role" in reply["message"]
@@ -55,7 +56,7 @@ def test_the_export_child_has_no_device_even_where_cpu_is_exclusive(monkeypatch)
     child = new_export_child()
     try:
         assert not child.exclusive and child.device_lock is None
-        assert _hello(child, 120)["platform"] == "cpu"
+        assert greet(child, 120)["platform"] == "cpu"
     finally:
         child.close()
     assert child.dead()

@@ -276,13 +276,13 @@ def test_a_child_timed_out_at_its_memory_limit_is_out_of_memory(at_limit, expect
     """A memory hog thrashes at its cgroup limit before the kernel kills it; how long that takes
     depends on the machine's load. Whether its phase's time ran out first must not change the
     verdict: at the memory limit it is oom either way, and only a child below it times out."""
-    from jaxbench.harness import phases
+    from jaxbench.harness import outcomes
     from jaxbench.record import new_record
 
     rec = new_record(workload="12p", phase="compile")
     child = _StuckChild(at_limit)
-    with pytest.raises(phases._Stop):
-        phases._timeout(rec, child, "compile", 40.0)
+    with pytest.raises(outcomes.Stop):
+        outcomes.timed_out(rec, child, "compile", 40.0)
     assert child.killed and (rec["outcome"], rec["error_category"]) == expected
     assert "exceeded 40 s" in rec["message"] and "candidate.py" in rec["message"]
 

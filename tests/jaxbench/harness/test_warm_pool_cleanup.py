@@ -20,7 +20,7 @@ class _ExporterThatNeverStarts:
 
 def test_a_timer_child_is_closed_when_its_export_child_fails_to_start(monkeypatch):
     timers, exporters = [], []
-    real_new_child = warm._new_child
+    real_new_child = warm.new_timer_child
 
     def new_child(platform, limits):
         child = real_new_child(platform, limits)
@@ -31,7 +31,7 @@ def test_a_timer_child_is_closed_when_its_export_child_fails_to_start(monkeypatc
         exporters.append(_ExporterThatNeverStarts())
         return exporters[-1]
 
-    monkeypatch.setattr(warm, "_new_child", new_child)
+    monkeypatch.setattr(warm, "new_timer_child", new_child)
     monkeypatch.setattr(warm, "new_export_child", new_export_child)
     pool = harness.WarmPool("cpu", size=1)
     try:
