@@ -5,7 +5,8 @@ Waiting backs off exponentially (capped) and logs once per change of state ("dat
 unreachable, waiting" and "database back after N s"), not once per message or per try: the
 worker's other threads wait the same way, and the broker keeps the messages nobody took.
 The database side is ``with_database``; the broker side is ``CalmConsumers`` (the consumer
-threads Dramatiq restarts after a connection error wait here, with the same backoff).
+threads Dramatiq restarts after a connection error wait here, with the same backoff, and
+Dramatiq's own lines about the outage are counted here instead of logged: ``hold_back``).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class Service:
         self.name = name
         self._lock = threading.Lock()
         self._down_since: float | None = None
+        self._held_back = 0  # lines about this outage not logged (see hold_back)
         self._waits = threading.local()  # each thread backs off on its own
 
     @property
@@ -53,14 +55,25 @@ class Service:
                 self._down_since = time.monotonic()
                 log.warning("%s unreachable (%s: %s); waiting for it", self.name, type(exc).__name__, exc)
 
+    def hold_back(self, exc: BaseException | None) -> None:
+        """Another line about this outage, not logged but counted (said when the service is
+        back); ``exc`` (None: a line that names no error) starts the outage if none is on."""
+        if exc is not None:
+            self.note_down(exc)
+        with self._lock:
+            if self._down_since is not None:
+                self._held_back += 1
+
     def note_up(self) -> None:
         self._waits.wait = None
         if self._down_since is None:  # the common case, without the lock
             return
         with self._lock:
             if self._down_since is not None:
-                log.warning("%s back after %.1f s", self.name, time.monotonic() - self._down_since)
+                held = f" ({self._held_back} repeated log records held back)" if self._held_back else ""
+                log.warning("%s back after %.1f s%s", self.name, time.monotonic() - self._down_since, held)
                 self._down_since = None
+                self._held_back = 0
 
     def back_off(self) -> float:
         """This thread's next wait while the service is away (and how long that was)."""

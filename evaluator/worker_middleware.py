@@ -15,6 +15,7 @@ import socket
 import threading
 
 import dramatiq
+import redis
 from django.conf import settings
 from django.db import close_old_connections, connection
 from django.utils import timezone
@@ -53,6 +54,18 @@ class HardwareQueues(dramatiq.Middleware):
             broker.declare_queue(q)
         worker.consumer_whitelist = queues
         log.info("worker for hardware %s consuming %s", slug, ", ".join(sorted(queues)))
+
+
+class SweepRunDirs(dramatiq.Middleware):
+    """At worker start, removes the sandbox run dirs left by processes that were killed outright
+    (a SIGKILLed worker cannot remove its children's; jaxbench/sandbox/rundir.py)."""
+
+    def before_worker_boot(self, broker, worker):
+        from jaxbench.sandbox import rundir  # deferred: no sandbox import at module level (pyproject)
+
+        removed = rundir.sweep()
+        if removed:
+            log.info("removed %d sandbox run dir(s) of killed processes", len(removed))
 
 
 class Heartbeat(dramatiq.Middleware):
@@ -134,6 +147,9 @@ class Heartbeat(dramatiq.Middleware):
         if getattr(self, "_stop", None):
             self._stop.set()
             self._wake.set()
+            # a beat under way would write the row again after the delete below (a stopped
+            # worker listed as live for three beats, its row kept for an hour): it ends first
+            self._thread.join(timeout=HEARTBEAT_SECONDS)
             try:
                 from evaluator.models import WorkerHeartbeat  # deferred: see _beat
 
@@ -175,11 +191,13 @@ class Reconciler(dramatiq.Middleware):
 
 
 class CalmConsumers(dramatiq.Middleware):
-    """While the broker is away, Dramatiq restarts each consumer thread every 3 s and logs two
-    lines per queue each time. Here the restarts back off like the database waits (0.5 s
-    doubling to 30 s, per thread) and the outage is logged once when it starts and once when it
-    ends (outage.BROKER). Unacknowledged messages stay with the broker meanwhile: Redis keeps
-    them in the consumer's ack set, RabbitMQ requeues them when the connection drops."""
+    """While the broker is away, Dramatiq restarts each consumer thread every 3 s (two lines per
+    queue each time) and retries each in-flight message's ack every 5 s (three lines each time).
+    Here the restarts back off like the database waits (0.5 s doubling to 30 s, per thread) and
+    the outage is logged once when it starts and once when it ends (outage.BROKER), with the
+    count of Dramatiq's lines about it held back meanwhile (``calm_log``). Unacknowledged
+    messages stay with the broker meanwhile: Redis keeps them in the consumer's ack set,
+    RabbitMQ requeues them when the connection drops."""
 
     RESTART_LINES = ("Consumer encountered a connection error", "Restarting consumer in")
 
@@ -203,15 +221,62 @@ class CalmConsumers(dramatiq.Middleware):
             return _WatchedConsumer(inner)
 
         broker.consume = calm_consume
-        # the consumer threads' loggers exist per queue; their restart lines say nothing new
-        # while outage.BROKER already said the broker is away
-        queues = worker.consumer_whitelist or broker.get_declared_queues()
-        for q in queues:
-            for name in (q, f"{q}.DQ"):
-                logging.getLogger(f"dramatiq.worker.ConsumerThread({name})").addFilter(self._quiet)
+        for name in dramatiq_loggers(broker, worker.consumer_whitelist or broker.get_declared_queues()):
+            logging.getLogger(name).addFilter(calm_log)
 
-    def _quiet(self, record: logging.LogRecord) -> bool:
-        return not (outage.BROKER.down and record.getMessage().startswith(self.RESTART_LINES))
+    def after_ack(self, broker, message):
+        # a Redis ack is a round trip: an in-flight message acked after an outage ends it at once
+        # (the consumer threads may still be backing off); RabbitMQ's ack only queues a frame
+        if not broker_state.is_rabbitmq(broker):
+            outage.BROKER.note_up()
+
+
+# what says that the broker is away in a Dramatiq log record (not the builtin ConnectionError of
+# broker.UNREACHABLE, which an actor may raise for reasons of its own)
+BROKER_ERRORS = (BrokerConnectionError, redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+
+
+def dramatiq_loggers(broker, queues) -> list[str]:
+    """The Dramatiq loggers that speak of a broker connection error: each consumer thread's (the
+    restarts, and the ack retries of the messages fetched from its queue), the worker threads'
+    (an actor or a middleware failing on the broker), the worker's (requeueing at shutdown) and
+    the broker's (a middleware's hook failing, e.g. Retries sending a retry)."""
+    names = [f"dramatiq.worker.ConsumerThread({n})" for q in sorted(queues) for n in (q, f"{q}.DQ")]
+    return names + [
+        "dramatiq.worker.WorkerThread",
+        "dramatiq.worker.Worker",
+        f"dramatiq.broker.{type(broker).__name__}",
+    ]
+
+
+def broker_error(record: logging.LogRecord) -> BaseException | None:
+    """The broker connection error a log record reports (its exception, an argument of its
+    message, or what either was raised from), or None."""
+    errors = [record.exc_info[1]] if record.exc_info else []
+    if isinstance(record.args, tuple):
+        errors += [a for a in record.args if isinstance(a, BaseException)]
+    for exc in errors:
+        for _ in range(5):  # a short chain: what wrapped the connection error
+            if exc is None:
+                break
+            if isinstance(exc, BROKER_ERRORS):
+                return exc
+            exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def calm_log(record: logging.LogRecord) -> bool:
+    """A logging filter: Dramatiq's lines about a broker outage go to outage.BROKER instead (the
+    first starts the outage, which it logs once; the rest are counted, the count said when the
+    broker is back). Every other line passes."""
+    exc = broker_error(record)
+    if exc is not None:
+        outage.BROKER.hold_back(exc)
+        return False
+    if outage.BROKER.down and record.getMessage().startswith(CalmConsumers.RESTART_LINES):
+        outage.BROKER.hold_back(None)
+        return False
+    return True
 
 
 class _WatchedConsumer:

@@ -111,6 +111,7 @@ DRAMATIQ_BROKER["MIDDLEWARE"] = [
     "django_dramatiq.middleware.DbConnectionsMiddleware",
     "evaluator.worker_middleware.HardwareQueues",
     "evaluator.worker_middleware.CalmConsumers",  # after HardwareQueues: it reads the queues chosen there
+    "evaluator.worker_middleware.SweepRunDirs",
     "evaluator.worker_middleware.Heartbeat",
     "evaluator.worker_middleware.Reconciler",
 ]

@@ -9,17 +9,15 @@ import json
 import os
 import secrets
 import select
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import weakref
 from typing import IO, TYPE_CHECKING, Any, Self, cast
 
 from ..hardware import export_platform
-from . import device, host
+from . import device, host, rundir
 from .bwrap import BwrapInfo, bwrap_argv, bwrap_info, device_nodes
 from .cgroups import Cgroup, cgroup_info
 from .options import ChildGone, PhaseTimeout, SandboxError, SandboxOptions
@@ -70,15 +68,21 @@ class SandboxedChild:
     target: Target
 
     def __init__(self, options: SandboxOptions | None = None):
-        _LIVE.add(self)
         self.opt = options or SandboxOptions()
-        self.run_dir = tempfile.mkdtemp(prefix="jaxbench-", dir=self.opt.base_dir)
-        os.chmod(self.run_dir, 0o711)
+        if self.opt.role not in ("timer", "export"):
+            raise ValueError(f"unknown child role {self.opt.role!r}")
+        if self.opt.role == "export" and self.opt.platform != "cpu":
+            raise ValueError("an export child has no device: its platform is cpu")
+        self.run_dir = rundir.make(self.opt.base_dir)
         self.in_dir = os.path.join(self.run_dir, "in")
         self.host_work = os.path.join(self.run_dir, "work")
-        os.mkdir(self.in_dir, 0o755)
-        os.mkdir(os.path.join(self.in_dir, "sets"), 0o755)
-        os.mkdir(self.host_work, 0o700)
+        try:
+            os.mkdir(self.in_dir, 0o755)
+            os.mkdir(os.path.join(self.in_dir, "sets"), 0o755)
+            os.mkdir(self.host_work, 0o700)
+        except BaseException:
+            rundir.remove(self.run_dir)
+            raise
         self.proc: subprocess.Popen[bytes] | None = None
         self.cgroup: Cgroup | None = None
         self.protections: dict[str, Any] = {}
@@ -93,16 +97,22 @@ class SandboxedChild:
         self._left_pids: list[int] = []
         # exclusive devices (TPU, GPU; cpu when simulated): the child opens its device only on
         # open_device(), under the device lock held here until the child is dead
-        if self.opt.role not in ("timer", "export"):
-            raise ValueError(f"unknown child role {self.opt.role!r}")
-        if self.opt.role == "export" and self.opt.platform != "cpu":
-            raise ValueError("an export child has no device: its platform is cpu")
         self.exclusive = device.exclusive(self.opt.platform) and not self.opt.probe and self.opt.role == "timer"
         self.device_lock: device.DeviceLock | None = None
         self._device_nodes: list[str] | None = None
+        _LIVE.add(self)  # complete now: close() at exit can clean it up
 
     # -- spawning
     def start(self, timeout: float = 30.0) -> Self:
+        """Spawn the child; a child that fails to start is closed (its run dir, cgroup and
+        processes gone) before the error is raised."""
+        try:
+            return self._start(timeout)
+        except BaseException:
+            self.close()
+            raise
+
+    def _start(self, timeout: float) -> Self:
         from .probe import best_mode  # deferred: probe.py starts children of this class to find the mode
 
         mode = self.opt.mode or best_mode(self.opt.platform)
@@ -602,7 +612,7 @@ class SandboxedChild:
             if self.cgroup:
                 self._left_pids = [p for p in self.cgroup.pids() if p != os.getpid()]
                 self.cgroup.remove()
-            shutil.rmtree(self.run_dir, ignore_errors=True)
+            rundir.remove(self.run_dir)
             if self.device_lock is not None:
                 # only now: every process of the sandbox has been killed and reaped above
                 self.device_lock.release()

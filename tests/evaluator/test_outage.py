@@ -162,3 +162,97 @@ def test_lease_renewal_during_an_outage_is_said_once(monkeypatch, settings, capl
     lines = [r.getMessage() for r in caplog.records]
     assert len(lines) == 2, lines
     assert lines[0].startswith("database unreachable") and lines[1].startswith("database back after")
+
+
+class _Time:
+    """dramatiq.worker's clock without its waits (consumer restarts, ack retries)."""
+
+    def __getattr__(self, name):
+        return getattr(time, name)
+
+    def sleep(self, seconds):
+        pass
+
+
+@pytest.fixture
+def calm_stub_broker(monkeypatch, waits):
+    """A stub broker booted through CalmConsumers for the queue eval.cpu (its log filters on
+    Dramatiq's loggers removed afterwards)."""
+    import types
+
+    import dramatiq.worker
+    from dramatiq.brokers.stub import StubBroker
+    from dramatiq.middleware import Retries
+
+    from evaluator import worker_middleware
+
+    monkeypatch.setattr(dramatiq.worker, "time", _Time())
+    broker = StubBroker(middleware=[Retries(min_backoff=1)])
+    broker.declare_queue("eval.cpu")
+    worker = types.SimpleNamespace(consumer_whitelist={"eval.cpu"})
+    yield broker, lambda: worker_middleware.CalmConsumers().before_worker_boot(broker, worker)
+    for name in worker_middleware.dramatiq_loggers(broker, {"eval.cpu"}):
+        logging.getLogger(name).removeFilter(worker_middleware.calm_log)
+    outage.BROKER.note_up()
+
+
+def test_a_broker_outage_is_one_line_when_it_starts_and_one_when_it_ends(calm_stub_broker, caplog):
+    """What Dramatiq itself logs while the broker is away (its consumer restarting, an in-flight
+    message's ack retried every 5 s, Retries failing to send a retry) goes to outage.BROKER."""
+    import queue
+
+    import redis
+    from dramatiq.broker import MessageProxy
+    from dramatiq.errors import ConnectionClosed
+    from dramatiq.message import Message
+    from dramatiq.worker import ConsumerThread
+
+    broker, boot = calm_stub_broker
+    refused = ConnectionClosed(redis.exceptions.ConnectionError("Error 111 connecting. Connection refused."))
+    thread = ConsumerThread(
+        broker=broker, queue_name="eval.cpu", prefetch=2, work_queue=queue.PriorityQueue(), worker_timeout=1000
+    )
+    fetches = []
+
+    def consume(queue_name, prefetch=1, timeout=5000):
+        fetches.append(queue_name)
+        if len(fetches) >= 4:
+            thread.running = False  # the worker stops after four restarts
+        raise refused
+
+    broker.consume = consume
+    boot()
+
+    class Consumer:
+        acks = []
+
+        def ack(self, message):
+            self.acks.append(message.message_id)
+            if len(self.acks) <= 6:  # 30 s of retries every 5 s
+                raise refused
+
+    job = dramatiq.actor(lambda: None, broker=broker, actor_name="job", queue_name="eval.cpu")
+    message = MessageProxy(Message(queue_name="eval.cpu", actor_name=job.actor_name, args=(), kwargs={}, options={}))
+
+    def enqueue(message, *, delay=None):
+        raise redis.exceptions.ConnectionError("Error 111 connecting. Connection refused.")
+
+    broker.enqueue = enqueue
+    with caplog.at_level(logging.INFO):
+        thread.run()  # four restarts, each a connection error
+        broker.emit_after("process_message", message, exception=ValueError("the actor failed"))  # Retries
+        thread.consumer = Consumer()
+        thread.post_process_message(message)  # six failed acks, then the broker is back
+        outage.BROKER.note_up()  # the consumer's reconnection
+        logging.getLogger("dramatiq.worker.WorkerThread").error(
+            "Failed to process message %s with unhandled exception.",
+            message,
+            exc_info=(ValueError, ValueError("x"), None),
+        )
+    assert len(fetches) == 4 and len(Consumer.acks) == 7
+    lines = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(lines) == 3, lines
+    assert lines[0].startswith("broker unreachable (ConnectionClosed: Error 111")
+    # held back: 4 connection errors and 3 restarts of the consumer, Retries' failure, 6 ack retries
+    assert lines[1].startswith("broker back after") and lines[1].endswith("(14 repeated log records held back)")
+    assert lines[2].startswith("Failed to process message")  # an actor's own failure still speaks
