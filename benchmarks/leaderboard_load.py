@@ -776,7 +776,10 @@ def run_backend(name, args, workdir):
 def pg_server() -> str:
     """The PostgreSQL server DATABASE_URL names (user, password, host and port; its database is
     left alone: the benchmark creates and drops its own beside it), else the local default."""
-    parts = urlsplit(os.environ.get("DATABASE_URL", ""))
+    sys.path.insert(0, str(ROOT))
+    from jaxbench import environment  # deferred: the repository joins the path just above
+
+    parts = urlsplit(environment.get("DATABASE_URL") or "")
     if parts.scheme in ("postgres", "postgresql", "pgsql"):
         return urlunsplit(("postgres", parts.netloc, "", "", ""))
     return "postgres://postgres@127.0.0.1:5432"
