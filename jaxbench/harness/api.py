@@ -54,19 +54,27 @@ def evaluate(
 ) -> EvalRecord:
     """Evaluate one candidate in fresh sandboxed children; returns an EvalRecord dict. A
     multi-configuration workload runs each configuration as its own case (``over_cases``)."""
+    kw = {"hardware": hardware, "require_pallas": require_pallas, "timeouts": timeouts}
+    return evaluate_with(evaluate_case, workload, source, profile=profile, baseline=baseline, **kw)
+
+
+def evaluate_with(
+    case_fn: Callable[..., EvalRecord],
+    workload: Any,
+    source: str,
+    *,
+    profile: str,
+    baseline: Record | None,
+    hardware: Any,
+    require_pallas: bool,
+    timeouts: dict[str, float] | None,
+) -> EvalRecord:
+    """``evaluate`` with ``case_fn`` (``evaluate_case``'s arguments) running each case: fresh
+    children here, a warm pair in ``WarmPool.evaluate``."""
 
     def one(case: str, base: Record | None) -> Record:
-        return dict(
-            evaluate_case(
-                workload,
-                source,
-                profile=case,
-                baseline=base,
-                hardware=hardware,
-                require_pallas=require_pallas,
-                timeouts=timeouts,
-            )
-        )
+        kw = {"hardware": hardware, "require_pallas": require_pallas, "timeouts": timeouts}
+        return dict(case_fn(workload, source, profile=case, baseline=base, **kw))
 
     return cast(EvalRecord, over_cases(workload, profile, baseline, one))
 
@@ -144,7 +152,6 @@ def evaluate_case(
     run.phases["setup_s"] = round(t - t0, 6)
     if child is None:
         run.phases["startup_s"] = round(time.monotonic() - t, 6)
-    run.rec["sandbox"] = dict(timer.protections)
     if exporter is None:
         t = time.monotonic()
         exporter = new_export_child()

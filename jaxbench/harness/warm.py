@@ -5,12 +5,12 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from typing import Any, cast
+from typing import Any
 
 from ..record import EvalRecord
 from ..sandbox.child import SandboxedChild
 from ..sandbox.options import Limits
-from .api import evaluate_case, over_cases
+from .api import evaluate_case, evaluate_with
 from .export import new_export_child
 from .prepare import platform_hint
 from .run import new_timer_child
@@ -115,21 +115,8 @@ class WarmPool:
         timeouts: dict[str, float] | None = None,
     ) -> EvalRecord:
         """As ``harness.evaluate``, each case in a warm pair of its own."""
-
-        def one(case: str, base: dict[str, Any] | None) -> dict[str, Any]:
-            return dict(
-                self._evaluate_case(
-                    workload,
-                    source,
-                    profile=case,
-                    baseline=base,
-                    hardware=hardware,
-                    require_pallas=require_pallas,
-                    timeouts=timeouts,
-                )
-            )
-
-        return cast(EvalRecord, over_cases(workload, profile, baseline, one))
+        kw = {"hardware": hardware, "require_pallas": require_pallas, "timeouts": timeouts}
+        return evaluate_with(self._evaluate_case, workload, source, profile=profile, baseline=baseline, **kw)
 
     def _evaluate_case(
         self,
