@@ -68,15 +68,23 @@ def test_candidates_get_their_verdicts_and_identical_code_is_reused(start_worker
     assert outcomes[0] in CORRECT_OUTCOMES, rows[0].message
     assert outcomes[1] == "incorrect"
     assert outcomes[2] == "compile_error" and "no_such_api" in rows[2].message
-    assert rows[3].reused_from_id == rows[0].pk and outcomes[3] == outcomes[0]
+    # identical code is judged once: whichever of the two finished second took the first's
+    # verdict (a retry under load may reorder them: infrastructure, never a second measurement)
+    first, second = sorted((rows[0], rows[3]), key=lambda r: (r.reused_from_id is not None, r.pk))
+    assert first.reused_from_id is None and second.reused_from_id == first.pk, worker.log()[-4000:]
+    assert outcomes[3] == outcomes[0]
+    rows[0] = first
     rec = rows[0].record
     assert rec["hardware"] == "cpu" and rec["profile"] == "small" and rec["timing"]["median_s"] > 0
     assert rows[0].speedup == pytest.approx(rec["speedup"])
     # the speedup comes with its interval, from the baseline timed beside the candidate
     lo, hi = rec["speedup_ci"]
-    assert lo <= rec["speedup"] <= hi and rec["baseline_source"] in ("interleaved", "interleaved+alone")
+    assert lo <= rec["speedup"] <= hi and rec["baseline_source"] == "interleaved"
     assert len(rec["baseline_timing"]["samples"]) == len(rec["timing"]["samples"]) == 50
-    assert all(r.attempts == 1 for r in rows[:3])
+    # one attempt each, unless the worker said why it retried (a machine too busy to measure)
+    retried = [r.pk for r in rows[:3] if r.attempts != 1]
+    said = worker.log().lower()
+    assert not retried or "retry" in said or "infrastructure" in said, (retried, worker.log()[-4000:])
     # the programs ran in the children; the worker process itself opened at most the trusted
     # side's pinned CPU client (on an accelerator host, never the device)
     from evaluator.models import WorkerHeartbeat
