@@ -61,15 +61,15 @@ EvalRecord keys
 ``speedup_method``     how the interval was computed (resamples, seed).
 ``baseline_source``    "interleaved": the exported XLA baseline was timed in the candidate's
                        child, on the same inputs, in blocks alternating with the candidate's
-                       (ABBA); "interleaved+alone": it ran far slower there than alone in a
-                       clean child (``notes`` say how much), so the interval covers both
-                       estimates and the result is held for review.
+                       (ABBA). (Records made before the guard re-timed instead of holding
+                       may say "interleaved+alone": the interval covered both estimates and
+                       the result was held for review.)
 ``baseline_median_s``  the re-timed baseline's median, or None.
 ``cached_baseline_median_s``  the baseline measured alone earlier on the worker, when one was
                        given (shown for reference; the verdict uses the side-by-side timings).
 ``held_for_review``    True when a correct result waits for a staff member's review: the upper
-                       bound of its speedup's interval above :data:`REVIEW_SPEEDUP` (10x), a
-                       baseline the guard could not settle, or a Pallas share that passes only
+                       bound of its speedup's interval above :data:`REVIEW_SPEEDUP` (10x) or
+                       a Pallas share that passes only
                        narrowly (``verdict.review.hold_reasons``; each reason in ``notes``).
 ``seeds``              {"check": [hex...], "timing": [hex...]}: the 64-bit seeds of every
                        input set, drawn from the OS random source by the trusted side and
@@ -86,6 +86,9 @@ EvalRecord keys
 ``export_child_output`` the export child's {"stdout": tail, "stderr": tail} (capped): what the
                        candidate's own code printed.
 ``notes``              list of remarks (e.g. "numerics not pre-checked").
+``load_retries``       why this case was timed again on fresh children before this verdict
+                       (the machine's load spoiled a measurement: ``MeasurementUntrusted``);
+                       empty when the first attempt was trusted.
 
 Sandbox keys (``sandbox``)
 --------------------------
@@ -257,6 +260,7 @@ class EvalRecord(TypedDict):
     child_output: dict[str, Any]
     export_child_output: dict[str, Any]
     notes: list[str]
+    load_retries: list[str]
 
 
 class BaselineRecord(TypedDict):
@@ -345,6 +349,7 @@ def new_record(**fields: Any) -> dict[str, Any]:
         "child_output": {},
         "export_child_output": {},
         "notes": [],
+        "load_retries": [],
     }
     unknown = set(fields) - set(rec)
     if unknown:

@@ -98,6 +98,7 @@ from .settings import (
     WARMUP,
     ChildKilled,
     InfrastructureError,
+    MeasurementUntrusted,
 )
 from .speed import BASELINE_GUARD, BASELINE_GUARD_DEFAULT, SYSTEMATIC, SYSTEMATIC_DEFAULT
 from .warm import WarmPool
@@ -121,6 +122,7 @@ __all__ = [
     "WARMUP",
     "ChildKilled",
     "InfrastructureError",
+    "MeasurementUntrusted",
     "Run",
     "WarmPool",
     "available_protections",

@@ -32,7 +32,7 @@ from .prepare import (
     workload_of,
 )
 from .run import Run, child_output, greet, new_timer_child, open_device
-from .settings import DEFAULT_TIMEOUTS, MAX_SOURCE_BYTES, InfrastructureError
+from .settings import DEFAULT_TIMEOUTS, LOAD_RETRY_WAITS_S, MAX_SOURCE_BYTES, InfrastructureError, MeasurementUntrusted
 from .speed import speed_verdict
 
 Record = dict[str, Any]
@@ -70,11 +70,26 @@ def evaluate_with(
     timeouts: dict[str, float] | None,
 ) -> EvalRecord:
     """``evaluate`` with ``case_fn`` (``evaluate_case``'s arguments) running each case: fresh
-    children here, a warm pair in ``WarmPool.evaluate``."""
+    children here, a warm pair in ``WarmPool.evaluate``. A case whose measurement the machine's
+    load spoiled (MeasurementUntrusted) is timed again on fresh children after a pause, each
+    reason kept in ``load_retries``; past LOAD_RETRY_WAITS_S the error goes to the caller (the
+    worker retries the message later)."""
 
     def one(case: str, base: Record | None) -> Record:
         kw = {"hardware": hardware, "require_pallas": require_pallas, "timeouts": timeouts}
-        return dict(case_fn(workload, source, profile=case, baseline=base, **kw))
+        reasons: list[str] = []
+        for wait in (*LOAD_RETRY_WAITS_S, None):
+            try:
+                rec = dict(case_fn(workload, source, profile=case, baseline=base, **kw))
+            except MeasurementUntrusted as exc:
+                reasons.append(str(exc)[:500])
+                if wait is None:
+                    raise MeasurementUntrusted(f"{exc} ({len(reasons)} attempts)") from None
+                time.sleep(wait)
+                continue
+            rec["load_retries"] = reasons
+            return rec
+        raise AssertionError("unreachable")  # the last attempt returns or raises
 
     return cast(EvalRecord, over_cases(workload, profile, baseline, one))
 

@@ -43,7 +43,7 @@ from .prepare import (
     write_input,
     write_twin_builder,
 )
-from .settings import BLOCK, COMPILE_WALL_SLACK, ITERS, WARMUP, InfrastructureError
+from .settings import BLOCK, COMPILE_WALL_SLACK, ITERS, WARMUP, InfrastructureError, MeasurementUntrusted
 from .timer_files import block_order, differing_calls, load_outputs, read_trace
 
 Timeouts = dict[str, float]
@@ -212,7 +212,7 @@ class Run:
             outcomes.timed_out(rec, child, phase, limit, cpu=f"{phase}_cpu_s" in self.phases)
         except MachineBusy as exc:
             child.kill()
-            raise InfrastructureError(str(exc)) from None
+            raise MeasurementUntrusted(str(exc)) from None
         except ChildGone:
             if strict:
                 raise InfrastructureError(f"the baseline child died while {phase}") from None

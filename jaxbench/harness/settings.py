@@ -43,6 +43,18 @@ class InfrastructureError(RuntimeError):
     """The harness could not evaluate (not the candidate's fault); retry later."""
 
 
+class MeasurementUntrusted(InfrastructureError):
+    """The machine's load made a measurement untrustworthy (a starved compile or trace parser,
+    a baseline that ran far slower beside the candidate than alone, twice): never the
+    candidate's verdict. ``harness.evaluate`` times the case again on fresh children after a
+    pause (LOAD_RETRY_WAITS_S); past those, the worker's own retry takes over."""
+
+
+# pauses before each re-timing of a case whose measurement the load spoiled (then the caller's
+# retry: the worker's backoff); each attempt's reason is kept in the record's ``load_retries``
+LOAD_RETRY_WAITS_S = (2.0, 10.0)
+
+
 # signals a process does not get from its own code or its own limits: someone outside killed it
 # (the host's OOM killer, an operator, a dying machine). The harness's own kills (timeouts) and
 # the child's own limits (its cgroup's memory, RLIMIT_CPU's SIGXCPU) are told apart before this.

@@ -9,7 +9,7 @@ from typing import Any
 from ..record import CONFIDENCE, REVIEW_SPEEDUP, Outcome, format_speedup, speed_outcome
 from ..verdict import numerics as verdict_math
 from ..verdict import review
-from .settings import BLOCK
+from .settings import BLOCK, MeasurementUntrusted
 
 # How much slower the baseline may run beside the candidate than alone before the side-by-side
 # timing is not trusted. CPU children share a core with whatever else the host runs (measured
@@ -32,8 +32,10 @@ def speed_verdict(rec: dict[str, Any], alone: dict[str, Any], remeasure: Callabl
     guarded by the baseline measured alone in a clean child. Where the guard trips, the
     baseline is measured alone again at once, on the candidate's core (``remeasure()``): load
     that changed since the cached measurement then explains the difference and the pairing
-    stands; otherwise the speedup uses that clean measurement and the result is held for
-    review (something in the candidate's process slowed the baseline). A correct result is held
+    stands; otherwise the side-by-side timing cannot be trusted and the candidate is timed
+    again (MeasurementUntrusted: a retry, never the candidate's label or hold; the timer
+    runs only the trusted side's compiled program, so what slowed the baseline is the host's
+    load, which changed while it was measured). A correct result is held
     for review too for each reason ``verdict.review.hold_reasons`` gives (the upper bound of the
     speedup's interval above ``REVIEW_SPEEDUP``, a Pallas share that passes only narrowly), each
     in ``notes``."""
@@ -50,6 +52,11 @@ def speed_verdict(rec: dict[str, Any], alone: dict[str, Any], remeasure: Callabl
             f"{alone['median_s'] * 1e3:.4g} ms"
         )
         guard = verdict_math.baseline_guard(b["median_s"], alone["median_s"], limit)
+        if not guard["trusted"]:
+            raise MeasurementUntrusted(
+                f"{guard['message']}, also against a clean re-measurement "
+                f"({alone['median_s'] * 1e3:.4g} ms): the machine's load changed while timing; timing again later"
+            )
     paired = verdict_math.paired_speedup(
         b["samples"],
         c["samples"],
@@ -57,17 +64,8 @@ def speed_verdict(rec: dict[str, Any], alone: dict[str, Any], remeasure: Callabl
         block=BLOCK,
         systematic=SYSTEMATIC.get(rec["platform"], SYSTEMATIC_DEFAULT),
     )
-    if guard["trusted"]:
-        est = paired
-        rec["baseline_source"] = "interleaved"
-    else:
-        # something in the candidate's process may have slowed the baseline, or the host's load
-        # changed: neither estimate decides alone
-        clean = verdict_math.unpaired_speedup(alone["timing"]["samples"], c["samples"], confidence=CONFIDENCE)
-        est = verdict_math.hull(paired, clean)
-        rec["baseline_source"] = "interleaved+alone"
-        rec["held_for_review"] = True
-        rec["notes"].append(guard["message"])
+    est = paired
+    rec["baseline_source"] = "interleaved"
     rec["speedup"] = est["speedup"]
     rec["speedup_ci"] = [est["lo"], est["hi"]]
     rec["speedup_method"] = est["method"]
@@ -90,7 +88,7 @@ def speed_verdict(rec: dict[str, Any], alone: dict[str, Any], remeasure: Callabl
         Outcome.CORRECT_SLOWER: "slower",
         Outcome.CORRECT_TIE: "a tie (within noise)",
     }[rec["outcome"]]
-    against = "side by side" if guard["trusted"] else f"side by side ({alone['median_s'] * 1e3:.4g} ms alone)"
+    against = "side by side"
     rec["message"] = (
         f"correct; {c['median_s'] * 1e3:.4g} ms vs XLA "
         f"{b['median_s'] * 1e3:.4g} ms {against}: "

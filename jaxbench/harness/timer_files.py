@@ -14,7 +14,7 @@ import numpy as np
 from .. import arrays
 from ..profiling import xplane
 from ..sandbox.safedir import SafeDir
-from .settings import ITERS, TRACE_CAP, InfrastructureError
+from .settings import ITERS, TRACE_CAP, InfrastructureError, MeasurementUntrusted
 
 OutSpecs = list[tuple[str, tuple[int, ...]]]
 
@@ -73,6 +73,8 @@ def read_trace(
         fd = work.open(f"{base}/{runs[0]}/{pbs[0]}", TRACE_CAP)
         try:
             space = xplane.parse_in_subprocess(fd, [name, *also], platform, expected=ITERS)
+        except xplane.ParserStarved as exc:  # the load's doing: time the case again
+            raise MeasurementUntrusted(str(exc)) from None
         except xplane.ParserUnavailable as exc:  # the host's failure, not the candidate's
             raise InfrastructureError(str(exc)) from None
         finally:

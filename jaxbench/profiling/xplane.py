@@ -112,6 +112,11 @@ class ParserUnavailable(RuntimeError):
     """The parser process could not be started (the host's fault, not the trace's)."""
 
 
+class ParserStarved(ParserUnavailable):
+    """The parser ran out of wall time with CPU time to spare: the machine starved it (the
+    host's fault, not the trace's; parsing again later settles it)."""
+
+
 # --------------------------------------------------------------------------- wire format
 
 
@@ -872,6 +877,16 @@ def summarize_fd(fd: int, names: list[str], platform: str, expected: int | None)
     }
 
 
+def _cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of the live process ``pid`` (/proc), or None off Linux."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def parse_in_subprocess(
     path: str | int,
     names: list[str],
@@ -891,10 +906,11 @@ def parse_in_subprocess(
     runs under RLIMIT_AS ``mem_bytes``, RLIMIT_CPU ``cpu_s`` and a wall-clock timeout
     ``wall_s``; it answers JSON. A malformed trace, one over a cap, or one whose program does
     not select raises TraceError (per program: when :meth:`TraceSummary.executions` asks for
-    it); a parser that runs out of memory, CPU time or wall time raises TraceError ("trace too
-    large or complex to parse within limits"): all of it is the trace's fault, never a reason
-    to retry. A parser that cannot be started at all raises ParserUnavailable (the host's
-    fault)."""
+    it); a parser that runs out of memory or CPU time raises TraceError ("trace too large or
+    complex to parse within limits"): all of it is the trace's fault, never a reason to retry.
+    A parser that cannot be started at all, or that runs out of wall time with CPU time to
+    spare (the machine starved it: ParserStarved), raises ParserUnavailable (the host's fault: a
+    retry)."""
     fd = _open_trace(path, MAX_FILE_BYTES) if isinstance(path, str) else path
     try:
         _check_fd(fd, MAX_FILE_BYTES)
@@ -906,33 +922,44 @@ def parse_in_subprocess(
         env.update({k: "1" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")})
         t = time.monotonic()
         try:
-            proc = subprocess.run(
+            proc = subprocess.Popen(
                 [sys.executable, "-I", "-c", code],
-                input=json.dumps(request).encode(),
-                capture_output=True,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 pass_fds=(fd,),
                 cwd="/",
                 env=env,
-                timeout=wall_s,
-                check=False,
             )
-        except subprocess.TimeoutExpired:
-            raise TraceError(f"{_LIMIT_MESSAGE} (the parser ran past {wall_s:g} s)") from None
         except OSError as exc:  # no process, no pipe: nothing the trace did
             raise ParserUnavailable(f"the trace parser could not start: {exc}") from None
+        try:
+            stdout, stderr = proc.communicate(json.dumps(request).encode(), timeout=wall_s)
+        except subprocess.TimeoutExpired:
+            used = _cpu_seconds(proc.pid)
+            proc.kill()
+            proc.communicate()
+            # RLIMIT_CPU ends a parser that does too much work, whatever the load; one that
+            # runs out of wall time short of it was starved by the machine, not by the trace
+            if used is not None and used < cpu_s * 0.9:
+                raise ParserStarved(
+                    f"the trace parser got {used:.1f} s of CPU in {wall_s:g} s of wall time: "
+                    "the machine is too busy to parse the trace"
+                ) from None
+            raise TraceError(f"{_LIMIT_MESSAGE} (the parser ran past {wall_s:g} s)") from None
         wall = time.monotonic() - t
     finally:
         if isinstance(path, str):
             os.close(fd)
     try:
-        reply = json.loads(proc.stdout.decode("utf-8", "replace"))
+        reply = json.loads(stdout.decode("utf-8", "replace"))
         if not isinstance(reply, dict):
             raise ValueError
     except ValueError:
         reply = None
     if reply is None or "error" in reply and reply.get("kind") == "limits":
         how = f"signal {-proc.returncode}" if proc.returncode < 0 else f"exit status {proc.returncode}"
-        tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:]
+        tail = stderr.decode("utf-8", "replace").strip().splitlines()[-1:]
         detail = (reply or {}).get("error") or (tail[0][:300] if tail else "")
         raise TraceError(f"{_LIMIT_MESSAGE} (the parser: {how}{': ' + detail if detail else ''})")
     parser = dict(reply.get("parser") or {}, wall_s=round(wall, 6))

@@ -149,8 +149,12 @@ def test_parser_memory_and_time_limits_end_in_a_clean_trace_error(real_trace, tm
     with pytest.raises(xplane.TraceError, match="within limits .*out of memory"):
         xplane.parse_in_subprocess(str(path), ["cand"], "cpu", mem_bytes=150 << 20)
     assert len(xplane.parse_in_subprocess(str(path), ["cand"], "cpu").executions("cand").durations_s) == 55
-    with pytest.raises(xplane.TraceError, match="within limits .*ran past"):
+    # CPU time is the trace's limit; a parser past its wall time with CPU to spare was starved
+    # by the machine: the host's failure (an infrastructure retry), never the trace's verdict
+    with pytest.raises(xplane.ParserUnavailable, match="too busy to parse"):
         xplane.parse_in_subprocess(str(real_trace), ["cand"], "cpu", wall_s=0.01)
+    with pytest.raises(xplane.TraceError, match="within limits .*signal"):
+        xplane.parse_in_subprocess(str(path), ["cand"], "cpu", cpu_s=0)
 
 
 def test_a_bloated_trace_is_rejected_quickly(tmp_path):

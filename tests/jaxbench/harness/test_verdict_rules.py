@@ -14,7 +14,6 @@ from jaxbench.verdict.numerics import (
     baseline_guard,
     exact_rule_report,
     paired_speedup,
-    unpaired_speedup,
 )
 
 TOL = dict(atol=1e-2, rtol=1e-2)
@@ -151,9 +150,6 @@ def test_identical_programs_are_a_tie_and_load_cancels():
     assert est["lo"] <= 1.0 <= est["hi"]
     assert record.speed_outcome(est["lo"], est["hi"]) == "correct_tie"
     assert 0.98 < est["speedup"] < 1.02
-    # unpaired, the same data gives a far wider interval
-    wide = unpaired_speedup(b, c)
-    assert wide["hi"] - wide["lo"] > 3 * (est["hi"] - est["lo"])
 
 
 def test_clear_differences_are_told_apart():
@@ -194,7 +190,7 @@ def test_baseline_guard():
     assert baseline_guard(1.2e-3, 1.0e-3, 1.5)["trusted"]
     assert baseline_guard(0.5e-3, 1.0e-3, 1.5)["trusted"]  # faster beside: only hurts
     g = baseline_guard(2.0e-3, 1.0e-3, 1.5)
-    assert not g["trusted"] and g["ratio"] == pytest.approx(2.0) and "held for review" in g["message"]
+    assert not g["trusted"] and g["ratio"] == pytest.approx(2.0) and "not trusted" in g["message"]
     with pytest.raises(ValueError):
         baseline_guard(0.0, 1.0, 1.5)
 
@@ -228,20 +224,13 @@ def test_block_must_divide_the_pairs():
         paired_speedup([1.0] * 5, [1.0] * 5, block=5)
 
 
-def test_systematic_widening_and_hull():
+def test_systematic_widening():
     b, c = [2.0] * 10, [1.0] * 10
     est = paired_speedup(b, c, systematic=0.03)
     assert est["speedup"] == 2.0 and est["lo"] == pytest.approx(2.0 / 1.03)
     assert est["hi"] == pytest.approx(2.06)
     near = paired_speedup([1.02] * 10, [1.0] * 10, systematic=0.03)
     assert record.speed_outcome(near["lo"], near["hi"]) == "correct_tie"  # 2% is within it
-    from jaxbench.verdict.numerics import hull
-
-    forged = {"speedup": 2.0, "lo": 1.9, "hi": 2.1, "n": 50, "confidence": 0.95, "method": "a"}
-    clean = {"speedup": 1.0, "lo": 0.9, "hi": 1.1, "n": 50, "confidence": 0.95, "method": "b"}
-    h = hull(forged, clean)
-    assert h["speedup"] == 1.0 and (h["lo"], h["hi"]) == (0.9, 2.1)
-    assert record.speed_outcome(h["lo"], h["hi"]) == "correct_tie"  # an inflated baseline gains nothing
 
 
 def test_records_are_json_safe():
