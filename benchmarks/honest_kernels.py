@@ -3,12 +3,13 @@ the example kernels, the expert kernels (default configuration) and JAX's own TP
 wrapped as candidates. Prints each one's outcome, speedup interval and errors against the exact
 answer (candidate's and XLA's). Run after changing a verdict rule; asserts nothing.
 
-``.venv/bin/python benchmarks/honest_kernels.py [--only 12p,1p]``
+``.venv/bin/python benchmarks/honest_kernels.py [--only 12p,1p] [--busy]``
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import pathlib
 import sys
@@ -17,6 +18,7 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.busy import busy_loop, last_core  # noqa: E402
 from jaxbench import harness  # noqa: E402
 from jaxbench.kernels import experts  # noqa: E402
 from jaxbench.record import format_speedup  # noqa: E402
@@ -46,8 +48,15 @@ def _share(rec):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", default="", help="comma-separated workload IDs")
+    ap.add_argument("--busy", action="store_true", help="a busy loop on the last core throughout")
     args = ap.parse_args()
-    only = set(filter(None, args.only.split(",")))
+    with contextlib.ExitStack() as stack:
+        said = stack.enter_context(busy_loop(last_core())) if args.busy else "no extra load"
+        print(said)
+        run(set(filter(None, args.only.split(","))))
+
+
+def run(only: set[str]) -> None:
     print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     print(
         f"{'kind':<8} {'workload':<8} {'outcome':<16} {'speedup':<22} {'cand err':>9} "
@@ -80,7 +89,8 @@ def main():
                 f"{format_speedup(rec.get('speedup'), lo, hi):<22} "
                 f"{c.get('max_abs', float('nan')):>9.4f} {x.get('max_abs', float('nan')):>9.4f} "
                 f"{str(c.get('n_beyond_tol', '-')) + '/' + str(x.get('n_beyond_tol', '-')):>15} "
-                f"{_share(rec):>10} {wall:>7.1f}  {name}",
+                f"{_share(rec):>10} {wall:>7.1f}  {name}"
+                + (f"  (timed again for load x{len(rec['load_retries'])})" if rec.get("load_retries") else ""),
                 flush=True,
             )
             if not rec["outcome"].startswith("correct_"):

@@ -19,8 +19,8 @@ Prints figures; asserts nothing.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
-import multiprocessing as mp
 import os
 import statistics
 import sys
@@ -29,6 +29,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from benchmarks.busy import busy_loop  # noqa: E402
 from catalog.starter import starter_source  # noqa: E402
 from jaxbench import harness, sandbox, workloads  # noqa: E402
 
@@ -49,16 +50,6 @@ def workload(x, scale):
     # the second pass depends on the first (x * 0 is not folded for floats): twice the work
     return _rms(x + first * jnp.zeros((), x.dtype), scale, eps)
 '''
-
-
-def _busy(core: int | None, stop):
-    if core is not None:
-        os.sched_setaffinity(0, {core})
-    import numpy as np
-
-    a = np.random.default_rng(0).standard_normal((256, 256))
-    while not stop.is_set():
-        a = np.tanh(a @ a.T / 256.0)
 
 
 def _pessimised_12p():
@@ -108,24 +99,14 @@ def main():
     core = cores[-1]
     if args.same_core:
         os.environ["JAXBENCH_CPU_CORES"] = str(core)
-    stop = mp.Event()
-    load = None
-    if not args.no_load:
-        load = mp.Process(target=_busy, args=(core, stop), daemon=True)
-        load.start()
+    load = contextlib.ExitStack()
+    said = None if args.no_load else load.enter_context(busy_loop(core))
     where = (
         f"pinned to core {core}, the busy loop's"
         if args.same_core
         else "pinned, as in production, to the least busy core when each starts"
     )
-    print(
-        f"machine: {os.cpu_count()} CPUs; sandbox children {where}; "
-        + (
-            "no extra load"
-            if load is None
-            else f"a busy numpy loop (256x256 matmul + tanh, pid {load.pid}) runs on core {core} throughout"
-        )
-    )
+    print(f"machine: {os.cpu_count()} CPUs; sandbox children {where}; " + (said or "no extra load"))
     print(f"load average at start: {' '.join(f'{x:.1f}' for x in os.getloadavg())}\n")
     t0 = time.time()
     pool = harness.WarmPool("cpu", size=1, limits=sandbox.Limits(memory_bytes=6 << 30))
@@ -201,9 +182,7 @@ def main():
         )
     finally:
         pool.close()
-        stop.set()
-        if load is not None:
-            load.join(5)
+        load.close()
     print(f"\n(total bench time {time.time() - t0:.0f} s)")
 
 
