@@ -60,9 +60,10 @@ def compare(request):
     for pk in ids:
         s = subs[pk]
         evaluated, reported = summaries[pk]
-        summ = evaluated if evaluated is not None and evaluated.n_samples else (reported or evaluated)
+        # only measured figures stand in the compared columns; a trace's claims are apart
+        summ = evaluated if evaluated is not None and evaluated.n_samples else None
         label = f"#{s.pk} {s.team.name} · {s.method}"
-        col = {"s": s, "label": label, "summary": summ, "values": None, "best": {}}
+        col = {"s": s, "label": label, "summary": summ, "values": None, "best": {}, "claimed": reported}
         if summ is not None:
             c = unpack_curves(getattr(summ, f"curves_{wset}"))
             size = len(members[wset])
@@ -92,7 +93,7 @@ def compare(request):
                         "hardware": col["s"].hardware.slug,
                         "workload": wid,
                         "best_speedup": col["best"].get(wid),
-                        "provenance": summ.provenance if summ else "pending",
+                        "provenance": summ.provenance if summ else "not measured yet",
                         "jax_version": ", ".join(summ.jax_versions) if summ else "",
                         "harness_version": ", ".join(summ.harness_versions) if summ else "",
                     }
@@ -119,11 +120,24 @@ def compare(request):
                 "jax_version",
                 "harness_version",
             ],
-            extra={"summaries": [{"submission": c["s"].pk, **(c["values"] or {})} for c in columns]},
+            extra={
+                "summaries": [{"submission": c["s"].pk, **(c["values"] or {})} for c in columns],
+                # a trace's own claims: self-reported by the agent, not measured here
+                "claimed_by_agent": [
+                    {
+                        "submission": c["s"].pk,
+                        "solved_all": c["claimed"].solved_all,
+                        "floored_geomean_all": c["claimed"].geomean_all,
+                    }
+                    for c in columns
+                    if c["claimed"] is not None
+                ],
+            },
         )
     ctx.update(
         {
             "columns": columns,
+            "claims": [c for c in columns if c["claimed"] is not None],
             "table": table,
             "figures": [
                 {

@@ -126,6 +126,17 @@ def workload_rows(submission, summary: SubmissionSummary | None, n: int | None =
         pending = set(submission.candidates.values_list("workload_id", flat=True).distinct()) - set(workloads)
         workloads.update({w.pk: w for w in Workload.objects.filter(pk__in=pending).only(*_ROW_WORKLOAD_FIELDS)})
     mode = summary.mode if summary else metrics.SEQUENTIAL
+    # a workload whose only verdicts are held for review shows that, not "pending" (a summary
+    # with a held verdict is never complete: one query on the held rows' index, only then)
+    held_workloads = (
+        set(
+            Evaluation.objects.filter(candidate__submission=submission, review=Evaluation.HELD).values_list(
+                "candidate__workload_id", flat=True
+            )
+        )
+        if summary is None or not summary.complete
+        else set()
+    )
     rows = []
     for w in sorted(workloads.values(), key=lambda w: w.number):
         r = results.get(w.pk)
@@ -133,7 +144,9 @@ def workload_rows(submission, summary: SubmissionSummary | None, n: int | None =
         e = experts.get(w.pk)
         expert_speedup = e["speedup"] if e else None
         s_w = metrics.workload_speedup(agg, n, mode)
-        if agg is None or agg.n_samples == 0:
+        if (agg is None or agg.n_samples == 0) and w.pk in held_workloads:
+            outcome = review_rules.HELD_OUTCOME
+        elif agg is None or agg.n_samples == 0:
             outcome = "pending"
         elif agg.n_faster:
             outcome = Outcome.CORRECT_FASTER

@@ -1,5 +1,7 @@
 """The trace view of one workload of a submission (``/submissions/<pk>/?workload=12p``): every
-sample in order, the best kernel's lineage and the chosen sample's source."""
+sample in order, the best kernel's lineage and the chosen sample's source. The agent's own
+claims (``reported_*`` of a candidate) sit in their own labelled column, never in the measured
+ones: a sample without a verdict says "not measured yet"."""
 
 from __future__ import annotations
 
@@ -73,13 +75,12 @@ def trace_view(request, submission):
             by_cand[ev["candidate_id"]] = dict(ev, _counts=True)
         elif cur is None:
             by_cand[ev["candidate_id"]] = dict(ev, _counts=False)
-    evaluated, reported = summaries_of(submission)
-    result = None
-    for summ in (evaluated, reported):
-        if summ is not None:
-            result = WorkloadResult.objects.filter(summary=summ, workload=w).first()
-            if result is not None:
-                break
+    # only what this portal measured: a trace's own claims (its self-reported summary) never
+    # stand in for a verdict, not even before the first one arrives
+    evaluated, _ = summaries_of(submission)
+    result = WorkloadResult.objects.filter(summary=evaluated, workload=w).first() if evaluated is not None else None
+    if result is not None and not result.n_samples:
+        result = None
     samples = []
     for c in cands:
         ev = by_cand.get(c["id"])
@@ -104,11 +105,13 @@ def trace_view(request, submission):
                 "message": (ev["message"] or "")[:2000] if ev else "",
                 "outside_pallas": pallas_share.short(ev["record__pallas_share"]) if ev else "",
                 "outside_pallas_where": pallas_share.largest(ev["record__pallas_share"]) if ev else "",
-                "reported_outcome": c["reported_outcome"],
-                "reported_speedup": c["reported_speedup"],
-                "reported_speedup_lo": c["reported_speedup_lo"],
-                "reported_speedup_hi": c["reported_speedup_hi"],
-                "reported_text": format_speedup(
+                # the agent's own claim for this sample, in its own labelled column and export
+                # fields (claimed_*), never in the measured ones
+                "claimed_outcome": c["reported_outcome"],
+                "claimed_speedup": c["reported_speedup"],
+                "claimed_speedup_lo": c["reported_speedup_lo"],
+                "claimed_speedup_hi": c["reported_speedup_hi"],
+                "claimed_text": format_speedup(
                     c["reported_speedup"], c["reported_speedup_lo"], c["reported_speedup_hi"]
                 )
                 if c["reported_speedup"] is not None
@@ -147,15 +150,23 @@ def trace_view(request, submission):
             "speedup_lo",
             "speedup_hi",
             "message",
-            "reported_outcome",
-            "reported_speedup",
-            "reported_speedup_lo",
-            "reported_speedup_hi",
+            "claimed_outcome",
+            "claimed_speedup",
+            "claimed_speedup_lo",
+            "claimed_speedup_hi",
             "tokens",
             "cost_usd",
         ]
         return export_response(
-            fmt, f"submission-{submission.pk}-{w.wid}-samples", meta, samples, cols, extra={"lineage_of_best": lineage}
+            fmt,
+            f"submission-{submission.pk}-{w.wid}-samples",
+            meta,
+            samples,
+            cols,
+            extra={
+                "lineage_of_best": lineage,
+                "claimed_fields": "claimed_*: self-reported by the agent in its trace, not measured by this portal",
+            },
         )
     try:
         chosen = int(request.GET.get("sample", best_index if best_index is not None else cands[0]["index"]))
