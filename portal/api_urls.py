@@ -5,6 +5,7 @@ from rest_framework.routers import SimpleRouter
 from portal.api import schema as _schema  # noqa: F401  (registers the Bearer auth in OpenAPI)
 from portal.api.accounts import MeView
 from portal.api.catalog import BaselineViewSet, ExpertViewSet, HardwareViewSet, WorkloadViewSet
+from portal.api.run_logs import EvaluationLog
 from portal.api.submissions import EvaluationList, SubmissionViewSet
 
 router = SimpleRouter()
@@ -24,6 +25,7 @@ urlpatterns = [
     ),
     path("v1/me/", MeView.as_view(), name="api-me"),
     path("v1/submissions/<int:pk>/evaluations/", EvaluationList.as_view(), name="api-submission-evaluations"),
+    path("v1/evaluations/<int:pk>/log/", EvaluationLog.as_view(), name="api-evaluation-log"),
     path("v1/leaderboard/", include("leaderboard.api_urls")),
     path("v1/", include(router.urls)),
 ]

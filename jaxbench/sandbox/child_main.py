@@ -101,6 +101,13 @@ for _p in reversed(OPTS["site"]):
     sys.path.insert(0, _p)
 
 _status = os.fdopen(STATUS_FD, "w", buffering=1, closefd=False)
+# What the candidate prints reaches the trusted side's capture (the record's output, the run
+# log) line by line: the child ends with os._exit, which flushes no block-buffered pipe.
+for _stream in (sys.stdout, sys.stderr):
+    try:
+        _stream.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+    except (AttributeError, ValueError):
+        pass
 
 import faulthandler  # noqa: E402
 import signal as _signal  # noqa: E402

@@ -17,6 +17,8 @@ from jaxbench.workloads.sets import SET_LABELS, SET_NAMES
 from leaderboard import charts
 from leaderboard.data import cache_key, set_members
 from leaderboard.highlight import STYLE_DEFS
+from leaderboard.submission_state import state_from_progress
+from leaderboard.submission_state_query import held_results, state_of
 from leaderboard.versions import earlier_versions
 from leaderboard.views.exports import export_response, wants_export
 from leaderboard.views.submission_rows import (
@@ -25,13 +27,13 @@ from leaderboard.views.submission_rows import (
     can_manage,
     can_view_code,
     failed_samples,
-    held_samples,
     mark_outside_pallas,
     progress_for,
     summaries_of,
     visible_submission,
     workload_rows,
 )
+from leaderboard.views.submission_run_logs import OUTPUT_CAP, submission_run_logs
 from leaderboard.views.table_rows import failure_rows, workload_table_rows
 from leaderboard.views.trace import trace_view
 
@@ -45,7 +47,9 @@ def submission_detail(request, pk):
     if request.GET.get("workload"):
         return trace_view(request, submission)
     evaluated, reported = summaries_of(submission)
-    primary = evaluated if evaluated is not None and evaluated.n_samples else (reported or evaluated)
+    # Only what this portal measured stands where verdicts stand; a trace's own claims (the
+    # self-reported summary) are shown apart, labelled, never in their place (issue: item 2).
+    primary = evaluated
     hw = submission.hardware
     fmt = wants_export(request)
     meta = {
@@ -56,7 +60,7 @@ def submission_detail(request, pk):
         "hardware": hw.slug,
         "kind": submission.kind,
         "sampling": submission.sampling,
-        "provenance": primary.provenance if primary else "pending",
+        "provenance": primary.provenance if primary and primary.n_samples else "not measured yet",
         "jax_versions": ", ".join(primary.jax_versions) if primary else "",
         "harness_versions": ", ".join(primary.harness_versions) if primary else "",
     }
@@ -113,9 +117,12 @@ def submission_detail(request, pk):
                 "failures": [
                     {k: f[k] for k in ("wid", "index", "outcome", "category", "message", "where")} for f in failures
                 ],
+                "state": state_of(submission).as_dict(),
+                "claimed_by_agent": claimed_export(reported),
             },
         )
     progress = progress_for(submission, evaluated)
+    state = state_from_progress(progress)  # no query more: the progress has every count
     code = can_view_code(request.user, submission)
     key = cache_key(
         "sub",
@@ -144,12 +151,33 @@ def submission_detail(request, pk):
         "has_figures": body["has_figures"],
         "sources": body["has_sources"] or None,
         "can_manage": can_manage(request.user, submission),
-        # held means held (TRUST.md 6): listed without their speedups; one query, only when any
-        "held": held_samples(submission) if progress.get("held") else [],
+        "state": state,
+        # held means held (TRUST.md 6): listed without their speedups publicly (the team sees
+        # them while the submission is private); one query, only when any
+        "held": held_results(
+            [submission.pk], with_speed=can_manage(request.user, submission) and not submission.is_public
+        ).get(submission.pk, [])
+        if progress.get("held") or state.n_held
+        else [],
         "pygments_css": STYLE_DEFS,
         "versions": versions,
     }
     return render(request, "leaderboard/submission_detail.html", ctx)
+
+
+def claimed_export(reported) -> dict | None:
+    """The trace's own claims (self-reported by the agent, not measured here), apart from every
+    measured figure; None when the upload claims nothing."""
+    if reported is None:
+        return None
+    return {
+        "note": "self-reported by the agent in its trace; not measured by this portal",
+        "samples": reported.n_samples,
+        "per_sample_correctness": reported.per_sample_correctness,
+        "solved_all": reported.solved_all,
+        "floored_geomean_all": reported.geomean_all,
+        "counts": {o: n for o, n in reported.counts.items() if n},
+    }
 
 
 def expert_stamp(hardware) -> str:
@@ -198,6 +226,7 @@ def _render_body(submission, evaluated, reported, primary, rows, code: bool) -> 
     sources = best_sources(submission, best) if code else None
     mark_outside_pallas(submission, rows, best)
     failures, more_failures = failed_samples(submission, rows=rows)
+    run_logs, more_run_logs = submission_run_logs(submission)
     html = render_to_string(
         "leaderboard/_submission_body.html",
         {
@@ -212,6 +241,9 @@ def _render_body(submission, evaluated, reported, primary, rows, code: bool) -> 
             "outcomes": metrics.OUTCOMES,
             "failures": failures,
             "more_failures": more_failures,
+            "run_logs": run_logs,
+            "more_run_logs": more_run_logs,
+            "run_log_cap": OUTPUT_CAP,
             # built in Python: up to 200 and 50+ rows
             "failure_rows": failure_rows(failures),
             "workload_table_rows": workload_table_rows(rows, submission.kind == submission.TRACE),

@@ -10,6 +10,8 @@ from submissions.intake import IntakeError
 from submissions.tokens import TokenRateThrottle
 
 NDJSON_TYPES = ("application/x-ndjson", "application/jsonl")
+# raw-body trace uploads: JSON Lines, or one JSON document (an ATIF trajectory, an ADK session)
+RAW_TRACE_TYPES = (*NDJSON_TYPES, "application/json")
 
 
 class JSONLinesParser(parsers.BaseParser):
@@ -24,6 +26,13 @@ class JSONLinesParser(parsers.BaseParser):
 
 class JSONLParser(JSONLinesParser):
     media_type = "application/jsonl"
+
+
+class TrajectoryJSONParser(JSONLinesParser):
+    """An ATIF trajectory or ADK session sent as the raw ``application/json`` body of the trace
+    upload: streamed into the intake (which sniffs the format), not parsed here."""
+
+    media_type = "application/json"
 
 
 class UploadRateThrottle(TokenRateThrottle):

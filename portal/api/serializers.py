@@ -12,6 +12,7 @@ from evaluator.queues import hardware_queue
 from jaxbench import traces as trace_format
 from jaxbench.verdict import configurations
 from jaxbench.verdict import review as review_rules
+from leaderboard.submission_state import STATES
 from submissions.models import Submission, meta_limit
 
 
@@ -282,7 +283,14 @@ class KernelSubmissionRequestSerializer(_MetaFields):
 
 
 class TraceUploadRequestSerializer(_MetaFields):
-    trace = serializers.FileField(allow_empty_file=True, help_text="The jaxbench-trace/1 JSON Lines file.")
+    trace = serializers.FileField(
+        allow_empty_file=True,
+        help_text="The jaxbench-trace/1 JSON Lines file, an ATIF trajectory or an ADK session JSON.",
+    )
+    hardware = serializers.CharField(required=False, help_text="ATIF/ADK: the hardware target, unless declared.")
+    workload = serializers.CharField(required=False, help_text="ATIF/ADK: the workload of kernels that name none.")
+    method = serializers.CharField(required=False, help_text="ATIF/ADK: the method (default: the agent's name).")
+    model = serializers.CharField(required=False, help_text="ATIF/ADK: the model (default: the trajectory's).")
 
 
 class RunningSerializer(serializers.Serializer):
@@ -312,6 +320,21 @@ class QueueSerializer(serializers.Serializer):
     text = serializers.CharField(help_text="the same in one line, as the page and the CLI show it")
 
 
+class StateSerializer(serializers.Serializer):
+    state = serializers.ChoiceField(
+        choices=list(STATES),
+        help_text="queued, running, failed (every candidate failed), partial (some correct, some failed), "
+        "held (a correct result held for review by the portal's staff) or measured (every candidate correct)",
+    )
+    label = serializers.CharField()
+    total = serializers.IntegerField()
+    done = serializers.IntegerField()
+    correct = serializers.IntegerField()
+    held = serializers.IntegerField()
+    failed = serializers.DictField(child=serializers.IntegerField(), help_text="{failing outcome: n}")
+    reason = serializers.CharField(help_text="why, in one line")
+
+
 class ProgressSerializer(serializers.Serializer):
     submission = serializers.IntegerField()
     total = serializers.IntegerField()
@@ -323,6 +346,9 @@ class ProgressSerializer(serializers.Serializer):
     held = serializers.IntegerField(help_text="finished results held for review (outcome held_for_review)")
     waiting_for = serializers.CharField(allow_null=True)
     precheck_saved = serializers.DictField()
+    state = StateSerializer(
+        help_text="The submission's state (leaderboard/submission_state.py), as every list and page shows it"
+    )
     queue = QueueSerializer(
         allow_null=True,
         help_text="while rows wait: the queue, rows ahead, what runs now and the estimated start "
@@ -337,10 +363,11 @@ class EvaluationSerializer(serializers.ModelSerializer):
     parent = serializers.IntegerField(source="candidate.parent_index", allow_null=True)
     filename = serializers.CharField(source="candidate.filename")
     hardware = serializers.CharField(source="hardware.slug")
-    reported_outcome = serializers.CharField(source="candidate.reported_outcome")
-    reported_speedup = serializers.FloatField(source="candidate.reported_speedup", allow_null=True)
-    reported_speedup_lo = serializers.FloatField(source="candidate.reported_speedup_lo", allow_null=True)
-    reported_speedup_hi = serializers.FloatField(source="candidate.reported_speedup_hi", allow_null=True)
+    claimed_by_agent = serializers.SerializerMethodField(
+        help_text="What the uploaded trace says of this sample (outcome, speedup, speedup_lo, "
+        "speedup_hi): self-reported by the agent, not measured by this portal, never in the measured "
+        "fields above; null when the upload claims nothing."
+    )
     timed_before_intervals = serializers.BooleanField(
         read_only=True,
         help_text="a correct result timed before speedups had 95% intervals (speedup_lo/hi "
@@ -354,6 +381,9 @@ class EvaluationSerializer(serializers.ModelSerializer):
     )
     configurations = serializers.SerializerMethodField(
         help_text="a multi-configuration workload's configurations, each checked and timed (null otherwise)"
+    )
+    log = serializers.SerializerMethodField(
+        help_text="its run log (phases, timings, each child's captured output): /api/v1/evaluations/<id>/log/"
     )
     review = serializers.ChoiceField(
         choices=Evaluation.REVIEW_STATES,
@@ -382,12 +412,10 @@ class EvaluationSerializer(serializers.ModelSerializer):
             "review",
             "message",
             "attempts",
-            "reported_outcome",
-            "reported_speedup",
-            "reported_speedup_lo",
-            "reported_speedup_hi",
+            "claimed_by_agent",
             "record",
             "configurations",
+            "log",
             "enqueued_at",
             "started_at",
             "finished_at",
@@ -403,6 +431,37 @@ class EvaluationSerializer(serializers.ModelSerializer):
             data["timed_before_intervals"] = False
             data["message"] = data["record"]["message"]
         return data
+
+    @extend_schema_field(
+        {
+            "type": "object",
+            "nullable": True,
+            "properties": {
+                "outcome": {"type": "string"},
+                "speedup": {"type": "number", "nullable": True},
+                "speedup_lo": {"type": "number", "nullable": True},
+                "speedup_hi": {"type": "number", "nullable": True},
+                "note": {"type": "string"},
+            },
+        }
+    )
+    def get_claimed_by_agent(self, obj) -> dict | None:
+        c = obj.candidate
+        if not c.reported_outcome and c.reported_speedup is None:
+            return None
+        return {
+            "outcome": c.reported_outcome,
+            "speedup": c.reported_speedup,
+            "speedup_lo": c.reported_speedup_lo,
+            "speedup_hi": c.reported_speedup_hi,
+            "note": "self-reported by the agent, not measured",
+        }
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_log(self, obj) -> str:
+        request = self.context.get("request")
+        path = reverse("api-evaluation-log", args=[obj.pk])
+        return request.build_absolute_uri(path) if request else path
 
     @extend_schema_field(serializers.ListField(child=serializers.DictField(), allow_null=True))
     def get_configurations(self, obj):

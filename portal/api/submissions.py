@@ -13,13 +13,15 @@ from rest_framework.response import Response
 from evaluator.models import Evaluation
 from evaluator.progress import held_count, submission_progress
 from jaxbench import limits
+from leaderboard.submission_state import state_from_progress
 from portal.api.common import (
-    NDJSON_TYPES,
+    RAW_TRACE_TYPES,
     ClearErrorsMixin,
     JSONLinesParser,
     JSONLParser,
     PageSizePagination,
     PayloadTooLarge,
+    TrajectoryJSONParser,
     UploadRateThrottle,
 )
 from portal.api.filters import EvaluationFilter, SubmissionFilter
@@ -232,11 +234,28 @@ class SubmissionViewSet(ClearErrorsMixin, mixins.ListModelMixin, mixins.Retrieve
         description="A `jaxbench-trace/1` JSON Lines trace (format: /docs/trace-format/, JSON Schema: "
         "/schemas/jaxbench-trace-1.json), as multipart field `trace` or as the raw body with "
         "`Content-Type: application/x-ndjson` (then `team` and `upload_key` are query "
-        "parameters). Parsed line by line; every error names its line and field.",
-        request={"multipart/form-data": TraceUploadRequestSerializer, "application/x-ndjson": OpenApiTypes.BINARY},
+        "parameters). Parsed line by line; every error names its line and field. An ATIF "
+        "trajectory or a Google ADK session JSON is accepted the same way (raw body: "
+        "`Content-Type: application/json`): the format is detected, every kernel the agent wrote "
+        "becomes a sample (/docs/trace-format/#trajectories), and `hardware`, `workload`, "
+        "`method`, `model` say what the document does not; errors name the JSON path.",
+        request={
+            "multipart/form-data": TraceUploadRequestSerializer,
+            "application/x-ndjson": OpenApiTypes.BINARY,
+            "application/json": OpenApiTypes.OBJECT,
+        },
         parameters=[
             OpenApiParameter("team", OpenApiTypes.STR, description="Team slug (raw-body uploads)."),
             OpenApiParameter("upload_key", OpenApiTypes.STR, description="Idempotency key (raw-body uploads)."),
+            *(
+                OpenApiParameter(name, OpenApiTypes.STR, description=f"ATIF/ADK trajectories: {text}")
+                for name, text in (
+                    ("hardware", "the hardware target, unless the trajectory declares it"),
+                    ("workload", "the workload of kernels that name none (single-workload runs)"),
+                    ("method", "the method (default: the agent's or app's name)"),
+                    ("model", "the model (default: the trajectory's)"),
+                )
+            ),
         ],
         responses=_CREATE_RESPONSES,
     )
@@ -245,25 +264,33 @@ class SubmissionViewSet(ClearErrorsMixin, mixins.ListModelMixin, mixins.Retrieve
         methods=["post"],
         url_path="trace",
         url_name="trace",
-        parser_classes=[parsers.MultiPartParser, JSONLinesParser, JSONLParser],
+        parser_classes=[parsers.MultiPartParser, JSONLinesParser, JSONLParser, TrajectoryJSONParser],
     )
     def trace(self, request):
-        raw_body = (request.content_type or "").split(";")[0].strip().lower() in NDJSON_TYPES
+        raw_body = (request.content_type or "").split(";")[0].strip().lower() in RAW_TRACE_TYPES
         data = request.data
         params = request.query_params
         team_slug = (params.get("team") if raw_body else data.get("team")) or params.get("team")
         key = (params.get("upload_key") if raw_body else data.get("upload_key")) or params.get("upload_key")
         if not isinstance(team_slug, (str, type(None))) or not isinstance(key, (str, type(None))):
             raise intake.IntakeError("must be a string", field="team")
+        options = {
+            name: (params.get(name) if raw_body else data.get(name)) or params.get(name)
+            for name in ("hardware", "workload", "method", "model")
+        }
         stream = data.get("trace")
         if stream is None or isinstance(stream, str):
             raise intake.IntakeError(
                 "attach the trace as the multipart file field 'trace', or send it as the "
-                "body with Content-Type: application/x-ndjson",
+                "body with Content-Type: application/x-ndjson (an ATIF or ADK JSON document: "
+                "application/json)",
                 field="trace",
             )
         team = intake.resolve_team(request.user, team_slug)
-        submission = intake.create_trace_submission(team, request.user, stream, upload_key=key or None)
+        is_json = (request.content_type or "").split(";")[0].strip().lower() == "application/json"
+        submission = intake.create_trace_submission(
+            team, request.user, stream, upload_key=key or None, options=options, document=is_json
+        )
         return self._created(submission)
 
     @extend_schema(
@@ -272,7 +299,9 @@ class SubmissionViewSet(ClearErrorsMixin, mixins.ListModelMixin, mixins.Retrieve
     @action(detail=True, methods=["get"])
     def status(self, request, pk=None):
         submission = self.get_object()
-        return Response({"submission": submission.pk, **submission_progress(submission)})
+        progress = submission_progress(submission)
+        state = state_from_progress(progress).as_dict()  # no query more
+        return Response({"submission": submission.pk, **progress, "state": state})
 
     @extend_schema(
         summary="Publish (team members)",

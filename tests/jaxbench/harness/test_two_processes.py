@@ -71,6 +71,13 @@ def test_candidate_code_runs_in_the_export_child_only(evaluate):
     assert rec["has_pallas_call"] is True and rec["pallas_share"]["ok"] is True
 
 
+def test_what_the_candidate_prints_on_stdout_is_captured(evaluate):
+    # the child ends with os._exit: a block-buffered stdout was never flushed and print() lost
+    rec = evaluate("print('JXB-PRINTED at import')\n" + HONEST)
+    assert rec["outcome"].startswith("correct_"), rec["message"]
+    assert "JXB-PRINTED at import" in rec["export_child_output"]["stdout"]
+
+
 def test_every_timed_output_is_checked_and_the_block_order_is_recorded(evaluate):
     rec = evaluate(HONEST)
     assert rec["outcome"].startswith("correct_"), rec["message"]
