@@ -173,16 +173,38 @@ class KernelSubmissionForm(_TeamMixin, forms.Form):
 
 class TraceUploadForm(_TeamMixin, forms.Form):
     trace = forms.FileField(
-        label="Trace file (.jsonl)",
-        widget=forms.ClearableFileInput(attrs={"accept": ".jsonl,.ndjson,.json,application/x-ndjson"}),
-        help_text='A <a href="/docs/trace-format/">jaxbench-trace/1</a> JSON Lines file: the '
-        'header names the method, model, hardware and sampling.',
+        label="Trace file (.jsonl or .json)",
+        widget=forms.ClearableFileInput(attrs={"accept": ".jsonl,.ndjson,.json,application/x-ndjson,application/json"}),
+        help_text='A <a href="/docs/trace-format/">jaxbench-trace/1</a> JSON Lines file (its '
+        "header names the method, model, hardware and sampling), or a trajectory as the agent "
+        'framework wrote it: <a href="/docs/trace-format/#trajectories">ATIF or a Google ADK session</a>.',
     )
     upload_key = forms.CharField(
         required=False,
         max_length=meta_limit("upload_key"),
         label="Upload key (optional)",
         help_text="Uploading again with the same key returns the first submission.",
+    )
+    # ATIF and ADK trajectories only: what the document does not say (jaxbench.traces.UPLOAD_OPTIONS)
+    hardware = forms.ModelChoiceField(
+        queryset=HardwareTarget.objects.all(),
+        to_field_name="slug",
+        required=False,
+        empty_label="(as the file says)",
+        label="Hardware target (ATIF/ADK)",
+        help_text="For an ATIF or ADK trajectory that does not declare it; a jaxbench-trace/1 header names its own.",
+    )
+    workload = forms.CharField(
+        required=False,
+        max_length=120,
+        label="Workload (ATIF/ADK)",
+        help_text="For a single-workload trajectory whose kernels name no workload, e.g. 12p.",
+    )
+    method = forms.CharField(
+        required=False,
+        max_length=meta_limit("method"),
+        label="Method (ATIF/ADK)",
+        help_text="Default: the agent's (or ADK app's) name.",
     )
 
     form_anchor = "trace-form"
@@ -192,11 +214,19 @@ class TraceUploadForm(_TeamMixin, forms.Form):
         kwargs.setdefault("auto_id", "trace_id_%s")
         super().__init__(*args, **kwargs)
         self._add_team_field(user)
+        self.fields["hardware"].label_from_instance = lambda h: f"{h.slug} — {h.name}"
+
+    def trajectory_options(self) -> dict:
+        """The upload's hardware, workload and method for an ATIF or ADK trajectory (empty: unset)."""
+        d = self.cleaned_data
+        hw = d.get("hardware")
+        return {"hardware": hw.slug if hw else None, "workload": d.get("workload"), "method": d.get("method")}
 
     def add_trace_errors(self, exc: IntakeError):
-        """Trace errors name a line: they go next to the file field."""
+        """Trace errors name a line (or a trajectory's JSON path): they go next to the file
+        field; those of the form's own fields next to them."""
         for e in exc.errors:
-            if e.get("line") is None and e.get("field") in ("team", "upload_key"):
+            if e.get("line") is None and e.get("field") in ("team", "upload_key", "hardware", "workload", "method"):
                 self.add_error(e["field"], e["message"])
             else:
                 self.add_error("trace", format_error(e))

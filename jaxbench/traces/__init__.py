@@ -26,6 +26,10 @@ Rules a JSON Schema of one line cannot express, checked here across lines:
 
 Parsing is streaming: the input is read line by line with a cap on each line, never loaded
 whole; every error names its line number and field.
+
+Trajectories as agent frameworks write them, Harbor's ATIF and Google ADK sessions, are read
+too (``trajectory``, ``atif``, ``adk``): :func:`open_upload` sniffs an upload, and
+:func:`parse_trajectory` turns such a document into the same :class:`Trace`.
 """
 
 from __future__ import annotations
@@ -58,6 +62,7 @@ from .fields import (
 )
 from .parse import Trace, iter_lines, parse_trace
 from .schema import dumps_lines, example_trace, json_schema
+from .trajectory import CODE_ARGUMENTS, PATH_ARGUMENTS, UPLOAD_OPTIONS, open_upload, parse_trajectory
 from .validate import check_object, validate_header, validate_sample
 
 __all__ = [
@@ -91,6 +96,11 @@ __all__ = [
     "dumps_lines",
     "example_trace",
     "json_schema",
+    "CODE_ARGUMENTS",
+    "PATH_ARGUMENTS",
+    "UPLOAD_OPTIONS",
+    "open_upload",
+    "parse_trajectory",
     "MAX_BUDGET",
     "MAX_CODE_CHARS",
     "MAX_LINE_BYTES",

@@ -166,6 +166,11 @@ _TRACE_COLUMNS = (
     "tokens_in",
     "tokens_out",
     "cost_usd",
+    "step_ref",
+    "step_at",
+    "cum_tokens_in",
+    "cum_tokens_out",
+    "cum_cost_usd",
 )
 
 
@@ -247,8 +252,66 @@ def create_kernel_submission(
     return _store(submission, candidates, background=background)
 
 
-def create_trace_submission(team, user, stream, upload_key: str | None = None, background: bool = False) -> Submission:
-    """An agent trace (``jaxbench-trace/1`` JSON Lines) from a binary stream, parsed line by line.
+def _clean_options(options: dict | None) -> dict[str, str]:
+    """The upload's own metadata for a trajectory (``trace_format.UPLOAD_OPTIONS``), non-empty."""
+    out, errors = {}, []
+    for key, value in (options or {}).items():
+        if value in (None, ""):
+            continue
+        if key not in trace_format.UPLOAD_OPTIONS:
+            errors.append({"field": key, "message": "unknown upload parameter"})
+        elif not isinstance(value, str) or len(value) > 200:
+            errors.append({"field": key, "message": "must be a string of at most 200 characters"})
+        else:
+            out[key] = value.strip()
+    if errors:
+        raise IntakeError(errors)
+    return {k: v for k, v in out.items() if v}
+
+
+def read_trace(stream, catalog, options: dict | None = None, document: bool = False):
+    """Parse an uploaded trace, whatever its format: ``jaxbench-trace/1`` JSON Lines (streamed
+    line by line), an ATIF trajectory or an ADK session (one JSON document; ``options`` fill
+    what it does not say: hardware, workload, method, model). ``document``: the upload was sent
+    as one JSON document (``application/json``). Raises :class:`IntakeError`."""
+    options = _clean_options(options)
+    hardware = HardwareTarget.objects.values_list("slug", flat=True)
+    try:
+        kind, source = trace_format.open_upload(stream, document=document)
+        if kind == "too_large":
+            raise IntakeError(
+                f"the trace is larger than {trace_format.MAX_TRACE_BYTES // (1024 * 1024)} MB", field="trace"
+            )
+        if kind != "json":
+            if options:
+                raise IntakeError(
+                    [
+                        {
+                            "field": key,
+                            "message": f"'{key}' is for ATIF and ADK trajectories; a {trace_format.FORMAT} "
+                            "trace says it in its header (and each sample names its workload)",
+                        }
+                        for key in options
+                    ]
+                )
+            return trace_format.parse_trace(source, catalog, hardware)
+        return trace_format.parse_trajectory(source, catalog, list(hardware), options)
+    except trace_format.TraceError as exc:
+        raise IntakeError(exc.errors) from None
+
+
+def create_trace_submission(
+    team,
+    user,
+    stream,
+    upload_key: str | None = None,
+    background: bool = False,
+    options: dict | None = None,
+    document: bool = False,
+) -> Submission:
+    """An agent trace from a binary stream: ``jaxbench-trace/1`` JSON Lines (parsed line by
+    line), or an ATIF trajectory or ADK session (``jaxbench.traces.trajectory``: each kernel it
+    wrote becomes a sample; ``options`` are the upload's hardware, workload, method, model).
     ``upload_key`` (or the header's) makes a retried upload return the first submission."""
     check_team(team, user)
     if not _valid_upload_key(upload_key):
@@ -257,10 +320,7 @@ def create_trace_submission(team, user, stream, upload_key: str | None = None, b
     if first is not None:
         return first
     catalog, pk_of = workload_catalog()
-    try:
-        trace = trace_format.parse_trace(stream, catalog, HardwareTarget.objects.values_list("slug", flat=True))
-    except trace_format.TraceError as exc:
-        raise IntakeError(exc.errors) from None
+    trace = read_trace(stream, catalog, options, document)
     h = trace.header
     key = upload_key or h.get("upload_key")
     if upload_key and h.get("upload_key") and h["upload_key"] != upload_key:
@@ -312,6 +372,11 @@ def create_trace_submission(team, user, stream, upload_key: str | None = None, b
             s.get("tokens_in"),
             s.get("tokens_out"),
             s.get("cost_usd"),
+            s.get("step_ref") or "",
+            s.get("step_at"),
+            s.get("cum_tokens_in"),
+            s.get("cum_tokens_out"),
+            s.get("cum_cost_usd"),
         )
         for s in trace.samples
     ]

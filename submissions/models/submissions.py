@@ -115,6 +115,15 @@ class Candidate(models.Model):
     tokens_in = models.PositiveBigIntegerField(null=True, blank=True)
     tokens_out = models.PositiveBigIntegerField(null=True, blank=True)
     cost_usd = models.FloatField(null=True, blank=True)
+    # A kernel found in an ATIF or ADK trajectory (jaxbench.traces.trajectory): the step that
+    # produced it ("step 4 (steps[3].tool_calls[0])"), its time, and the agent's self-reported
+    # usage of every step up to and including it (tokens_in/tokens_out/cost_usd above: since
+    # the previous kernel). Empty for kernel files and jaxbench-trace/1 samples.
+    step_ref = models.CharField(max_length=200, blank=True)
+    step_at = models.DateTimeField(null=True, blank=True)
+    cum_tokens_in = models.PositiveBigIntegerField(null=True, blank=True)
+    cum_tokens_out = models.PositiveBigIntegerField(null=True, blank=True)
+    cum_cost_usd = models.FloatField(null=True, blank=True)
 
     class Meta:
         ordering = ["submission", "workload__number", "index"]

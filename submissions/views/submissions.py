@@ -176,6 +176,7 @@ def submit_trace(request):
                 request.user,
                 form.cleaned_data["trace"],
                 upload_key=form.cleaned_data.get("upload_key") or None,
+                options=form.trajectory_options(),
             )
         except intake.IntakeError as exc:
             form.add_trace_errors(exc)
@@ -268,6 +269,33 @@ def _field_rows(fields):
     return rows
 
 
+# the trace format page's ATIF example (tests/jaxbench/traces checks that it parses)
+_ATIF_EXAMPLE = {
+    "schema_version": "ATIF-v1.4",
+    "session_id": "run-43",
+    "agent": {"name": "my-agent", "version": "0.3", "model_name": "gemini-2.5-pro"},
+    "extra": {"jaxbench": {"hardware": "cpu", "method": "iterative refinement"}},
+    "steps": [
+        {"step_id": 1, "timestamp": "2026-03-02T10:00:00Z", "source": "user", "message": "Write a Pallas RMSNorm."},
+        {
+            "step_id": 2,
+            "timestamp": "2026-03-02T10:00:09Z",
+            "source": "agent",
+            "message": "Writing the kernel.",
+            "tool_calls": [
+                {
+                    "tool_call_id": "call_1",
+                    "function_name": "write_file",
+                    "arguments": {"path": "12p_RMSNorm/kernel.py", "content": "...\ndef workload(x, scale):\n    ..."},
+                }
+            ],
+            "observation": {"results": [{"source_call_id": "call_1", "content": "written"}]},
+            "metrics": {"prompt_tokens": 5120, "completion_tokens": 830, "cost_usd": 0.0031},
+        },
+    ],
+}
+
+
 @require_GET
 def trace_format_docs(request):
     example = trace_format.example_trace()
@@ -281,6 +309,9 @@ def trace_format_docs(request):
             "example_lines": [json.dumps(o, ensure_ascii=False) for o in example],
             "example_pretty": json.dumps(example[2], indent=2, ensure_ascii=False),
             "outcomes": trace_format.OUTCOMES,
+            "code_arguments": trace_format.CODE_ARGUMENTS,
+            "path_arguments": trace_format.PATH_ARGUMENTS,
+            "atif_example": json.dumps(_ATIF_EXAMPLE, indent=2),
             "limits": {
                 "line_mb": limits.MAX_LINE_BYTES // (1024 * 1024),
                 "trace_mb": limits.MAX_TRACE_BYTES // (1024 * 1024),

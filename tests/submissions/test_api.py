@@ -258,7 +258,10 @@ def test_huge_bodies_and_too_many_files(alice, catalog, settings):
 def test_trace_must_be_a_file_field(alice, catalog):
     r = alice.post("/api/v1/submissions/trace/", {"trace": "not a file"})
     assert r.status_code == 400 and r.json()["errors"][0]["field"] == "trace"
+    # a JSON body is a trajectory document now (ATIF, ADK): this one is neither, a clear 400
     r = alice.post("/api/v1/submissions/trace/", {"trace": "x"}, content_type=JSON)
+    assert r.status_code == 400 and "not a trace this portal reads" in r.json()["errors"][0]["message"]
+    r = alice.post("/api/v1/submissions/trace/", {"trace": "x"}, content_type="text/csv")
     assert r.status_code == 415
 
 
