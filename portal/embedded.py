@@ -8,6 +8,8 @@ import subprocess
 import time
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 
 def redis_executable() -> str:
@@ -17,10 +19,17 @@ def redis_executable() -> str:
 
 
 def ping(socket_path: pathlib.Path) -> bool:
+    """Whether a server answers on ``socket_path`` now: one try, no retries (redis-py's default
+    retries with backoff would spend about 3 s on every "not yet")."""
+    if not socket_path.exists():
+        return False
+    client = redis.Redis(unix_socket_path=str(socket_path), socket_timeout=1, retry=Retry(NoBackoff(), 0))
     try:
-        return bool(redis.Redis(unix_socket_path=str(socket_path), socket_timeout=1).ping())
+        return bool(client.ping())
     except (redis.RedisError, OSError):
         return False
+    finally:
+        client.close()
 
 
 def start_redis(socket_path: pathlib.Path, timeout: float = 10.0) -> subprocess.Popen | None:

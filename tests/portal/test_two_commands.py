@@ -58,6 +58,10 @@ def test_make_run_from_a_fresh_clone(tmp_path):
     subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
     # The virtual environment is the only thing reused (installing it is what CI's clean clone proves).
     (clone / ".venv").symlink_to(ROOT / ".venv")
+    # older than the venv's stamps: make must not reinstall into the shared .venv (its editable
+    # install of the harness would then point at this temporary clone)
+    for name in ("requirements.txt", "requirements-test.txt"):
+        os.utime(clone / name, (0, 0))
     port = free_port()
     var = tmp_path / "var"
     env = {
