@@ -193,6 +193,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "SelectionEnum": "jaxbench.traces.fields.SELECTION_CHOICES",
         "KernelSelectionEnum": "jaxbench.traces.fields.ONE_SAMPLE_SELECTIONS",
+        "RunLogKindEnum": "portal.api.run_logs.RUN_LOG_KINDS",
+        "SubmissionKindEnum": "submissions.models.Submission.KINDS",
     },
 }
 

@@ -60,6 +60,7 @@ def _last_line(text: str) -> str:
 
 
 def migrate(log: StartupLog) -> None:
+    # deferred: the database layer is ready only once Django is set up by the command
     from django.db import connection
     from django.db.migrations.recorder import MigrationRecorder
 

@@ -64,7 +64,7 @@ JSONL = "jsonl"
 CODE_ARGUMENTS = ("content", "contents", "code", "file_text", "source", "text", "new_content")
 PATH_ARGUMENTS = ("path", "file_path", "filepath", "filename", "file_name", "file", "target_file")
 # what the portal reads from a trajectory's own metadata (ATIF extra.jaxbench, ADK state.jaxbench)
-JAXBENCH_KEYS = ("workload", "hardware", "method", "model", "description", "link")
+METADATA_KEYS = ("workload", "hardware", "method", "model", "description", "link")
 # what an upload may say beside a trajectory (form fields, API parameters)
 UPLOAD_OPTIONS = ("hardware", "workload", "method", "model")
 
@@ -215,10 +215,10 @@ def open_upload(stream: Any, max_bytes: int = MAX_TRACE_BYTES, document: bool = 
 
 
 def check_declared(value: object, path: str, check: Checker) -> dict[str, str]:
-    """The trajectory's ``jaxbench`` object: string fields of :data:`JAXBENCH_KEYS`."""
+    """The trajectory's ``jaxbench`` object: string fields of :data:`METADATA_KEYS`."""
     if value is None:
         return {}
-    spec = {k: ((("string", "null")), False) for k in JAXBENCH_KEYS}
+    spec = {k: ((("string", "null")), False) for k in METADATA_KEYS}
     obj = check.obj(value, path, spec, forbid_extra=True, what="the jaxbench metadata")
     if obj is None:
         return {}

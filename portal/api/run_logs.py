@@ -80,9 +80,13 @@ class ConfigurationSerializer(serializers.Serializer):
     total_s = serializers.FloatField(allow_null=True)
 
 
+# named in SPECTACULAR_SETTINGS's ENUM_NAME_OVERRIDES (a submission's ``kind`` is another enum)
+RUN_LOG_KINDS = ["evaluation", "lowering", "none"]
+
+
 class RunLogSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(
-        choices=["evaluation", "lowering", "none"],
+        choices=RUN_LOG_KINDS,
         help_text="lowering: a pre-check stopped at its lowering; none: no run recorded",
     )
     outcome = serializers.CharField(allow_null=True)

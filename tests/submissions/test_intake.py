@@ -405,5 +405,6 @@ def test_trace_reported_intervals_are_stored_shown_and_folded(catalog, people, c
     assert "correct_faster 1.20x [0.95, 1.30]" in html and "correct_faster 1.50x [1.40, 1.60]" in html
     ev = client.get(f"/api/v1/submissions/{sub.pk}/evaluations/").json()
     ev = ev["results"] if isinstance(ev, dict) else ev
-    got = {(e["workload"], e["index"]): (e["reported_speedup_lo"], e["reported_speedup_hi"]) for e in ev}
+    claims = {(e["workload"], e["index"]): e["claimed_by_agent"] or {} for e in ev}
+    got = {k: (c.get("speedup_lo"), c.get("speedup_hi")) for k, c in claims.items()}
     assert got[("12p", 0)] == (0.95, 1.3) and got[("8p", 0)] == (None, None)
