@@ -88,10 +88,9 @@ def speed_verdict(rec: dict[str, Any], alone: dict[str, Any], remeasure: Callabl
         Outcome.CORRECT_SLOWER: "slower",
         Outcome.CORRECT_TIE: "a tie (within noise)",
     }[rec["outcome"]]
-    against = "side by side"
     rec["message"] = (
         f"correct; {c['median_s'] * 1e3:.4g} ms vs XLA "
-        f"{b['median_s'] * 1e3:.4g} ms {against}: "
+        f"{b['median_s'] * 1e3:.4g} ms side by side: "
         f"{format_speedup(est['speedup'], est['lo'], est['hi'])} "
         f"({int(CONFIDENCE * 100)}% interval), {label}"
     )

@@ -877,16 +877,6 @@ def summarize_fd(fd: int, names: list[str], platform: str, expected: int | None)
     }
 
 
-def _cpu_seconds(pid: int) -> float | None:
-    """User + system CPU seconds of the live process ``pid`` (/proc), or None off Linux."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            fields = f.read().rsplit(b")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError):
-        return None
-
-
 def parse_in_subprocess(
     path: str | int,
     names: list[str],
@@ -936,7 +926,11 @@ def parse_in_subprocess(
         try:
             stdout, stderr = proc.communicate(json.dumps(request).encode(), timeout=wall_s)
         except subprocess.TimeoutExpired:
-            used = _cpu_seconds(proc.pid)
+            # deferred: the parser process imports this module under tight memory limits; only
+            # the trusted side, past a wall limit, needs the sandbox package
+            from ..sandbox import proc_stat
+
+            used = proc_stat.cpu_seconds(proc.pid)
             proc.kill()
             proc.communicate()
             # RLIMIT_CPU ends a parser that does too much work, whatever the load; one that

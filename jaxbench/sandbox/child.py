@@ -17,7 +17,7 @@ import weakref
 from typing import IO, TYPE_CHECKING, Any, Self, cast
 
 from ..hardware import export_platform
-from . import device, host, rundir
+from . import device, host, proc_stat, rundir
 from .bwrap import BwrapInfo, bwrap_argv, bwrap_info, device_nodes
 from .cgroups import Cgroup, cgroup_info
 from .options import ChildGone, PhaseTimeout, SandboxError, SandboxOptions
@@ -457,15 +457,8 @@ class SandboxedChild:
         pids = self.cgroup.pids()
         if not pids:
             return None
-        ticks = 0
-        for pid in pids:
-            try:
-                with open(f"/proc/{pid}/stat") as f:
-                    fields = f.read().rpartition(")")[2].split()
-                ticks += int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15)
-            except (OSError, ValueError, IndexError):
-                continue  # gone since the list was read
-        return ticks / os.sysconf("SC_CLK_TCK")
+        # a process gone since the list was read counts nothing
+        return sum(proc_stat.cpu_seconds(pid) or 0.0 for pid in pids)
 
     def at_memory_limit(self) -> bool:
         """The child's cgroup ran into its memory limit and still holds most of it."""

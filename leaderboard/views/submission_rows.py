@@ -322,24 +322,3 @@ def failed_samples(
             }
         )
     return out, limit is not None and len(found) > limit
-
-
-def held_samples(submission) -> list[dict]:
-    """The samples whose verdicts the harness held for review (TRUST.md 6): workload, index and
-    why, never a speedup (not shown as faster before a staff member accepts it)."""
-    out = []
-    for ev in (
-        Evaluation.objects.filter(candidate__submission=submission, review=Evaluation.HELD)
-        .order_by("candidate__workload__number", "candidate__index")
-        .values("pk", "candidate__workload__wid", "candidate__index", "record__notes", "record__baseline_source")
-    ):
-        record = {"notes": ev["record__notes"], "baseline_source": ev["record__baseline_source"]}
-        out.append(
-            {
-                "pk": ev["pk"],
-                "wid": ev["candidate__workload__wid"],
-                "index": ev["candidate__index"],
-                "reasons": review_rules.reasons(record),
-            }
-        )
-    return out

@@ -7,21 +7,16 @@ is clipped; a chart with nothing to show says so. Screenshots under artifacts/sc
 
 from __future__ import annotations
 
-import os
-import pathlib
 import random
 
 import pytest
 
 from leaderboard.aggregates.refresh import rebuild_submission
+from tests.leaderboard.chromium import SCREENSHOTS, chromium_page
 from tests.leaderboard.conftest import make_submission, make_team, random_interval_sequence
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-SCREENSHOTS = ROOT / "artifacts" / "screenshots"
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
 W, H = 1280, 800
 PLOT_READY = (
     "() => { const p = document.querySelectorAll('.js-plotly-plot');"
@@ -60,25 +55,9 @@ LABEL_PROBLEMS = """() => {
 
 @pytest.fixture
 def browser_page(live_server, monkeypatch):
-    if not os.path.exists(CHROMIUM):
-        pytest.skip("no Chromium at /usr/bin/chromium")
-    from playwright.sync_api import sync_playwright
-
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        context = browser.new_context(viewport={"width": W, "height": H})
-        pg = context.new_page()
-        pg.set_default_timeout(30000)
-        errors = []
-        pg.on("pageerror", lambda e: errors.append(str(e)))
-        pg.base = live_server.url
-        pg.js_errors = errors
+    with chromium_page(live_server, monkeypatch, W, H) as pg:
         pg.shot = lambda name: pg.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
         yield pg
-        context.close()
-        browser.close()
 
 
 @pytest.fixture

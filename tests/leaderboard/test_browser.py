@@ -4,28 +4,15 @@ screenshot of each main page is saved under artifacts/screenshots/."""
 
 from __future__ import annotations
 
-import os
-import pathlib
-
 import pytest
 
 from evaluator.models import Evaluation
 from leaderboard.aggregates.refresh import refresh_for_evaluation
+from tests.leaderboard.chromium import SCREENSHOTS, chromium_page
 from tests.leaderboard.conftest import make_submission
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-SCREENSHOTS = ROOT / "artifacts" / "screenshots"
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 PLOT_READY = (
     "() => { const p = document.querySelectorAll('.js-plotly-plot');"
     " return p.length > 0 && Array.from(p).every(e => e.data && e.data.length > 0); }"
@@ -34,24 +21,8 @@ PLOT_READY = (
 
 @pytest.fixture
 def page(populated, live_server, monkeypatch):
-    if not os.path.exists(CHROMIUM):
-        pytest.skip("no Chromium at /usr/bin/chromium")
-    from playwright.sync_api import sync_playwright  # deferred: only needed (and installed) where Chromium is
-
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # the test thread writes rows while Playwright runs
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
-        pg = context.new_page()
-        pg.set_default_timeout(30000)
-        errors = []
-        pg.on("pageerror", lambda e: errors.append(str(e)))
-        pg.base = live_server.url
-        pg.js_errors = errors
+    with chromium_page(live_server, monkeypatch, 1400, 1000) as pg:
         yield pg
-        context.close()
-        browser.close()
 
 
 def _shot(page, name):

@@ -4,43 +4,21 @@ page does not scroll sideways. A screenshot is saved as artifacts/screenshots/ru
 
 from __future__ import annotations
 
-import os
-import pathlib
-
 import pytest
 
 from evaluator.models import Evaluation
+from tests.leaderboard.chromium import SCREENSHOTS, chromium_page
 from tests.leaderboard.test_run_logs import make_logged
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-SCREENSHOTS = ROOT / "artifacts" / "screenshots"
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
 W, H = 390, 844
 
 
 @pytest.fixture
 def phone(live_server, monkeypatch):
-    if not os.path.exists(CHROMIUM):
-        pytest.skip("no Chromium at /usr/bin/chromium")
-    from playwright.sync_api import sync_playwright
-
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        context = browser.new_context(viewport={"width": W, "height": H})
-        pg = context.new_page()
-        pg.set_default_timeout(30000)
-        errors = []
-        pg.on("pageerror", lambda e: errors.append(str(e)))
-        pg.base = live_server.url
-        pg.js_errors = errors
+    with chromium_page(live_server, monkeypatch, W, H) as pg:
         yield pg
-        context.close()
-        browser.close()
 
 
 # The run logs alone: everything else on the page hidden (other parts of it, e.g. the summary

@@ -4,13 +4,11 @@ nothing wider than the page but the scrolling tables; screenshots under artifact
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from leaderboard.aggregates.refresh import rebuild_submission
+from tests.leaderboard.chromium import SCREENSHOTS, chromium_page
 from tests.leaderboard.conftest import make_submission, make_team
-from tests.leaderboard.test_browser import ARGS, CHROMIUM, SCREENSHOTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -35,21 +33,10 @@ def setup(workloads, hardware, users):
 
 @pytest.mark.parametrize("width", [1280, 390])
 def test_states_and_claims_render_in_chromium(setup, users, live_server, client, monkeypatch, width):
-    if not os.path.exists(CHROMIUM):
-        pytest.skip("no Chromium at /usr/bin/chromium")
-    from playwright.sync_api import sync_playwright
-
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     client.force_login(users["alice"])
-    cookie = client.cookies["sessionid"].value
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        context = browser.new_context(viewport={"width": width, "height": 900})
-        context.add_cookies([{"name": "sessionid", "value": cookie, "url": live_server.url}])
-        pg = context.new_page()
-        errors = []
-        pg.on("pageerror", lambda e: errors.append(str(e)))
+    cookie = {"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}
+    with chromium_page(live_server, monkeypatch, width, 900, cookies=[cookie]) as pg:
+        errors = pg.js_errors
         pg.goto(f"{live_server.url}/submissions/")
         failed_row = pg.locator(f"#submission-{setup['failed'].pk}")
         assert failed_row.locator('[data-state="failed"]').inner_text() == "failed"
@@ -79,5 +66,3 @@ def test_states_and_claims_render_in_chromium(setup, users, live_server, client,
         overflow = pg.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 1
         assert errors == []
-        context.close()
-        browser.close()
