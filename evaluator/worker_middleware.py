@@ -68,6 +68,24 @@ class SweepRunDirs(dramatiq.Middleware):
             log.info("removed %d sandbox run dir(s) of killed processes", len(removed))
 
 
+class KeepOffTimingCores(dramatiq.Middleware):
+    """Keeps every thread of the worker process off the host's dedicated timing cores
+    (jaxbench/sandbox/cores.py): a timer's timing phase has its core to itself. At boot and
+    again once the worker's threads exist (threads started later inherit it)."""
+
+    def before_worker_boot(self, broker, worker):
+        from jaxbench.sandbox import cores  # deferred: no sandbox import at module level (pyproject)
+
+        kept = cores.keep_off_timing_cores()
+        if kept is not None:
+            log.info("worker kept on cores %s, off the timing cores %s", kept, cores.timing_cores())
+
+    def after_worker_boot(self, broker, worker):
+        from jaxbench.sandbox import cores  # deferred: as above
+
+        cores.keep_off_timing_cores()
+
+
 class Heartbeat(dramatiq.Middleware):
     """Writes this worker process's row in WorkerHeartbeat while it runs, with what its threads
     run now (written at once when that changes, else every HEARTBEAT_SECONDS)."""

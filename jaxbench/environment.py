@@ -227,7 +227,23 @@ VARIABLES: tuple[Variable, ...] = (
         "string",
         None,
         "Cores a CPU child is pinned to (\"3\" or \"2,3\"; all/none: "
-        "unpinned); unset: the last core this process may use",
+        "unpinned); unset: the least busy core outside the timing cores",
+        "harness",
+    ),
+    V(
+        "JAXBENCH_TIMING_CORES",
+        "string",
+        None,
+        "Cores dedicated to CPU timing phases (\"3\", \"2,3\", last or none); the web server, the worker "
+        "and every other child keep off them; unset: the last core on hosts of 4 or more cores, none below",
+        "harness, worker",
+    ),
+    V(
+        "JAXBENCH_MACHINE_CORES",
+        "string",
+        None,
+        "Set by the portal itself in a process it keeps off the timing cores: the cores it had before, "
+        "for its children (not for operators)",
         "harness",
     ),
     V(

@@ -112,6 +112,7 @@ DRAMATIQ_BROKER["MIDDLEWARE"] = [
     "evaluator.worker_middleware.HardwareQueues",
     "evaluator.worker_middleware.CalmConsumers",  # after HardwareQueues: it reads the queues chosen there
     "evaluator.worker_middleware.SweepRunDirs",
+    "evaluator.worker_middleware.KeepOffTimingCores",
     "evaluator.worker_middleware.Heartbeat",
     "evaluator.worker_middleware.Reconciler",
 ]

@@ -10,9 +10,11 @@ outcome in the record (:class:`outcomes.Stop`). ``api.evaluate``, ``api.measure_
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import secrets
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -20,8 +22,10 @@ import numpy as np
 
 from .. import arrays, environment
 from .. import hardware as hw
+from ..metrics import roofline
 from ..profiling import xplane
 from ..record import Outcome, new_record, trim
+from ..sandbox import cores, host
 from ..sandbox.child import SandboxedChild
 from ..sandbox.options import ChildGone, PhaseTimeout, SandboxError, SandboxOptions
 from ..verdict import artifact as artifact_rules
@@ -145,6 +149,7 @@ class Run:
         self.base_name = program_name() if mode == "candidate" else None
         self.checked: dict[str, list[np.ndarray]] = {}
         self.replied_ns = 0
+        self.contention: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------ asking a child
 
@@ -520,9 +525,10 @@ class Run:
             seed = secrets.randbits(64)
             order = block_order(seed, -(-ITERS // BLOCK))
             rec["timing_order"] = {"seed": f"{seed:016x}", "block": BLOCK, "baseline_first": sum(order)}
-        t_lo = time.time_ns()
         cmd = {"cmd": "timing", "sets": prep.timing_ids, "warmup": WARMUP, "iters": ITERS, "block": BLOCK}
-        reply = self.phase(timer, "timing", {**cmd, "order": order}, "timed", strict=not candidate)
+        with self.on_timing_core():
+            t_lo = time.time_ns()
+            reply = self.phase(timer, "timing", {**cmd, "order": order}, "timed", strict=not candidate)
         t_hi = self.replied_ns
         phase_wall = phases["timing_s"]
         for key in ("loop_s", "warmup_s", "stop_trace_s") + (("baseline_s",) if base_name else ()):
@@ -530,6 +536,15 @@ class Run:
             phases[f"child_{key}"] = float(reply.get(key) or 0.0)
         t_v = time.monotonic()
         self._check_timed_outputs(reply)
+        contention = self.contention
+        if contention and not contention["trusted"]:
+            # after the timed outputs are judged (a wrong output is the candidate's whatever
+            # the load): other work on the timer's core is the machine's, never the verdict
+            raise MeasurementUntrusted(
+                f"the timing core {contention['cores']} spent {contention['foreign']:.0%} of the timing phase on "
+                f"other processes and {contention['steal']:.0%} stolen by the hypervisor "
+                f"(at most {cores.CONTENTION_LIMIT:.0%} together is trusted): timing again"
+            )
 
         def walls_of(key: str) -> list[float]:
             return [float(x) for x in (reply.get(key) or []) if isinstance(x, (int, float))]
@@ -538,6 +553,8 @@ class Run:
         flops, nbytes = self.wl.cost(self.profile)
         target = timer.target
         floor = verdict.physical_floor(flops, nbytes, target.peak_flops, target.peak_bandwidth, platform)
+        limit = roofline.of_peaks(flops, nbytes, hw.peaks_of(target.slug))  # None without sourced peaks
+        rec["roofline"] = limit.as_dict() if limit else None  # what the hold for review compares with
         wall_only = environment.get("JAXBENCH_TIMING") == "wall"
         n_events = profile_ns = starts = None
         b_durations = b_walls
@@ -570,6 +587,7 @@ class Run:
             floor_s=floor,
             trace_events=n_events,
             program=self.name,
+            contention=contention,
         )
         rec["timing"] = stats
         if base_name:
@@ -589,6 +607,34 @@ class Run:
             if not candidate:
                 raise InfrastructureError(f"baseline timing implausible: {reason}")
             self.stop(Outcome.REJECTED, "implausible_timing", reason)
+
+    @contextlib.contextmanager
+    def on_timing_core(self) -> Iterator[None]:
+        """The timing phase on its core (cores.py): alone there among the host's timing phases
+        (the core's lock; the wait is the harness's time, kept in ``timing_core_wait_s``), on
+        the dedicated timing core where there is one (the timer moves there and back), and the
+        core's other work over the phase measured into ``self.contention``. Accelerator timers
+        hold their device's lock already."""
+        timer = self.the_timer
+        if timer.opt.platform != "cpu":
+            yield
+            return
+        dedicated = cores.timing_cores()
+        home = timer.protections.get("cpu_affinity")
+        where = dedicated or list(home or cores.machine_cores())
+        with cores.timing_slot(where) as waited:
+            self.phases["timing_core_wait_s"] = round(waited, 6)
+            if dedicated and not timer.confine(dedicated):
+                raise InfrastructureError(f"the timer could not be moved onto its timing core {dedicated}")
+            own0, stat0 = timer.cpu_seconds(), host.cpu_times()
+            try:
+                yield
+            finally:
+                stat1, own1 = host.cpu_times(), timer.cpu_seconds()
+                if dedicated and home and not timer.closed:
+                    timer.confine(list(home))
+        own = None if own0 is None or own1 is None else max(0.0, own1 - own0)
+        self.contention = cores.contention(stat0, stat1, where, own)
 
     def _check_timed_outputs(self, reply: Message) -> None:
         """Every timed output was hashed by the timer: equal to its input set's checked output

@@ -17,7 +17,7 @@ import weakref
 from typing import IO, TYPE_CHECKING, Any, Self, cast
 
 from ..hardware import export_platform
-from . import device, host, proc_stat, rundir
+from . import cores, device, host, proc_stat, rundir
 from .bwrap import BwrapInfo, bwrap_argv, bwrap_info, device_nodes
 from .cgroups import Cgroup, cgroup_info
 from .options import ChildGone, PhaseTimeout, SandboxError, SandboxOptions
@@ -396,32 +396,30 @@ class SandboxedChild:
         if not cpus or self.proc is None:
             return
         if cpus == ["auto"]:
-            try:
-                allowed = sorted(os.sched_getaffinity(0))
-            except OSError:
-                return
-            core = host.least_busy_core(getattr(self, "_stat0", {}), host.cpu_times(), allowed)
+            # the least busy of the cores outside timing phases (cores.py: a dedicated timing
+            # core is entered only for a timing phase, under its lock)
+            core = host.least_busy_core(getattr(self, "_stat0", {}), host.cpu_times(), cores.work_cores())
             if core is None:
                 return
             cpus = [core]
+        self.confine(cpus)
+
+    def confine(self, cpus: list[int]) -> bool:
+        """Move every process and thread of the child onto ``cpus`` (its cpuset where it has
+        one, which its code cannot widen; else each thread's affinity). The trusted side calls
+        it at start and to move a timer onto its timing core and back (cores.py)."""
+        if self.proc is None:
+            return False
         pids = [self.proc.pid] + self._descendants(self.proc.pid)
         if self.cgroup and self.cgroup.restrict_cpus(cpus, pids):
             self.protections["cpu_pinning"] = "cpuset"
         else:
-            ok = True
-            for pid in pids:
-                try:
-                    tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
-                except OSError:
-                    continue
-                for tid in tids:
-                    try:
-                        os.sched_setaffinity(tid, cpus)
-                    except OSError:
-                        ok = False
+            ok = all([cores.set_affinity(pid, cpus) for pid in pids])
             self.protections["cpu_pinning"] = "affinity" if ok else None
         if self.protections["cpu_pinning"]:
             self.protections["cpu_affinity"] = list(cpus)
+            return True
+        return False
 
     # -- the child's files
     @property

@@ -8,12 +8,24 @@ import os
 import stat
 import sys
 from collections.abc import Iterable
+from typing import NamedTuple
 
 from .. import environment
+from . import cores
 from .options import SandboxError
 
-# core number -> (busy, total) jiffies
-CpuTimes = dict[int, tuple[int, int]]
+
+class CoreTimes(NamedTuple):
+    """One core's counters from /proc/stat, in jiffies since boot: ``busy`` is everything but
+    idle and iowait (steal included), ``steal`` the time the hypervisor ran another guest."""
+
+    busy: int
+    total: int
+    steal: int
+
+
+# core number -> its counters
+CpuTimes = dict[int, CoreTimes]
 
 
 def default_cpus(platform: str) -> list[int] | list[str] | None:
@@ -29,15 +41,12 @@ def default_cpus(platform: str) -> list[int] | list[str] | None:
         if env.lower() in ("all", "none"):
             return None
         return sorted({int(x) for x in env.replace(" ", "").split(",") if x})
-    try:
-        allowed = sorted(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return None
-    return ["auto"] if len(allowed) > 1 else None
+    # "auto": the least busy core outside the timing cores once JAX is initialised (cores.py)
+    return ["auto"] if len(cores.machine_cores()) > 1 else None
 
 
 def cpu_times() -> CpuTimes:
-    """Per-core (busy, total) jiffies from /proc/stat."""
+    """Per-core counters from /proc/stat."""
     out: CpuTimes = {}
     try:
         with open("/proc/stat") as f:
@@ -46,7 +55,8 @@ def cpu_times() -> CpuTimes:
                     parts = line.split()
                     vals = [int(x) for x in parts[1:]]
                     idle = vals[3] + (vals[4] if len(vals) > 4 else 0)
-                    out[int(parts[0][3:])] = (sum(vals) - idle, sum(vals))
+                    steal = vals[7] if len(vals) > 7 else 0
+                    out[int(parts[0][3:])] = CoreTimes(sum(vals) - idle, sum(vals), steal)
     except (OSError, ValueError):
         pass
     return out

@@ -114,6 +114,12 @@ class Command(BaseCommand):
 
     def start(self, log: startup.StartupLog, opts) -> "WorkerWatch | None":
         since = datetime.datetime.now(datetime.UTC)
+        from jaxbench.sandbox import cores  # deferred: no sandbox import at module level (pyproject)
+
+        # this process and all it starts (web server, worker) keep off the timing cores
+        kept = cores.keep_off_timing_cores()
+        if kept is not None:
+            log.line(f"timing cores {cores.timing_cores()} kept for timing phases; everything else on {kept}")
         if not opts["no_setup"]:
             startup.setup(log)
         if not environment.is_set("DRAMATIQ_BROKER_URL"):
