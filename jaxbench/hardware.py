@@ -1,8 +1,10 @@
 """Hardware targets: detection from ``jax.devices()`` and the figures charts need.
 
 Each target names the size profile it runs (DESIGN.md): accelerators run ``full``, the CPU runs
-``small``. Peaks are bf16 dense FLOP/s and HBM (or DRAM) bandwidth, used for roofline charts and
-for the physical-floor plausibility gate.
+``small``. A chip's peaks (bf16 dense FLOP/s and HBM bandwidth, each with its source) are in one
+table, :data:`PEAKS`; a target's ``peak_flops``/``peak_bandwidth`` are read from it, and feed the
+roofline (``metrics/roofline.py``: the "% of limit" and its review hold), the roofline charts and
+the physical-floor plausibility gate.
 """
 
 from __future__ import annotations
@@ -21,12 +23,86 @@ PRECHECK_PLATFORMS = ("tpu",)
 
 
 @dataclasses.dataclass(frozen=True)
+class Peaks:
+    """A chip's peak rates and where they come from."""
+
+    flops: float  # bf16 dense (no sparsity) FLOP/s
+    bandwidth: float  # HBM bytes/s
+    source: str  # where both figures come from, for a reader to check
+
+
+# TPU peaks are JAX's own TPU info: ``jax.experimental.pallas.tpu.get_tpu_info_for_chip(chip,
+# cores)``, per TensorCore, times the cores one JAX device holds (v4 and v5p run as megacore: both
+# cores in one device). JAX gives the figures, not just the generation, but only by importing JAX,
+# which the portal and the CLI's list/check never do: so they are copied here (jax 0.10.2), and
+# tests/jaxbench/test_roofline.py fails the day the installed JAX says otherwise. JAX's v5p HBM
+# figure (2.46 TB/s) is below Google's page (2,765 GB/s): see DESIGN.md, "The roofline".
+TPU_CHIPS = {"tpu-v4": ("v4", 2), "tpu-v5e": ("v5e", 1), "tpu-v5p": ("v5p", 2), "tpu-v6e": ("v6e", 1)}
+
+
+def _jax_tpu(slug: str, flops: float, bandwidth: float) -> Peaks:
+    chip, cores = TPU_CHIPS[slug]
+    return Peaks(
+        flops,
+        bandwidth,
+        f"JAX's TPU info: jax.experimental.pallas.tpu.get_tpu_info_for_chip(ChipVersion('{chip}'), {cores}), "
+        f"bf16_ops_per_second and mem_bw_bytes_per_second x {cores} core(s), jax 0.10.2 "
+        "(https://docs.jax.dev/en/latest/pallas/tpu/hardware.html)",
+    )
+
+
+# One entry per chip with sourced peaks; nothing else has a roofline. GPU figures are NVIDIA's
+# datasheets: dense bf16 is half the "with sparsity" figure they print. Where JAX gives several
+# boards one name (H100 SXM, PCIe and NVL are all "gpu-h100"), each figure is the highest of those
+# boards, so a fraction of the limit is never overstated on any of them. The cpu target has no
+# entry: no source gives the peaks of whatever host runs it, and none is invented.
+PEAKS: dict[str, Peaks] = {
+    "tpu-v6e": _jax_tpu("tpu-v6e", 920e12, 1.64e12),
+    "tpu-v5e": _jax_tpu("tpu-v5e", 197e12, 0.82e12),
+    "tpu-v5p": _jax_tpu("tpu-v5p", 459e12, 2.46e12),
+    "tpu-v4": _jax_tpu("tpu-v4", 275e12, 1.23e12),
+    "gpu-h200": Peaks(
+        989.5e12,
+        4.8e12,
+        "NVIDIA H200 datasheet: H200 SXM BF16 Tensor Core 1,979 TFLOPS with sparsity, GPU memory "
+        "bandwidth 4.8 TB/s (H200 NVL: 1,671 TFLOPS, 4.8 TB/s) (https://www.nvidia.com/en-us/data-center/h200/)",
+    ),
+    "gpu-h100": Peaks(
+        989.5e12,
+        3.9e12,
+        "NVIDIA H100 datasheet: H100 SXM BF16 Tensor Core 1,979 TFLOPS with sparsity, 3.35 TB/s; H100 NVL "
+        "1,671 TFLOPS, 3.9 TB/s; H100 PCIe 1,513 TFLOPS, 2 TB/s: the highest of each "
+        "(https://www.nvidia.com/en-us/data-center/h100/)",
+    ),
+    "gpu-a100": Peaks(
+        312e12,
+        2.039e12,
+        "NVIDIA A100 datasheet: BF16 Tensor Core 312 TFLOPS dense; GPU memory bandwidth 2,039 GB/s (80GB SXM, "
+        "the highest A100) (https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/"
+        "nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf)",
+    ),
+    "gpu-l4": Peaks(
+        121e12,
+        300e9,
+        "NVIDIA L4 datasheet: BF16 Tensor Core 242 TFLOPS with sparsity, GPU memory bandwidth 300 GB/s "
+        "(https://www.nvidia.com/en-us/data-center/l4/)",
+    ),
+}
+
+
+def peaks_of(slug: str) -> Peaks | None:
+    """The sourced peaks of a target (:data:`PEAKS`); None where they are unknown (cpu, an
+    accelerator not in the table): then there is no roofline, and no figure is shown."""
+    return PEAKS.get(slug)
+
+
+@dataclasses.dataclass(frozen=True)
 class Target:
     slug: str
     name: str
     platform: str  # the JAX platform: "cpu", "tpu" or "gpu"
     profile: str  # "full" or "small"
-    peak_flops: float  # bf16 FLOP/s
+    peak_flops: float  # bf16 FLOP/s (PEAKS; the cpu target's are not peaks: see below)
     peak_bandwidth: float  # bytes/s
 
     @property
@@ -42,18 +118,28 @@ class Target:
         return self.platform in PRECHECK_PLATFORMS
 
 
+def _accelerator(slug: str, name: str, platform: str) -> Target:
+    p = PEAKS[slug]
+    return Target(slug, name, platform, "full", p.flops, p.bandwidth)
+
+
+# Not peaks: a generous bound the physical-floor gate divides by (with its 2% slack it assumes no
+# host does more than 5 TFLOP/s or 1 TB/s), and that the cpu roofline chart draws. The cpu target
+# has no PEAKS entry, so no "% of limit" and no hold on it.
+CPU_FLOOR_RATES = (1.0e11, 2.0e10)
+
 TARGETS = {
     t.slug: t
     for t in (
         Target(
-            "cpu", "CPU (XLA CPU client, TPU kernels through the Pallas interpreter)", "cpu", "small", 1.0e11, 2.0e10
+            "cpu", "CPU (XLA CPU client, TPU kernels through the Pallas interpreter)", "cpu", "small", *CPU_FLOOR_RATES
         ),
-        Target("tpu-v6e", "TPU v6e (Trillium)", "tpu", "full", 918e12, 1.64e12),
-        Target("tpu-v5e", "TPU v5e", "tpu", "full", 197e12, 0.819e12),
-        Target("tpu-v5p", "TPU v5p", "tpu", "full", 459e12, 2.765e12),
-        Target("tpu-v4", "TPU v4", "tpu", "full", 275e12, 1.2e12),
-        Target("gpu-h200", "NVIDIA H200", "gpu", "full", 989e12, 4.8e12),
-        Target("gpu-h100", "NVIDIA H100", "gpu", "full", 989e12, 3.35e12),
+        _accelerator("tpu-v6e", "TPU v6e (Trillium)", "tpu"),
+        _accelerator("tpu-v5e", "TPU v5e", "tpu"),
+        _accelerator("tpu-v5p", "TPU v5p", "tpu"),
+        _accelerator("tpu-v4", "TPU v4", "tpu"),
+        _accelerator("gpu-h200", "NVIDIA H200", "gpu"),
+        _accelerator("gpu-h100", "NVIDIA H100", "gpu"),
     )
 }
 
@@ -78,7 +164,7 @@ def slug_for_device_kind(platform: str, device_kind: str) -> str:
             return f"tpu-v{gen}{suffix}"
         return "tpu-" + re.sub(r"[^a-z0-9]+", "-", kind).strip("-")
     if platform in ("gpu", "cuda", "rocm"):
-        m = re.search(r"\b([a-z]\d{2,4}[a-z]?)\b", kind.replace("nvidia", ""))
+        m = re.search(r"\b([a-z]\d{1,4}[a-z]?)\b", kind.replace("nvidia", ""))
         return "gpu-" + (m.group(1) if m else re.sub(r"[^a-z0-9]+", "-", kind).strip("-"))
     return re.sub(r"[^a-z0-9]+", "-", f"{platform}-{kind}").strip("-")
 
@@ -102,15 +188,19 @@ def device_kind_of(slug: str) -> str | None:
 
 
 def detect() -> Target:
-    """The target this process runs on, from ``jax.devices()``; unknown accelerators get a
-    target with zero peaks (their roofline is then unknown, not invented)."""
+    """The target this process runs on, from ``jax.devices()``; an accelerator without a target
+    gets its PEAKS entry's peaks (an A100, an L4), else zero peaks (its roofline is then
+    unknown, not invented)."""
     import jax  # deferred: JAX loads only when this runs, not when the module is imported
 
     dev = jax.devices()[0]
     slug = slug_for_device_kind(dev.platform, getattr(dev, "device_kind", ""))
     if slug in TARGETS:
         return TARGETS[slug]
-    return Target(slug, getattr(dev, "device_kind", slug), dev.platform, "full", 0.0, 0.0)
+    p = peaks_of(slug)
+    return Target(
+        slug, getattr(dev, "device_kind", slug), dev.platform, "full", *((p.flops, p.bandwidth) if p else (0.0, 0.0))
+    )
 
 
 # a fresh interpreter that asks JAX for its devices and prints the target, then exits

@@ -68,9 +68,14 @@ EvalRecord keys
 ``cached_baseline_median_s``  the baseline measured alone earlier on the worker, when one was
                        given (shown for reference; the verdict uses the side-by-side timings).
 ``held_for_review``    True when a correct result waits for a staff member's review: the upper
-                       bound of its speedup's interval above :data:`REVIEW_SPEEDUP` (10x) or
-                       a Pallas share that passes only
-                       narrowly (``verdict.review.hold_reasons``; each reason in ``notes``).
+                       bound of its speedup's interval above :data:`REVIEW_SPEEDUP` (10x),
+                       a Pallas share that passes only narrowly, or a median above 100% of
+                       the ``roofline`` (``verdict.review.hold_reasons``; each reason in ``notes``).
+``roofline``           None (not timed, or no sourced peaks for the target: cpu), or the limit
+                       of this case on the target (``metrics.roofline.Roofline.as_dict``):
+                       ``flops``, ``bytes`` (the workload's cost), ``peak_flops``,
+                       ``peak_bandwidth``, ``source`` (``hardware.PEAKS``), ``time_s``
+                       (max of the cost over each peak) and ``bound`` ("compute"/"memory").
 ``seeds``              {"check": [hex...], "timing": [hex...]}: the 64-bit seeds of every
                        input set, drawn from the OS random source by the trusted side and
                        recorded only after the run (``inputs_from_seed`` rebuilds them).
@@ -250,6 +255,7 @@ class EvalRecord(TypedDict):
     cached_baseline_median_s: float | None
     baseline_median_s: float | None
     held_for_review: bool
+    roofline: dict[str, Any] | None
     seeds: dict[str, list[str]]
     jax_version: str | None
     jaxlib_version: str | None
@@ -339,6 +345,7 @@ def new_record(**fields: Any) -> dict[str, Any]:
         "cached_baseline_median_s": None,
         "baseline_median_s": None,
         "held_for_review": False,
+        "roofline": None,
         "seeds": {},
         "jax_version": None,
         "jaxlib_version": None,

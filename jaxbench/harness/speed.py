@@ -37,8 +37,8 @@ def speed_verdict(rec: dict[str, Any], alone: dict[str, Any], remeasure: Callabl
     runs only the trusted side's compiled program, so what slowed the baseline is the host's
     load, which changed while it was measured). A correct result is held
     for review too for each reason ``verdict.review.hold_reasons`` gives (the upper bound of the
-    speedup's interval above ``REVIEW_SPEEDUP``, a Pallas share that passes only narrowly), each
-    in ``notes``."""
+    speedup's interval above ``REVIEW_SPEEDUP``, a Pallas share that passes only narrowly, a
+    median faster than the roofline), each in ``notes``."""
     c, b = rec["timing"], rec["baseline_timing"]
     rec["baseline_median_s"] = b["median_s"]
     rec["cached_baseline_median_s"] = alone["median_s"]
@@ -71,7 +71,8 @@ def speed_verdict(rec: dict[str, Any], alone: dict[str, Any], remeasure: Callabl
     rec["speedup_method"] = est["method"]
     rec["outcome"] = speed_outcome(est["lo"], est["hi"])
     # held for review (TRUST.md 6): the interval's upper bound, not only the median, against the
-    # review bar, and a Pallas share that passes the rule narrowly (verdict.review.hold_reasons)
+    # review bar, a Pallas share that passes the rule narrowly, and a median faster than the
+    # roofline (verdict.review.hold_reasons)
     held = review.hold_reasons(
         rec["outcome"],
         est["speedup"],
@@ -79,6 +80,8 @@ def speed_verdict(rec: dict[str, Any], alone: dict[str, Any], remeasure: Callabl
         rec.get("pallas_share"),
         require_pallas=bool(rec.get("require_pallas")),
         review_speedup=REVIEW_SPEEDUP,
+        roofline=rec.get("roofline"),
+        median_s=c["median_s"],
     )
     if held:
         rec["held_for_review"] = True

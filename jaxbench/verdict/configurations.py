@@ -42,6 +42,7 @@ _KEEP = (
     "max_rel_err",
     "has_pallas_call",
     "seeds",
+    "roofline",
 )
 
 
@@ -93,6 +94,7 @@ def combine(profile: str, cases: Sequence[tuple[str, str, Record | None]]) -> Re
     out["profile"] = profile
     out["configuration"] = None
     out["configurations"] = [entry(n, c, r) for n, c, r in cases]
+    out["roofline"] = None  # each configuration has its own (its entry's); their geomean has none
     # what every case ran under, as one record would say it
     out["seeds"] = {c: r.get("seeds") for _, c, r in ran}
     notes = list(out.get("notes") or [])

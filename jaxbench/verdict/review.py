@@ -2,10 +2,11 @@
 
 The harness sets ``held_for_review`` in a correct record for each reason :func:`hold_reasons`
 gives (the upper bound of its speedup's 95% interval above ``REVIEW_SPEEDUP``; a Pallas share
-that passes the rule only narrowly or with a kernel run only conditionally) and when the
-baseline guard's re-measurement could not settle the pairing (``harness.speed``). Such a result
-is not ranked, not counted in fast@N and not shown as faster until a staff member accepts it; a
-rejected one becomes ``rejected`` (``reward_hack``).
+that passes the rule only narrowly or with a kernel run only conditionally; a median faster than
+the hardware's roofline allows) and when the baseline guard's re-measurement could not settle
+the pairing (``harness.speed``). Such a result is not ranked, not counted in fast@N and not
+shown as faster until a staff member accepts it; a rejected one becomes ``rejected``
+(``reward_hack``).
 
 Pure functions over plain values, so that every ranking query (aggregates, fast@N, boards,
 charts, exports, progress counts) and every public view asks the same question the same way.
@@ -23,6 +24,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..metrics import roofline as roofline_metrics
 from ..record import CORRECT_OUTCOMES, REVIEW_SPEEDUP, Outcome, format_speedup
 
 NONE, HELD, ACCEPTED, REJECTED = "", "held", "accepted", "rejected"
@@ -54,6 +56,14 @@ CONFIGURATION_SPEED_KEYS = ("outcome", "speedup", "speedup_ci", "message", "medi
 # measured (pallas_share.py's table: at most 0.19% outside 3p, 3p at most 71.3%) stays below.
 SHARE_REVIEW_FRACTION = 0.8
 SHARE_REVIEW_POINTS = 0.02
+
+
+# A correct result whose median is above this fraction of the hardware's limit (faster than the
+# roofline allows for the workload's cost: metrics/roofline.py) is held (hold_reasons). Below the
+# physical floor, the roofline x FLOOR_SLACK (verdict/rules.py: half of it on accelerators), the
+# timing gate rejects it as impossible; between the floor and the roofline it is held. Targets
+# without sourced peaks (cpu) have no roofline: nothing is held on it for this.
+LIMIT_REVIEW_FRACTION = 1.0
 
 
 def share_review_bar(threshold: float) -> float:
@@ -90,6 +100,8 @@ def hold_reasons(
     *,
     require_pallas: bool = True,
     review_speedup: float = REVIEW_SPEEDUP,
+    roofline: Mapping[str, Any] | None = None,
+    median_s: float | None = None,
 ) -> list[str]:
     """Why the harness holds a result for review (TRUST.md 6), each reason with its figures;
     [] when it is not held. Only a correct ``outcome`` is ever held (a failure counts as is).
@@ -106,6 +118,11 @@ def hold_reasons(
       kernel call runs only inside a conditional branch or a loop that may not run
       (``kernels_conditional`` > 0, beside the unconditional one the rule requires; no honest
       kernel measured has one).
+    * **Faster than the roofline**: held when the candidate's median ``median_s`` is above
+      :data:`LIMIT_REVIEW_FRACTION` (100%) of the limit of ``roofline`` (the record's
+      ``roofline``: :meth:`~jaxbench.metrics.roofline.Roofline.as_dict`, None where the target's
+      peaks are unknown), the reason naming the times, the cost, the peaks and their source.
+      Exactly at the roofline is not above it.
 
     Every reason contains "held for review" (:func:`reasons` finds them in the notes)."""
     if outcome not in CORRECT_OUTCOMES:
@@ -143,6 +160,14 @@ def hold_reasons(
                 f"that may not run (besides {share.get('kernels_unconditional', '?')} unconditional): "
                 "held for review"
             )
+    roof = roofline_metrics.Roofline.from_dict(roofline)
+    fraction = roof.fraction(median_s) if roof else None
+    if roof is not None and fraction is not None and fraction > LIMIT_REVIEW_FRACTION:
+        out.append(
+            f"the median {roofline_metrics.seconds(float(median_s or 0))} is {roofline_metrics.percent(fraction)} "
+            f"of the hardware's limit, faster than its roofline allows for this workload's cost "
+            f"({roofline_metrics.explain(roof)}): held for review"
+        )
     return out
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from jaxbench.metrics.roofline import roofline_time
 from jaxbench.record import Outcome
 from jaxbench.verdict.numerics import exact_rule_report
 
@@ -378,12 +379,11 @@ def timing_stats(samples: Sequence[float]) -> dict[str, Any]:
 
 
 def physical_floor(flops: int, nbytes: int, peak_flops: float, peak_bw: float, platform: str) -> float | None:
-    """The least time the work can take on the target (roofline), with the platform's slack;
-    None where the peaks are unknown."""
-    if peak_flops <= 0 or peak_bw <= 0:
-        return None
-    t = max(flops / peak_flops, nbytes / peak_bw)
-    return t * FLOOR_SLACK.get(platform, 0.5)
+    """The least time the work can take on the target (the roofline time), with the platform's
+    slack: a median below it is rejected as impossible; between it and the roofline itself a
+    correct result is held for review (``review.hold_reasons``). None where the peaks are unknown."""
+    t = roofline_time(flops, nbytes, peak_flops, peak_bw)
+    return None if t is None else t * FLOOR_SLACK.get(platform, 0.5)
 
 
 def plausibility(

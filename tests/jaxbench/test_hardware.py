@@ -30,7 +30,7 @@ def test_the_h200_target_runs_the_full_profile_without_the_tpu_precheck():
 
     t = hardware.get_target("gpu-h200")
     assert (t.platform, t.profile, t.queue) == ("gpu", "full", "eval.gpu-h200")
-    assert (t.peak_flops, t.peak_bandwidth) == (989e12, 4.8e12)
+    assert (t.peak_flops, t.peak_bandwidth) == (989.5e12, 4.8e12)
     assert t.is_accelerator and not t.prechecked
     assert hardware.slug_for_device_kind("gpu", "NVIDIA H200") == "gpu-h200"
 
