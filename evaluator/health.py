@@ -68,15 +68,19 @@ def running_by_worker(now=None) -> dict[str, list[dict]]:
             "candidate__workload__wid",
             "candidate__index",
             "candidate__submission_id",
+            "candidate__submission__test_run",
         )[:RUNNING_LISTED]
     ):
         process = r["worker"].rsplit(":", 1)[0] if r["worker"].count(":") >= 2 else r["worker"]
+        # a test run is its owner's alone: the page says one runs, never which or what
+        private = r["candidate__submission__test_run"]
         out.setdefault(process, []).append(
             {
-                "evaluation": r["pk"],
-                "submission": r["candidate__submission_id"],
-                "workload": r["candidate__workload__wid"],
-                "index": r["candidate__index"],
+                "evaluation": None if private else r["pk"],
+                "submission": None if private else r["candidate__submission_id"],
+                "test_run": private,
+                "workload": None if private else r["candidate__workload__wid"],
+                "index": None if private else r["candidate__index"],
                 "hardware": r["hardware__slug"],
                 "stage": r["stage"],
                 "lane": r["lane"],

@@ -19,7 +19,7 @@ from django.utils import timezone
 from evaluator import outage
 from evaluator.broker import UNREACHABLE
 from evaluator.models import Evaluation, current_versions
-from evaluator.queues import USER_LANE, lane_of_queue, stage_queue
+from evaluator.queues import BACKGROUND_LANE, USER_LANE, lane_of_queue, stage_queue
 from evaluator.reuse import reuse_at_intake
 from submissions.bulk import insert_rows
 
@@ -98,6 +98,31 @@ def schedule_candidates(submission, candidates, lane: str = USER_LANE) -> list[i
 
     transaction.on_commit(wake)
     return waiting + later
+
+
+def move_to_user_lane(submission) -> list[int]:
+    """Move ``submission``'s unfinished background-lane rows to the user lane (a test run
+    promoted to a submission) and, after commit, send its queued ones to the user queues; a
+    running row's next stage follows it there (runner.finish reads the lane under its lock).
+    The background messages already sent find their row taken or moved: claim() runs each row
+    once, whichever message comes first. Must run inside a transaction; returns the queued ids."""
+    rows = Evaluation.objects.filter(
+        candidate__submission=submission,
+        lane=BACKGROUND_LANE,
+        state__in=(Evaluation.QUEUED, Evaluation.RUNNING),
+    )
+    queued = list(rows.filter(state=Evaluation.QUEUED).values_list("pk", "stage", "hardware__slug"))
+    rows.update(lane=USER_LANE)
+    by_queue: dict[str, list[int]] = {}
+    for pk, stage, slug in queued:
+        by_queue.setdefault(stage_queue(stage, slug, USER_LANE), []).append(pk)
+
+    def wake():
+        for queue, ids in by_queue.items():
+            enqueue_soon(ids, queue)
+
+    transaction.on_commit(wake)
+    return [pk for pk, _, _ in queued]
 
 
 # Above this many messages, sending happens off the request thread: a 7,200-sample trace must

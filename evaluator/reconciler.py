@@ -11,7 +11,8 @@ for it (``evaluator.broker``). Only when rows outnumber messages are messages go
 (the likeliest to have lost theirs), and only if they were last sent more than the stale age ago.
 A queue with no live worker gets nothing: its rows wait ("waiting for a <hardware> worker") and
 the first reconcile of the worker that comes (at its boot) sends what is missing. Running rows
-whose lease expired go back to queued first (their worker died).
+whose lease expired go back to queued first (their worker died). Test runs whose time is up are
+deleted before anything is counted (submissions.intake.test_runs).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from evaluator.health import live_heartbeats
 from evaluator.models import Evaluation, WorkerHeartbeat
 from evaluator.pipeline import enqueue_many
 from evaluator.queues import PRECHECK_QUEUE, hardware_of_queue, lane_of_queue, stage_queue
+from submissions.intake import expire_test_runs
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +80,9 @@ def reconcile(stale_seconds: float | None = None, now=None) -> list[int]:
     stale = float(stale_seconds if stale_seconds is not None else settings.JAXBENCH_RECONCILE_STALE_SECONDS)
     cutoff = now - datetime.timedelta(seconds=stale)
     forget_dead_workers(now)
+    gone = expire_test_runs(now)  # their rows must not be re-sent
+    if gone:
+        log.info("reconciler: %d expired test run(s) deleted", gone)
     expired = requeue_expired_leases(now)
     waiting: dict[str, int] = defaultdict(int)
     for row in (

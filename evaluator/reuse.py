@@ -3,8 +3,8 @@
 A finished evaluation is a precedent for another one with the same source (``code_sha256``),
 workload and workload version, hardware target, stage, size profile, harness version and JAX
 version, unless it was
-itself reused or was reached through infrastructure failures (a child killed from outside: that
-attempt's, never a precedent). Reuse is resolved twice:
+itself reused, was reached through infrastructure failures (a child killed from outside: that
+attempt's, never a precedent) or belongs to a test run (private, and deleted when it expires). Reuse is resolved twice:
 
 * at intake (``reuse_at_intake``, inside the upload's transaction): every new row whose code was
   already judged is stored final at once, marked ``reused``, and folded into the aggregates like
@@ -60,6 +60,8 @@ def precedents(hardware, stage: str):
         )
         # a verdict reached through infrastructure failures is this attempt's, never a precedent
         .exclude(record__has_key="infrastructure_attempts")
+        # nor a test run's: it is private and deleted when it expires (a copy would outlive it)
+        .exclude(candidate__submission__test_run=True)
     )
 
 

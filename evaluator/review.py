@@ -28,9 +28,11 @@ class NotHeld(ValueError):
 
 
 def held_evaluations():
-    """Every row waiting for a review, oldest first (the partial index on held rows answers it)."""
+    """Every row waiting for a review, oldest first (the partial index on held rows answers it).
+    A test run's held rows wait for their owner to promote it: a private trial is not staff work."""
     return (
         Evaluation.objects.filter(review=Evaluation.HELD)
+        .exclude(candidate__submission__test_run=True)
         .select_related("candidate__workload", "candidate__submission__team", "hardware")
         .order_by("id")
     )

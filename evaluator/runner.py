@@ -287,7 +287,9 @@ def finish(ev: Evaluation, record: dict, state: str, reused_from=None) -> None:
     now = timezone.now()
     outcome = record.get("outcome") or ""
     with transaction.atomic():
-        locked = Evaluation.objects.select_for_update().get(pk=ev.pk)
+        locked = Evaluation.objects.select_for_update().filter(pk=ev.pk).first()
+        if locked is None:
+            return  # deleted while it ran (a test run its owner deleted, or one that expired)
         if locked.state in Evaluation.FINAL_STATES:
             return  # another attempt finished it first; keep exactly one result
         locked.record = stamp_workload_version(record, ev)
@@ -312,12 +314,13 @@ def finish(ev: Evaluation, record: dict, state: str, reused_from=None) -> None:
                 stage=Evaluation.MAIN,
                 workload_version=ev.workload_version,
                 harness_version=ev.harness_version,
-                defaults={"code_sha256": ev.code_sha256, "enqueued_at": now, "lane": ev.lane},
+                # the row's lane now (a promoted test run's moved to the user lane meanwhile)
+                defaults={"code_sha256": ev.code_sha256, "enqueued_at": now, "lane": locked.lane},
             )
             if created:
                 next_ids.append(main.pk)
         if next_ids:
-            queue = stage_queue(Evaluation.MAIN, ev.hardware.slug, ev.lane)
+            queue = stage_queue(Evaluation.MAIN, ev.hardware.slug, locked.lane)
             transaction.on_commit(lambda: enqueue_many(next_ids, queue))
         if reused_from is None and locked.started_at is not None:
             note_duration(locked, ev.candidate.workload_id, (now - locked.started_at).total_seconds())

@@ -16,6 +16,11 @@ MAX_ZIP_DIRECTORY_BYTES = MAX_ZIP_ENTRIES * 1024  # the central directory zipfil
 MAX_ZIP_UNCOMPRESSED = 32 * 1024 * 1024  # the kernel members of one archive, decompressed, together
 MAX_ZIP_DEPTH = 6  # path components of a member, file name included
 
+# -- test runs (a private evaluation of a few kernels: docs/DESIGN.md, "Test runs") ----------
+TEST_RUN_MAX_KERNELS = 5  # kernel files in one test run
+TEST_RUN_MAX_LIVE = 10  # a user's test runs not yet deleted or expired
+TEST_RUN_DAYS = 7  # a test run is deleted this long after it was made, unless promoted
+
 # -- trace uploads ----------------------------------------------------------------------------
 MAX_TRACE_BYTES = 128 * 1024 * 1024  # a whole trace
 MAX_LINE_BYTES = 2 * 1024 * 1024  # one line (a sample's code is JSON-escaped in it)

@@ -1,5 +1,6 @@
 """Every page that shows results: the leaderboard, the workloads with their results, a
-submission's page and progress, the signed-in user's submissions, compare, and the exports."""
+submission's page and progress, the signed-in user's submissions and test runs, compare, and the
+exports."""
 
 from django.urls import path
 
@@ -9,6 +10,7 @@ from leaderboard.views import (
     review,
     submission,
     submission_list,
+    test_runs,
     workload_results,
     workloads,
 )
@@ -21,6 +23,9 @@ urlpatterns = [
     path("submissions/<int:pk>/progress.json", submission.progress_json, name="submission-progress"),
     path("submissions/<int:pk>/rescore/", review.rescore, name="submission-rescore"),
     path("compare/", compare.compare, name="compare"),
+    # test runs (private evaluations): their owner's alone
+    path("test-runs/", test_runs.test_run_list, name="test-run-list"),
+    path("test-runs/<int:pk>/", test_runs.test_run_detail, name="test-run-detail"),
     # staff: verdicts held for review (TRUST.md 6)
     path("review/", review.review_list, name="review-list"),
     path("review/<int:pk>/", review.review_detail, name="review-detail"),

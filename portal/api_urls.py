@@ -1,12 +1,13 @@
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerView
 from rest_framework.routers import SimpleRouter
 
-from portal.api import schema as _schema  # noqa: F401  (registers the Bearer auth in OpenAPI)
 from portal.api.accounts import MeView
 from portal.api.catalog import BaselineViewSet, ExpertViewSet, HardwareViewSet, WorkloadViewSet
 from portal.api.run_logs import EvaluationLog
+from portal.api.schema import SchemaView  # (its module registers the Bearer auth in OpenAPI)
 from portal.api.submissions import EvaluationList, SubmissionViewSet
+from portal.api.test_runs import TestRunViewSet
 
 router = SimpleRouter()
 router.register("workloads", WorkloadViewSet, basename="api-workload")
@@ -14,9 +15,10 @@ router.register("hardware", HardwareViewSet, basename="api-hardware")
 router.register("baselines", BaselineViewSet, basename="api-baseline")
 router.register("experts", ExpertViewSet, basename="api-expert")
 router.register("submissions", SubmissionViewSet, basename="api-submission")
+router.register("test-runs", TestRunViewSet, basename="api-test-run")
 
 urlpatterns = [
-    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("schema/", SchemaView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path(
         "redoc/",

@@ -1,12 +1,14 @@
 """The web forms of the submissions app: /submit/ (they gather input; ``submissions.intake``
 validates and stores it) and the team pages."""
 
+import copy
 import secrets
 
 from django import forms
 from django.utils.text import slugify
 
 from catalog.models import HardwareTarget
+from jaxbench.limits import MAX_KERNEL_BYTES, TEST_RUN_MAX_KERNELS
 from jaxbench.traces import ONE_SAMPLE_SELECTIONS as KERNEL_SELECTIONS
 from jaxbench.traces import SELECTION_HELP, SELECTION_LABELS, format_error
 from submissions.intake import IntakeError, Upload, teams_for
@@ -168,6 +170,107 @@ class KernelSubmissionForm(_TeamMixin, forms.Form):
             "selection": d.get("selection", ""),
             "selector": d.get("selector", ""),
             "upload_key": d.get("upload_key") or None,
+        }
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    """Several files in one input (Django's documented pattern): cleans to a list."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("widget", MultipleFileInput())
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data, initial=None):
+        one = super().clean
+        if isinstance(data, (list, tuple)) and data:
+            return [one(d, initial) for d in data]
+        if data and not isinstance(data, (list, tuple)):
+            return [one(data, initial)]
+        one(None, initial)  # "This field is required." when it is
+        return []
+
+
+class TestRunForm(_TeamMixin, forms.Form):
+    """A test run: a few kernel files evaluated privately (``submissions.intake.create_test_run``)."""
+
+    hardware = forms.ModelChoiceField(
+        queryset=HardwareTarget.objects.all(),
+        to_field_name="slug",
+        empty_label=None,
+        label="Hardware target",
+        help_text="Where the kernels are evaluated, and the board the preview places them on.",
+    )
+    files = MultipleFileField(
+        label=f"Kernel files (.py, at most {TEST_RUN_MAX_KERNELS})",
+        widget=MultipleFileInput(attrs={"accept": ".py,.zip,text/x-python,application/zip"}),
+        help_text=f"Each named by its workload (12p.py, 12p_RMSNorm.py), or one .zip of them; at most "
+        f"{MAX_KERNEL_BYTES // 1024} KB each.",
+    )
+    workload = forms.ChoiceField(
+        required=False,
+        label="Workload (one file)",
+        help_text="For a single file whose name does not say its workload.",
+    )
+
+    form_anchor = "test-run-form"
+
+    def __init__(self, *args, user, workloads, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._add_team_field(user)
+        self.fields["team"].help_text = "The team it would be submitted for; only you see the test run."
+        self.fields["hardware"].label_from_instance = lambda h: f"{h.slug} — {h.name}"
+        if "cpu" in {h.slug for h in self.fields["hardware"].queryset}:
+            self.fields["hardware"].initial = "cpu"
+        self.fields["workload"].choices = [("", "(as the file name says)")] + [
+            (w.wid, f"{w.wid} {w.title}") for w in workloads
+        ]
+
+    def clean(self):
+        data = super().clean()
+        files = data.get("files") or []
+        if data.get("workload") and len(files) > 1:
+            self.add_error("workload", "name the workload only for a single file; name several files by workload")
+        return data
+
+    def uploads(self):
+        files = self.cleaned_data["files"]
+        workload = self.cleaned_data.get("workload") or None
+        return [Upload(f.name, f, workload=workload if len(files) == 1 else None, input="files") for f in files]
+
+
+class PromoteTestRunForm(_TeamMixin, forms.Form):
+    """The "Submit for the board" form: what a kernel submission says about itself (the kernel
+    form's own fields), and whether to publish at once. (The team is the test run's: no team field.)"""
+
+    META = ("method", "model", "description", "link", "selection", "selector")
+
+    publish = forms.BooleanField(
+        required=False,
+        label="Publish on the board now",
+        help_text="Otherwise it is private to your team until you publish it (My submissions).",
+    )
+
+    form_anchor = "promote-form"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name in self.META:
+            self.fields[name] = copy.deepcopy(KernelSubmissionForm.base_fields[name])
+        self.order_fields([*self.META, "publish"])
+
+    def meta(self) -> dict:
+        d = self.cleaned_data
+        return {
+            "method": d["method"],
+            "model_name": d.get("model", ""),
+            "description": d.get("description", ""),
+            "link": d.get("link", ""),
+            "selection": d.get("selection", ""),
+            "selector": d.get("selector", ""),
         }
 
 

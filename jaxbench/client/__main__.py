@@ -12,8 +12,8 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from jaxbench import environment, traces
-from jaxbench.client import __version__, commands
+from jaxbench import environment, limits, traces
+from jaxbench.client import __version__, commands, test_runs
 from jaxbench.client.http import EXIT_USAGE, ClientError, Portal
 
 EPILOG = """examples:
@@ -22,6 +22,7 @@ EPILOG = """examples:
   python -m jaxbench.client validate-trace run.jsonl
   python -m jaxbench.client submit-trace run.jsonl --wait
   python -m jaxbench.client status 42 --wait
+  python -m jaxbench.client test-run 12p my_rmsnorm.py --hardware cpu
   python -m jaxbench.client leaderboard --hardware tpu-v6e
 
 exit codes: 0 ok, 1 invalid input, 2 usage/configuration, 3 authentication/permission,
@@ -101,6 +102,48 @@ def build_parser() -> argparse.ArgumentParser:
     lb.add_argument("--sort", help="sort key, e.g. geomean, -solved")
     lb.add_argument("--param", action="append", metavar="KEY=VALUE", help="another query parameter")
 
+    tr = sub.add_parser(
+        "test-run",
+        help="evaluate kernels privately: each verdict and where they would rank, not on the board",
+        description=f"A test run: at most {limits.TEST_RUN_MAX_KERNELS} kernels evaluated by the portal's harness under "
+        "its rules, seen by you alone (not your team, the board, the API's lists or exports), deleted after "
+        f"{limits.TEST_RUN_DAYS} days unless promoted (test-run-promote). Follows the evaluation, then prints each "
+        "verdict and where it would rank on the board.",
+    )
+    tr.add_argument(
+        "specs",
+        nargs="+",
+        metavar="WORKLOAD FILE",
+        help="workload and file pairs (12p kernel.py), or one FILE named by its workload",
+    )
+    tr.add_argument(
+        "--hardware", default=environment.get("JAXBENCH_HARDWARE"), help="hardware target, e.g. cpu, tpu-v6e"
+    )
+    tr.add_argument("--team", help="the team you would submit it for (needed when you are in several teams)")
+    tr.add_argument("--no-wait", action="store_true", help="upload and return; follow it with test-run-status")
+    tr.add_argument("--interval", type=float, default=2.0, help="seconds between polls (2)")
+    tr.add_argument("--timeout", type=float, default=None, help="give up waiting after this many seconds")
+
+    ts = sub.add_parser("test-run-status", help="a test run's progress, verdicts and where it would rank")
+    ts.add_argument("id", type=int)
+    waiting(ts)
+    sub.add_parser("test-runs", help="list your test runs")
+    td = sub.add_parser("test-run-delete", help="delete a test run and its results")
+    td.add_argument("id", type=int)
+    tp = sub.add_parser(
+        "test-run-promote",
+        help="make a test run a submission of its team (same kernels and verdicts, nothing measured again)",
+    )
+    tp.add_argument("id", type=int)
+    tp.add_argument("--method", required=True, help="e.g. Autocomp, Iterative refinement, Hand-written")
+    tp.add_argument("--model", help="the model that wrote the kernels")
+    tp.add_argument("--framework", help="agent framework and version")
+    tp.add_argument("--description")
+    tp.add_argument("--link", help="paper, code or write-up URL")
+    tp.add_argument("--selection", choices=traces.ONE_SAMPLE_SELECTIONS, help="single_attempt or best_at_k")
+    tp.add_argument("--selector", help="with --selection best_at_k: how each file was picked")
+    tp.add_argument("--publish", action="store_true", help="publish right away (default: private to the team)")
+
     sub.add_parser("workloads", help="list the workloads")
     sub.add_parser("whoami", help="the token's user and teams")
     for name in ("publish", "withdraw"):
@@ -120,6 +163,11 @@ COMMANDS: dict[str, Callable[..., int]] = {
     "whoami": commands.whoami,
     "publish": commands.publish,
     "withdraw": commands.publish,
+    "test-run": test_runs.test_run,
+    "test-run-status": test_runs.test_run_status,
+    "test-runs": test_runs.test_runs,
+    "test-run-delete": test_runs.test_run_delete,
+    "test-run-promote": test_runs.test_run_promote,
 }
 
 

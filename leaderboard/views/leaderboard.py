@@ -12,7 +12,7 @@ from django.utils.safestring import mark_safe
 from catalog.models import HardwareTarget
 from evaluator.models import current_harness_version
 from jaxbench.traces import SELECTION_LABELS
-from leaderboard import board_versions, charts
+from leaderboard import board_versions, charts, test_run_preview
 from leaderboard.columns import COLUMNS
 from leaderboard.data import (
     BUDGET_CHOICES,
@@ -366,8 +366,16 @@ def leaderboard(request):
             "rows": data["rows"],
         }
         cache.set(key, cached, CACHE_SECONDS)
+    # the signed-in user's own test runs, placed on this board: theirs alone, outside the cache
+    previews = test_run_preview.for_board(request.user, q, cached["rows"])
     return render(
         request,
         "leaderboard/leaderboard.html",
-        {"q": q, "board": mark_safe(cached["html"]), "has_figures": cached["has_figures"], "rows": cached["rows"]},
+        {
+            "q": q,
+            "board": mark_safe(cached["html"]),
+            "has_figures": cached["has_figures"],
+            "rows": cached["rows"],
+            "previews": previews,
+        },
     )

@@ -174,7 +174,7 @@ _TRACE_COLUMNS = (
 )
 
 
-def _store(
+def store(
     submission: Submission, candidates: list[Candidate] = (), rows: list[tuple] | None = None, background: bool = False
 ) -> Submission:
     """One transaction: the submission, its candidates, their evaluations (enqueued on commit).
@@ -218,11 +218,7 @@ def create_kernel_submission(
     if first is not None:
         return first
     hw = resolve_hardware(hardware)
-    catalog, pk_of = workload_catalog()
-    uploads = [f if isinstance(f, Upload) else Upload(f[0], f[1]) for f in files]
-    kernels, errors = validate_kernel_uploads(uploads, catalog)
-    if errors:
-        raise IntakeError(errors)
+    candidates = kernel_candidates(files)
     submission = Submission(
         team=team,
         created_by=user,
@@ -239,7 +235,20 @@ def create_kernel_submission(
         budget=1,
         sampling=Submission.INDEPENDENT,
     )
-    candidates = [
+    return store(submission, candidates, background=background)
+
+
+def kernel_candidates(files: Iterable[Upload | tuple], most: int | None = None) -> list[Candidate]:
+    """The unsaved Candidate of each checked kernel file (a ``.zip`` expanded), in workload order;
+    ``most``: at most that many kernels. Raises :class:`IntakeError` listing every problem."""
+    catalog, pk_of = workload_catalog()
+    uploads = [f if isinstance(f, Upload) else Upload(f[0], f[1]) for f in files]
+    kernels, errors = validate_kernel_uploads(uploads, catalog)
+    if errors:
+        raise IntakeError(errors)
+    if most is not None and len(kernels) > most:
+        raise IntakeError(f"{len(kernels)} kernel files; this upload takes at most {most}", field="files")
+    return [
         Candidate(
             workload_id=pk_of[k.wid],
             index=0,
@@ -249,7 +258,6 @@ def create_kernel_submission(
         )
         for k in sorted(kernels, key=lambda k: pk_of[k.wid])
     ]
-    return _store(submission, candidates, background=background)
 
 
 def _clean_options(options: dict | None) -> dict[str, str]:
@@ -380,7 +388,7 @@ def create_trace_submission(
         )
         for s in trace.samples
     ]
-    return _store(submission, rows=rows, background=background)
+    return store(submission, rows=rows, background=background)
 
 
 def teams_for(user):

@@ -27,6 +27,34 @@ class SubmissionQuerySet(models.QuerySet):
         return self.filter(public | models.Q(team__memberships__user=user)).distinct()
 
 
+class SubmissionManager(models.Manager.from_queryset(SubmissionQuerySet)):
+    """``Submission.objects``: every submission except test runs. A test run is its owner's alone,
+    so the default manager never returns one: every page, list, API, export, aggregate query and
+    cache built on it is blind to test runs by construction (docs/DESIGN.md, "Test runs"). Related
+    objects (``candidate.submission``) and cascades use the unfiltered base manager."""
+
+    def get_queryset(self):
+        return super().get_queryset().filter(test_run=False)
+
+
+class TestRunQuerySet(models.QuerySet):
+    def owned_by(self, user):
+        """The test runs ``user`` made that have not expired: the only way to one of them."""
+        if user is None or not user.is_authenticated:
+            return self.none()
+        return self.filter(created_by=user, expires_at__gt=timezone.now())
+
+    def expired(self, now=None):
+        return self.filter(expires_at__lte=now or timezone.now())
+
+
+class TestRunManager(models.Manager.from_queryset(TestRunQuerySet)):
+    """``Submission.test_runs``: only test runs (private evaluations, deleted when they expire)."""
+
+    def get_queryset(self):
+        return super().get_queryset().filter(test_run=True)
+
+
 class Submission(models.Model):
     KERNELS = "kernels"
     TRACE = "trace"
@@ -58,13 +86,23 @@ class Submission(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     published_at = models.DateTimeField(null=True, blank=True)
     withdrawn_at = models.DateTimeField(null=True, blank=True)
+    # A test run: a private evaluation that only its creator sees, never published, deleted at
+    # ``expires_at`` unless promoted to a submission (docs/DESIGN.md, "Test runs").
+    test_run = models.BooleanField(default=False)
+    expires_at = models.DateTimeField(null=True, blank=True)
 
-    objects = SubmissionQuerySet.as_manager()
+    # the first manager is the default one: it leaves test runs out
+    objects = SubmissionManager()
+    test_runs = TestRunManager()
 
     class Meta:
         ordering = ["-created_at"]
         constraints = [models.UniqueConstraint(fields=["team", "upload_key"], name="one_upload_per_key")]
-        indexes = [models.Index(fields=["hardware", "published_at"])]
+        indexes = [
+            models.Index(fields=["hardware", "published_at"]),
+            # the reconciler's expiry sweep, over the test runs only
+            models.Index(fields=["expires_at"], name="test_run_expiry_idx", condition=models.Q(test_run=True)),
+        ]
 
     def __str__(self):
         return f"#{self.pk} {self.method} ({self.team})"
@@ -77,6 +115,8 @@ class Submission(models.Model):
         return self.published_at is not None and self.withdrawn_at is None
 
     def publish(self):
+        if self.test_run:
+            raise ValueError("a test run is never published: promote it to a submission first")
         self.published_at = timezone.now()
         self.withdrawn_at = None
         self.save(update_fields=["published_at", "withdrawn_at"])

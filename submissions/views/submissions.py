@@ -30,7 +30,8 @@ def detail_url(submission) -> str:
 
 
 def _known(field: str, defaults: list[str], user) -> list[str]:
-    """The datalist: well-known values plus those of published and own-team submissions."""
+    """The datalist: well-known values plus those of published and own-team submissions (never
+    a test run's: ``Submission.objects`` leaves them out)."""
     qs = Submission.objects.filter(
         Q(published_at__isnull=False, withdrawn_at__isnull=True) | Q(team__in=intake.teams_for(user))
     )
@@ -38,6 +39,14 @@ def _known(field: str, defaults: list[str], user) -> list[str]:
     for v in qs.exclude(**{field: ""}).values_list(field, flat=True).distinct()[:200]:
         seen.setdefault(v.lower(), v)
     return sorted(seen.values(), key=str.lower)
+
+
+def known_values(user) -> dict:
+    """The method and model datalists of the submit and promote forms."""
+    return {
+        "known_methods": _known("method", intake.KNOWN_METHODS, user),
+        "known_models": _known("model_name", intake.KNOWN_MODELS, user),
+    }
 
 
 def _render_submit(request, kernel_form=None, trace_form=None, active="kernels", status=200, refused=None):
@@ -48,8 +57,7 @@ def _render_submit(request, kernel_form=None, trace_form=None, active="kernels",
         "kernel_form": kernel_form or KernelSubmissionForm(user=request.user, workloads=workloads),
         "trace_form": trace_form or TraceUploadForm(user=request.user),
         "active": active,
-        "known_methods": _known("method", intake.KNOWN_METHODS, request.user),
-        "known_models": _known("model_name", intake.KNOWN_MODELS, request.user),
+        **known_values(request.user),
         "limits": {
             "kernel_kb": limits.MAX_KERNEL_BYTES // 1024,
             "zip_mb": limits.MAX_ZIP_BYTES // (1024 * 1024),
@@ -108,10 +116,11 @@ def _trace_limit_message(size: int, limit: int) -> str:
     )
 
 
-def refuse_oversized(limit_fn, message_fn, active):
+def refuse_oversized(limit_fn, message_fn, active, page=None):
     """Decorator for an upload view: a POST declaring more than ``limit_fn()`` bytes gets the
-    submit page (status 413) with ``message_fn(size, limit)`` above the ``active`` form, before
-    its body is read; anything else goes through the CSRF check, then the view."""
+    submit page (status 413) with ``message_fn(size, limit)`` above the ``active`` form (or
+    ``page(request, message)``'s response), before its body is read; anything else goes through
+    the CSRF check, then the view."""
 
     def decorate(view):
         protected = csrf_protect(view)
@@ -121,6 +130,8 @@ def refuse_oversized(limit_fn, message_fn, active):
             if request.method == "POST":
                 size, limit = _declared_length(request), limit_fn()
                 if size > limit:
+                    if page is not None:
+                        return page(request, message_fn(size, limit))
                     return _render_submit(request, active=active, status=413, refused={active: message_fn(size, limit)})
             return protected(request, *args, **kwargs)
 

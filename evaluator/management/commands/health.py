@@ -46,10 +46,10 @@ class Command(BaseCommand):
                 f"  worker {w['name']} [{w['hardware']}] {','.join(w['queues'])} last seen {w['last_seen_at']}"
             )
             for r in w["running"]:
-                self.stdout.write(
-                    f"    runs #{r['submission']} {r['workload']} sample {r['index']} ({r['stage']}, {r['lane']}, "
-                    f"{r['elapsed_s']} s)"
+                what = (
+                    "a private test run" if r["test_run"] else f"#{r['submission']} {r['workload']} sample {r['index']}"
                 )
+                self.stdout.write(f"    runs {what} ({r['stage']}, {r['lane']}, {r['elapsed_s']} s)")
             for t in w["other_tasks"]:
                 self.stdout.write(f"    runs {t['actor']}({', '.join(map(str, t['args']))}) on {t['queue']}")
         if not st["workers"]:
