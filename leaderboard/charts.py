@@ -132,7 +132,7 @@ def _figure(data: Sequence[Any], layout: Mapping[str, Any], *, empty: str | None
         lay["xaxis"] = {"visible": False}
         lay["yaxis"] = {"visible": False}
         lay["showlegend"] = False
-        lay["height"] = min(lay.get("height", 300), 300)
+        lay["height"] = 190  # a message, not an empty plot area
         lay["meta"] = {"empty": empty}
         data = []
     return {"data": list(data), "layout": lay}
@@ -180,8 +180,39 @@ def _vnotes(marks: Sequence[tuple[float, str, str]]) -> list[dict]:
     return out
 
 
+ROW_PX = 28  # one bar, one heatmap row
+LEGEND_ROW_PX = 20  # one entry of a vertical legend
+CHROME_PX = 140  # the title above a plot and the x axis (ticks and title) under it
+MIN_HEIGHT_PX = 190
+
+
+def chart_height(
+    rows: int,
+    *,
+    legend: int = 0,
+    per_row: int = ROW_PX,
+    chrome: int = CHROME_PX,
+    minimum: int = MIN_HEIGHT_PX,
+) -> int:
+    """A chart's height in px from what it shows: ``chrome`` px for the title and the x axis,
+    ``per_row`` px for each of its ``rows`` (a bar, a heatmap row) or, when taller, a line for
+    each of the ``legend`` entries beside the plot; never below ``minimum``. A chart of 1 row is
+    short and one of 30 rows tall: no mostly empty chart, no squeezed bars."""
+    plot = max(per_row * max(rows, 0), LEGEND_ROW_PX * max(legend, 0) + (10 if legend else 0))
+    return max(minimum, chrome + plot)
+
+
 def _bar_height(n: int) -> int:
-    return max(220, 110 + 28 * n)
+    return chart_height(n)
+
+
+def _note_margin(marks: Sequence[tuple[float, str, str]]) -> int:
+    """The right margin that keeps the label of the highest reference line inside the figure
+    (``_vnotes`` starts it at its line, which may stand at the right edge of the plot)."""
+    if len(marks) < 2:
+        return 20
+    text = max(marks)[1]
+    return max(20, 7 * len(text) + 8)
 
 
 def _int_step(length: int, most: int = 12) -> int:
@@ -247,7 +278,7 @@ def geomean_bars(
             "annotations": _vnotes(marks),
             "xaxis": {"title": {"text": "floored geomean speedup over XLA (x)"}, "range": [0, top * 1.12]},
             "yaxis": {"type": "category", "autorange": "reversed", "automargin": True},
-            "margin": {"t": 72 if subtitle else 64},
+            "margin": {"t": 72 if subtitle else 64, "r": _note_margin(marks)},
             "showlegend": False,
             "height": _bar_height(len(rows)),
         },
@@ -289,7 +320,7 @@ def fast_curves(
         },
         "yaxis": {"title": {"text": f"fast_{p:g}@N"}, "tickformat": ".0%", "range": [-0.02, 1.02]},
         "legend": {"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1, "yanchor": "top"},
-        "height": 420,
+        "height": chart_height(0, legend=len(curves), minimum=340),
         "showlegend": True,
     }
     if all(v == 0 for c in curves for v in c["fast"]):
@@ -381,7 +412,8 @@ def speedup_heatmap(
                 "ticktext": [_short(label) for label in labels],
             },
             "margin": {"t": 72 if subtitle else 56},
-            "height": 200 + 30 * len(rows),
+            # room under the plot for the workload names standing upright
+            "height": chart_height(len(rows), chrome=210, minimum=250),
         },
     )
 
@@ -455,8 +487,10 @@ def outcome_shares(
                 customdata=[r["label"] for r in rows],
                 marker={"color": OUTCOME_COLORS[outcome]},
                 hovertemplate="%{customdata}<br>" + outcome + ": %{x:.1%}<extra></extra>",
+                showlegend=any(vals),  # the legend names the outcomes that occur
             )
         )
+    shown = sum(1 for t in data if t["showlegend"])
     return _figure(
         data,
         {
@@ -465,7 +499,7 @@ def outcome_shares(
             "xaxis": {"tickformat": ".0%", "range": [0, 1], "title": {"text": "share of samples"}},
             "yaxis": {"autorange": "reversed", "automargin": True, "type": "category"},
             "legend": {"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1, "yanchor": "top"},
-            "height": max(300, 110 + 28 * len(rows)),
+            "height": chart_height(len(rows), legend=shown),
         },
     )
 
@@ -524,10 +558,10 @@ def roofline(points: Sequence[Mapping], *, peak_flops: float, peak_bandwidth: fl
         data,
         {
             "title": _title(title),
-            "xaxis": {"type": "log", "title": {"text": "arithmetic intensity (FLOP/byte)"}},
-            "yaxis": {"type": "log", "title": {"text": "achieved FLOP/s"}},
+            "xaxis": {"type": "log", "title": {"text": "arithmetic intensity (FLOP/byte)"}, "automargin": True},
+            "yaxis": {"type": "log", "title": {"text": "achieved FLOP/s"}, "automargin": True},
             "legend": {"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1, "yanchor": "top"},
-            "height": 420,
+            "height": chart_height(0, legend=len(data), minimum=360),
         },
     )
 
@@ -597,9 +631,9 @@ def speedup_scatter(
                 "automargin": True,
                 "title": {"text": "workload"},
             },
-            "yaxis": {"type": "log", "title": {"text": "speedup over XLA (x)"}},
+            "yaxis": {"type": "log", "title": {"text": "speedup over XLA (x)"}, "automargin": True},
             "legend": {"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1, "yanchor": "top"},
-            "height": 440,
+            "height": chart_height(0, legend=len(data), chrome=200, minimum=400),
         },
     )
 

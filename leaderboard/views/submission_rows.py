@@ -213,21 +213,33 @@ _PAIR = 1 << 32  # a (workload, index) pair as one number: workload * _PAIR + in
 def mark_outside_pallas(submission, rows, best: dict[int, int]) -> None:
     """Each row's best sample's share of FLOPs outside Pallas (its main evaluation's record),
     as ``outside_pallas`` ("3.0%") and ``outside_pallas_where`` (the largest outside op); and,
-    for a multi-configuration workload, its per-configuration results (``configurations``)."""
+    for a multi-configuration workload, its per-configuration results (``configurations``); its
+    time and timing spread (``median_s``, ``spread``: "time ± spread" beside the verdict)."""
     for r in rows:
         r["outside_pallas"], r["outside_pallas_where"], r["configurations"] = "", "", []
+        r["median_s"] = r["spread"] = None
     if not best:
         return
     by_workload = {r["workload_id"]: r for r in rows}
     # by candidate id: the (candidate, hardware, stage) unique index answers it row by row
     for ev in Evaluation.objects.filter(
         candidate_id__in=list(best), hardware=submission.hardware, stage=Evaluation.MAIN
-    ).values("candidate_id", "record__pallas_share", "record__configurations"):
+    ).values(
+        "candidate_id",
+        "record__pallas_share",
+        "record__configurations",
+        "candidate__workload__costs",
+        "record__timing__median_s",
+        "record__timing__spread",
+    ):
         row = by_workload.get(best[ev["candidate_id"]])
         if row is not None:
             row["outside_pallas"] = pallas_share.short(ev["record__pallas_share"])
             row["outside_pallas_where"] = pallas_share.largest(ev["record__pallas_share"])
-            row["configurations"] = configuration_rows(ev["record__configurations"])
+            row["median_s"], row["spread"] = ev["record__timing__median_s"], ev["record__timing__spread"]
+            row["configurations"] = configuration_rows(
+                ev["record__configurations"], ev["candidate__workload__costs"], submission.hardware.slug
+            )
 
 
 def best_sources(submission, best: dict[int, int]) -> list[dict]:

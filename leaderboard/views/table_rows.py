@@ -8,7 +8,7 @@ import html
 
 from django.utils.safestring import SafeString, mark_safe
 
-from leaderboard.templatetags.leaderboard_extras import outcome_label, pct, speedup_interval, x
+from leaderboard.templatetags.leaderboard_extras import outcome_label, pct, speedup_interval, time_spread, x
 
 
 def esc(value) -> str:
@@ -45,9 +45,10 @@ def failure_rows(failures: list[dict]) -> SafeString:
 
 def workload_table_rows(rows: list[dict], trace: bool) -> SafeString:
     """The rows of the submission page's per-workload table (``workload_rows``; ``trace``: a
-    link to each workload's samples)."""
+    link to each workload's samples; the best sample's time ± spread where ``mark_outside_pallas``
+    put it)."""
     if not rows:
-        return mark_safe('<tr><td colspan="11" class="muted">No candidate yet.</td></tr>')
+        return mark_safe('<tr><td colspan="12" class="muted">No candidate yet.</td></tr>')
     out = []
     for r in rows:
         wid, outcome = esc(r["wid"]), esc(r["outcome"])
@@ -72,6 +73,7 @@ def workload_table_rows(rows: list[dict], trace: bool) -> SafeString:
             f'  <td class="num">{esc(r["n_correct"])}/{esc(r["n_samples"])}{ties}</td>\n'
             f'  <td class="num"><strong>{esc(x(r["best_speedup"]))}</strong></td>\n'
             f'  <td class="num muted">{esc(speedup_interval(r))}</td>\n'
+            f'  <td class="num">{esc(time_spread(r.get("median_s"), r.get("spread")))}</td>\n'
             f'  <td class="num">{first_correct}</td>\n'
             f'  <td class="num">{first_faster}</td>\n'
             f'  <td class="num">{esc(x(r["expert_speedup"]))}</td>\n'

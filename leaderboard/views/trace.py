@@ -64,10 +64,13 @@ def trace_view(request, submission):
         "speedup_hi",
         "message",
         "record__pallas_share",
+        "record__timing__median_s",
+        "record__timing__spread",
         "review",
     ):
         if review_rules.is_held(ev["review"]):  # held means held: no speedup shown until accepted
             ev = dict(ev, outcome=review_rules.HELD_OUTCOME, speedup=None, speedup_lo=None, speedup_hi=None)
+            ev["record__timing__median_s"] = ev["record__timing__spread"] = None  # its time would tell the speedup
             ev["message"] = review_rules.HELD_LABEL
         cur = by_cand.get(ev["candidate_id"])
         counts = counts_for_candidate(ev["stage"], ev["state"])
@@ -105,6 +108,9 @@ def trace_view(request, submission):
                 "message": (ev["message"] or "")[:2000] if ev else "",
                 "outside_pallas": pallas_share.short(ev["record__pallas_share"]) if ev else "",
                 "outside_pallas_where": pallas_share.largest(ev["record__pallas_share"]) if ev else "",
+                # the sample's time ± spread beside its verdict
+                "median_s": ev["record__timing__median_s"] if ev and ev["_counts"] else None,
+                "spread": ev["record__timing__spread"] if ev and ev["_counts"] else None,
                 # the agent's own claim for this sample, in its own labelled column and export
                 # fields (claimed_*), never in the measured ones
                 "claimed_outcome": c["reported_outcome"],
@@ -197,7 +203,7 @@ def trace_view(request, submission):
         )
         if rec is not None:
             held = review_rules.public_record({"configurations": rec[0]}, rec[1])  # held means held
-            chosen_configurations = configuration_rows(held.get("configurations"))
+            chosen_configurations = configuration_rows(held.get("configurations"), w.costs, submission.hardware.slug)
     return render(
         request,
         "leaderboard/trace.html",

@@ -4,12 +4,16 @@ target, every published submission's best speedup on it, and a roofline of each 
 from __future__ import annotations
 
 from django.core.cache import cache
-from django.db.models import Count, Max, Q
+from django.db.models import Count, FloatField, Max, OuterRef, Q, Subquery
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast
 from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 
 from catalog.models import Baseline, ExpertReference, HardwareTarget, Workload
+from evaluator.models import Evaluation
+from jaxbench.metrics import roofline
 from leaderboard import charts
 from leaderboard.data import cache_key
 from leaderboard.models import SubmissionSummary, WorkloadResult
@@ -44,6 +48,20 @@ def _cost(w, profile):
     return flops, (flops / nbytes if flops and nbytes else None)
 
 
+def _best_sample(key: str) -> Subquery:
+    """A record key of a result row's best sample (its main evaluation; the latest where there
+    are several), read in the results query itself: no query more."""
+    best = Evaluation.objects.filter(
+        candidate__submission_id=OuterRef("submission_id"),
+        candidate__workload_id=OuterRef("workload_id"),
+        candidate__index=OuterRef("best_index"),
+        hardware_id=OuterRef("hardware_id"),
+        stage=Evaluation.MAIN,
+    ).order_by("-finished_at")
+    value = best.annotate(value=Cast(KT(f"record__{key}"), FloatField())).values("value")[:1]
+    return Subquery(value, output_field=FloatField())
+
+
 def workload_results(w) -> list[dict]:
     """One entry per hardware target with anything to show (baseline, expert or results)."""
     baselines: dict[int, list] = {}
@@ -73,6 +91,10 @@ def workload_results(w) -> list[dict]:
             "n_samples",
             "best_median_s",
             "baseline_median_s",
+            # the best sample's timing spreads: "time ± spread" beside the verdict
+            spread=_best_sample("timing__spread"),
+            baseline_timing_spread=_best_sample("baseline_timing__spread"),
+            baseline_spread=_best_sample("baseline_spread"),
         )
     ):
         results.setdefault(r["hardware_id"], []).append(r)
@@ -122,6 +144,10 @@ def workload_results(w) -> list[dict]:
                 "n_samples": r["n_samples"],
                 "median_s": t,
                 "baseline_median_s": r["baseline_median_s"],
+                "spread": r["spread"],
+                "baseline_spread": r["baseline_timing_spread"]
+                if r["baseline_timing_spread"] is not None
+                else r["baseline_spread"],
                 "flops_per_s": fps,
                 "jax_version": ", ".join(r["summary__jax_versions"] or []),
                 "harness_version": ", ".join(r["summary__harness_versions"] or []),
@@ -152,6 +178,8 @@ def workload_results(w) -> list[dict]:
                 "intensity": intensity,
                 "figure": figure,
                 "xla_flops_per_s": flops / xla_s if flops and xla_s else None,
+                # the limit beside each time ("x% of limit"): None without sourced peaks (cpu)
+                "roof": roofline.of_case(w.costs, hw.profile, hw.slug),
             }
         )
     return out

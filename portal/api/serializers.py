@@ -10,6 +10,7 @@ from catalog.models import Baseline, ExpertReference, HardwareTarget, Workload
 from evaluator.models import Evaluation
 from evaluator.queues import hardware_queue
 from jaxbench import traces as trace_format
+from jaxbench.metrics import roofline
 from jaxbench.verdict import configurations
 from jaxbench.verdict import review as review_rules
 from leaderboard.submission_state import STATES
@@ -195,7 +196,9 @@ class SubmissionSerializer(serializers.ModelSerializer):
             return False
         if user.is_staff:
             return True
-        teams = self.context.setdefault("_my_teams", set(user.memberships.values_list("team_id", flat=True)))
+        teams = self.context.get("_my_teams")
+        if teams is None:  # once per response (setdefault's argument was a query per row)
+            teams = self.context["_my_teams"] = set(user.memberships.values_list("team_id", flat=True))
         return obj.team_id in teams
 
     @extend_schema_field({"type": "object", "additionalProperties": {"type": "string", "format": "uri"}})
@@ -385,6 +388,13 @@ class EvaluationSerializer(serializers.ModelSerializer):
     log = serializers.SerializerMethodField(
         help_text="its run log (phases, timings, each child's captured output): /api/v1/evaluations/<id>/log/"
     )
+    of_limit = serializers.SerializerMethodField(
+        help_text="each measured time as a percentage of the hardware's limit: the roofline time (the "
+        "workload's FLOPs and bytes over the target's peak FLOP/s and bandwidth, with their source) over "
+        "the candidate's median (candidate_pct) and the XLA baseline's beside it (baseline_pct); per "
+        "configuration for a multi-configuration workload. Null where the target's peaks are unknown "
+        "(cpu); a time withheld (held for review) has none. Above 100: faster than the roofline allows."
+    )
     review = serializers.ChoiceField(
         choices=Evaluation.REVIEW_STATES,
         read_only=True,
@@ -415,6 +425,7 @@ class EvaluationSerializer(serializers.ModelSerializer):
             "claimed_by_agent",
             "record",
             "configurations",
+            "of_limit",
             "log",
             "enqueued_at",
             "started_at",
@@ -468,6 +479,48 @@ class EvaluationSerializer(serializers.ModelSerializer):
         """Per configuration of a multi-configuration workload (null otherwise): name, case, outcome,
         error_category, speedup, speedup_ci, median_s, baseline_median_s; withheld while held."""
         return configurations.public_rows(review_rules.public_record(obj.record, obj.review).get("configurations"))
+
+    @extend_schema_field(
+        {
+            "type": "object",
+            "nullable": True,
+            "properties": {
+                "roofline": {"type": "object", "nullable": True, "description": "Roofline.as_dict"},
+                "candidate_pct": {"type": "number", "nullable": True},
+                "baseline_pct": {"type": "number", "nullable": True},
+                "configurations": {"type": "array", "nullable": True, "items": {"type": "object"}},
+            },
+        }
+    )
+    def get_of_limit(self, obj) -> dict | None:
+        """From the public record (held means held: a withheld time has no figure either), the
+        workload's costs and the target's peaks (``jaxbench.metrics.roofline``)."""
+        rec = review_rules.public_record(obj.record, obj.review)
+        costs, hardware = obj.candidate.workload.costs, obj.hardware.slug
+
+        def limit(case, median_s, baseline_s) -> dict | None:
+            roof = roofline.of_case(costs, case, hardware)
+            if roof is None:
+                return None
+            c, b = roof.fraction(median_s), roof.fraction(baseline_s)
+            return {
+                "roofline": roof.as_dict(),
+                "candidate_pct": None if c is None else 100.0 * c,
+                "baseline_pct": None if b is None else 100.0 * b,
+            }
+
+        per = [
+            {"name": c.get("name"), **entry}
+            for c in rec.get("configurations") or ()
+            if (entry := limit(c.get("case"), c.get("median_s"), c.get("baseline_median_s")))
+        ]
+        top = limit(rec.get("profile"), (rec.get("timing") or {}).get("median_s"), rec.get("baseline_median_s"))
+        if top is None and not per:
+            return None
+        return {
+            **(top or {"roofline": None, "candidate_pct": None, "baseline_pct": None}),
+            "configurations": per or None,
+        }
 
 
 class ErrorItemSerializer(serializers.Serializer):

@@ -1,23 +1,10 @@
-"""Shared browser fixtures: headless Debian Chromium (never a downloaded browser) driven by
-Playwright's sync API against pytest-django's live server; screenshots go under
-artifacts/screenshots/. The same approach as tests/leaderboard/test_browser.py."""
-
-import os
-import pathlib
+"""Shared browser fixtures: the one Chromium page helper of tests/leaderboard/chromium.py (Debian's
+Chromium through Playwright, never a downloaded browser) against pytest-django's live server;
+screenshots go under artifacts/screenshots/."""
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-SCREENSHOTS = ROOT / "artifacts" / "screenshots"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+from tests.leaderboard.chromium import SCREENSHOTS, chromium_page
 
 
 @pytest.fixture(autouse=True)
@@ -30,34 +17,12 @@ def no_broker(monkeypatch):
 
 
 @pytest.fixture
-def chromium(monkeypatch):
-    """A browser per test: Playwright's sync API keeps an event loop running in this thread
-    while it is started, so it lives no longer than the test (other tests' ORM calls would meet
-    Django's async-safety check)."""
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"no Chromium at {CHROMIUM}")
-    from playwright.sync_api import sync_playwright
-
-    # the test's own ORM calls while the loop runs are synchronous and safe
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
-
-
-@pytest.fixture
-def page(live_server, chromium):
-    """A fresh browser context (no cookies) on the live server; ``page.base`` is its URL,
-    ``page.js_errors`` the uncaught script errors, ``page.shot(name)`` saves a screenshot."""
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    context = chromium.new_context(viewport={"width": 1280, "height": 1000})
-    pg = context.new_page()
-    pg.set_default_timeout(20000)
-    errors = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
-    pg.base = live_server.url
-    pg.js_errors = errors
-    pg.shot = lambda name, **kw: pg.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True, **kw)
-    yield pg
-    context.close()
+def page(live_server, monkeypatch):
+    """A fresh browser (no cookies) at 1280 x 1000 on the live server; ``page.base`` is its URL,
+    ``page.js_errors`` the uncaught script errors, ``page.shot(name)`` saves a screenshot. The
+    browser lives no longer than the test: Playwright's sync API keeps an event loop running in
+    this thread while it is started (other tests' ORM calls would meet Django's async-safety
+    check)."""
+    with chromium_page(live_server, monkeypatch, 1280, 1000) as pg:
+        pg.shot = lambda name, **kw: pg.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True, **kw)
+        yield pg

@@ -85,12 +85,13 @@ WORKLOAD_TEMPLATE = (
     '</span></td>\n  <td class="num">{{ r.n_correct }}/{{ r.n_samples }}{% if r.n_tie %} <span class="muted" '
     'title="correct samples within noise of XLA (never counted faster)">· {{ r.n_tie }} tie{{ r.n_tie|pluralize }}'
     '</span>{% endif %}</td>\n  <td class="num"><strong>{{ r.best_speedup|x }}</strong></td>\n  <td class="num muted">'
-    '{{ r|speedup_interval }}</td>\n  <td class="num">{{ r.first_correct_index|default_if_none:"" }}</td>\n  '
+    '{{ r|speedup_interval }}</td>\n  <td class="num">{{ r.median_s|time_spread:r.spread }}</td>\n  '
+    '<td class="num">{{ r.first_correct_index|default_if_none:"" }}</td>\n  '
     '<td class="num">{{ r.first_faster_index|default_if_none:"" }}</td>\n  <td class="num">{{ r.expert_speedup|x }}'
     '</td>\n  <td class="num">{{ r.gap|pct:0 }}</td>\n  <td class="num"{% if r.outside_pallas %} title="share of '
     "FLOPs outside Pallas: {{ r.outside_pallas }}{% if r.outside_pallas_where %}; largest outside: "
     '{{ r.outside_pallas_where }}{% endif %}"{% endif %}>{{ r.outside_pallas }}</td>\n  {% if trace %}<td><a '
-    'href="?workload={{ r.wid }}">samples</a></td>{% endif %}\n</tr>{% empty %}<tr><td colspan="11" class="muted">'
+    'href="?workload={{ r.wid }}">samples</a></td>{% endif %}\n</tr>{% empty %}<tr><td colspan="12" class="muted">'
     "No candidate yet.</td></tr>{% endfor %}"
 )
 
@@ -100,7 +101,7 @@ def test_workload_rows_are_the_template_rows():
         "wid": "1p", "slug": "1p-x", "title": "T", "expert_workload": False, "outcome": "correct_faster",
         "n_correct": 3, "n_samples": 7, "n_tie": 0, "best_speedup": 1.234, "best_low": 1.1, "best_high": 1.3,
         "best_before_intervals": False, "first_correct_index": 0, "first_faster_index": None, "expert_speedup": 2.0,
-        "gap": 0.617, "outside_pallas": "", "outside_pallas_where": "",
+        "gap": 0.617, "outside_pallas": "", "outside_pallas_where": "", "median_s": None, "spread": None,
     }  # fmt: skip
     rows = [
         base,
@@ -118,6 +119,8 @@ def test_workload_rows_are_the_template_rows():
             gap=None,
         ),  # fmt: skip
         dict(base, n_tie=2, outside_pallas="1%", best_low=None, outcome="pending", first_faster_index=4),
+        dict(base, median_s=1.23e-3, spread=0.08),
+        dict(base, median_s=1.23e-3, spread=None),
     ]
     for trace in (True, False):
         for rs in (rows, []):
