@@ -403,25 +403,28 @@ def sort_rows(rows: list[dict], sort: str) -> list[dict]:
     return present + missing
 
 
-def _aggregates_of(summary_ids: list[int], overrides: Mapping[int, Mapping]) -> dict[int, dict[int, Any]]:
-    """summary pk -> workload pk -> its WorkloadAggregate: stored (one query), or recomputed under
+def _aggregates_of(
+    summary_ids: list[int], overrides: Mapping[int, Mapping], workload_ids: list[int]
+) -> dict[int, dict[int, Any]]:
+    """summary pk -> workload pk -> its WorkloadAggregate, of the workloads ``workload_ids`` (the
+    chosen set's: the others' are not read, nor parsed): stored (one query), or recomputed under
     the chosen versions (``overrides``, leaderboard.board_versions)."""
     by_summary: dict[int, dict[int, Any]] = {
         sid: dict(overrides[sid]["aggs"]) for sid in summary_ids if sid in overrides
     }
     stored = [sid for sid in summary_ids if sid not in overrides]
     if stored:
-        for sid, wl, agg in WorkloadResult.objects.filter(summary_id__in=stored).values_list(
-            "summary_id", "workload_id", "aggregate"
-        ):
+        for sid, wl, agg in WorkloadResult.objects.filter(
+            summary_id__in=stored, workload_id__in=workload_ids
+        ).values_list("summary_id", "workload_id", "aggregate"):
             by_summary.setdefault(sid, {})[wl] = metrics.WorkloadAggregate.from_dict(agg)
     return by_summary
 
 
 def _slow_fast_p(rows: list[dict], q: Query, members: list[dict], overrides: Mapping[int, Mapping]) -> None:
     """fast_p@N for p != 1, from the per-workload aggregates (metrics.fast_p)."""
-    by_summary = _aggregates_of([r["summary_id"] for r in rows], overrides)
     ids = [w["pk"] for w in members]
+    by_summary = _aggregates_of([r["summary_id"] for r in rows], overrides, ids)
     for r in rows:
         aggs = metrics.select(by_summary.get(r["summary_id"], {}), ids)
         r["fast"] = metrics.fast_p(aggs, q.n, q.p, r["mode"])
@@ -616,8 +619,8 @@ def chart_inputs(q: Query, data: dict) -> dict:
     if q.p != metrics.DEFAULT_P:
         # fast_p@N for another p is not folded into the stored curves: from the per-workload
         # aggregates of the (at most CURVE_TOP) plotted rows, one query.
-        by_summary = _aggregates_of([r["summary_id"] for r in plotted], overrides)
         ids = [w["pk"] for w in data["members"]]
+        by_summary = _aggregates_of([r["summary_id"] for r in plotted], overrides, ids)
         for c in rows[:CURVE_TOP]:
             aggs = metrics.select(by_summary.get(c["row"]["summary_id"], {}), ids)
             c["fast"] = [v for _, v in metrics.fast_p_curve(aggs, q.p, c["row"]["mode"])]

@@ -14,3 +14,8 @@ def _keep_off_timing_cores() -> None:
 
 _keep_off_timing_cores()
 application = get_wsgi_application()
+
+# before the first request: what it would otherwise pay (imports, templates; portal/warmup.py)
+from portal.warmup import warm_up  # noqa: E402 - needs the application's settings, set up just above
+
+warm_up()

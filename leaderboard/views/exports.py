@@ -39,7 +39,9 @@ def export_response(
     if fmt == "json":
         body = {"meta": dict(meta), "rows": [{c: r.get(c) for c in columns} for r in rows]}
         body.update(extra or {})
-        resp = JsonResponse(body, encoder=DjangoJSONEncoder, json_dumps_params={"indent": 1})
+        # not indented: an indent takes json's pure-Python encoder, 0.15 s for the 0.9 MB export
+        # of a 7,200-sample submission (the C encoder: a tenth of that)
+        resp = JsonResponse(body, encoder=DjangoJSONEncoder)
         resp["Content-Disposition"] = f'attachment; filename="{name}.json"'
         return resp
     meta_cols = [k for k, v in meta.items() if not isinstance(v, (dict,)) and k not in columns]

@@ -23,6 +23,7 @@ from evaluator.rescore import rescore_submission
 from jaxbench.record import format_speedup
 from jaxbench.verdict import review as review_rules
 from leaderboard.highlight import STYLE_DEFS, highlighted
+from leaderboard.views.deferred import unlisted
 from submissions.models import Submission
 
 
@@ -80,7 +81,7 @@ def _measured(ev: Evaluation) -> dict:
 
 @staff_only
 def review_list(request):
-    held = list(evaluator_review.held_evaluations())
+    held = list(evaluator_review.held_evaluations().defer(*unlisted()))
     items = [
         {
             "ev": ev,
@@ -92,6 +93,7 @@ def review_list(request):
     recent = (
         Evaluation.objects.filter(reviewed_at__isnull=False)
         .select_related("candidate__workload", "candidate__submission", "reviewed_by")
+        .defer("record", *unlisted())
         .order_by("-reviewed_at")[:20]
     )
     return render(request, "leaderboard/review_list.html", {"items": items, "recent": recent})

@@ -155,7 +155,8 @@ def _row(html: str, pk: int) -> str:
 
 def test_states_for_counts_each_submission_in_few_queries(subs, django_assert_max_num_queries):
     all_subs = list(Submission.objects.select_related("hardware").filter(team__name="Alpha Lab"))
-    with django_assert_max_num_queries(4):
+    # summaries, held counts, the unsettled ones' rows, first failures (two): whatever the sizes
+    with django_assert_max_num_queries(6):
         states = states_for(all_subs)
     got = {name: states[subs[name].pk].key for name in ("compile", "incorrect", "rejected", "mixed", "measured")}
     assert got == {
