@@ -64,6 +64,9 @@ class Workload(models.Model):
     shapes = models.JSONField(default=dict, help_text="per profile: inputs and output shapes/dtypes")
     costs = models.JSONField(default=dict, help_text="per profile: flops and bytes")
     reference_source = models.TextField(blank=True)
+    # the file /workloads/<slug>/starter.py serves (catalog.starter), built by sync_registry: a web
+    # worker that built it on request imported JAX and the registry first (1.9 s, +220 MB)
+    starter_source = models.TextField(blank=True)
     # The registry's human version number and the content hash it stands for (versions.py).
     version = models.PositiveIntegerField(default=1)
     content_hash = models.CharField(max_length=64, blank=True)

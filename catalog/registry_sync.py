@@ -5,6 +5,7 @@ import inspect
 from django.db import transaction
 
 from catalog.models import HardwareTarget, Workload
+from catalog.starter import starter_source
 from jaxbench import hardware, workloads
 from jaxbench.workloads import null_audit
 
@@ -50,6 +51,7 @@ def workload_fields(wl) -> dict:
         "shapes": shapes,
         "costs": costs,
         "reference_source": inspect.getsource(inspect.getmodule(wl.reference)),
+        "starter_source": starter_source(wl),
         "version": wl.version,
         "content_hash": wl.content_hash,
         "level": wl.level,

@@ -9,6 +9,8 @@ from catalog.starter import starter_source
 
 def workload_starter(request, slug):
     w = get_object_or_404(Workload, slug=slug)
-    response = HttpResponse(starter_source(w.registry_entry), content_type="text/x-python; charset=utf-8")
+    # built by sync_registry; a mirror synced before it kept one builds it here (imports the registry)
+    source = w.starter_source or starter_source(w.registry_entry)
+    response = HttpResponse(source, content_type="text/x-python; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{w.slug}.py"'
     return response

@@ -471,7 +471,7 @@ MAX_FAILURE_LINES = 50  # failed samples printed; --json has them all
 
 
 def print_summary(args, portal: Portal, sid: int, st: dict) -> int:
-    evaluations = portal.get_all(f"submissions/{sid}/evaluations/", page_size=1000)
+    evaluations = portal.get_all(f"submissions/{sid}/evaluations/", page_size=250)  # the API's most
     rows = per_workload(evaluations)
     failed = failures(evaluations)
     held_samples = held(evaluations)

@@ -8,6 +8,7 @@ WORKLOAD_DETAIL_FIELDS = (
     "description",
     "notes",
     "reference_source",
+    "starter_source",
     "shapes",
     "profiles",
     "configurations",

@@ -43,7 +43,16 @@ class WorkloadViewSet(viewsets.ReadOnlyModelViewSet):
     def get_queryset(self):
         qs = super().get_queryset()
         if self.action == "list":
-            qs = qs.defer("reference_source", "shapes", "costs", "profiles", "upstream", "deviations", "null_audit")
+            qs = qs.defer(
+                "reference_source",
+                "starter_source",
+                "shapes",
+                "costs",
+                "profiles",
+                "upstream",
+                "deviations",
+                "null_audit",
+            )
         return qs
 
     def get_object(self):

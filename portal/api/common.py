@@ -70,8 +70,10 @@ class ClearErrorsMixin:
         return super().handle_exception(exc)
 
 
-class PageSizePagination(pagination.PageNumberPagination):
-    """``?page=`` and ``?page_size=`` (at most 1000)."""
+class EvaluationPagination(pagination.PageNumberPagination):
+    """``?page=`` and ``?page_size=`` (at most 250): an evaluation carries its whole record, and
+    1,000 of them took ~0.2 s to serialize on SQLite, over the 100 ms any visitor's request gets
+    (benchmarks/endpoints_load.py); a larger page size is clamped to this, and ``next`` follows."""
 
     page_size_query_param = "page_size"
-    max_page_size = 1000
+    max_page_size = 250

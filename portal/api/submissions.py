@@ -19,9 +19,9 @@ from leaderboard.views.deferred import unlisted
 from portal.api.common import (
     RAW_TRACE_TYPES,
     ClearErrorsMixin,
+    EvaluationPagination,
     JSONLinesParser,
     JSONLParser,
-    PageSizePagination,
     PayloadTooLarge,
     TrajectoryJSONParser,
     UploadRateThrottle,
@@ -360,7 +360,7 @@ class EvaluationList(ClearErrorsMixin, generics.ListAPIView):
     serializer_class = EvaluationSerializer
     filterset_class = EvaluationFilter
     permission_classes = [permissions.AllowAny]
-    pagination_class = PageSizePagination
+    pagination_class = EvaluationPagination
 
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):

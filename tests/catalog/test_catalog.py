@@ -43,3 +43,20 @@ def test_the_starter_file_is_self_contained_and_defines_workload(wid, client):
     resp = client.get(f"/workloads/{w.slug}/starter.py")
     assert resp.status_code == 200 and resp.content.decode() == source
     assert resp["Content-Disposition"] == f'attachment; filename="{w.slug}.py"'
+
+
+def test_the_starter_file_is_served_from_the_mirror(client, monkeypatch):
+    """sync_registry builds it; a web worker serves it without the registry (importing JAX there
+    cost a worker's first starter request 1.9 s), and builds it only for a mirror synced before."""
+    w = factories.workload("12p")
+    assert w.starter_source == starter_source(w.registry_entry)
+    Workload.objects.filter(pk=w.pk).update(starter_source="# as synced\n")
+
+    def no_registry(self):
+        raise AssertionError("the starter view read the registry")
+
+    monkeypatch.setattr(Workload, "registry_entry", property(no_registry))
+    assert client.get(f"/workloads/{w.slug}/starter.py").content.decode() == "# as synced\n"
+    monkeypatch.undo()
+    Workload.objects.filter(pk=w.pk).update(starter_source="")
+    assert client.get(f"/workloads/{w.slug}/starter.py").content.decode() == starter_source(w.registry_entry)
