@@ -4,7 +4,9 @@ from django.templatetags.static import static
 
 from catalog.models import Workload
 from evaluator.health import status
+from jaxbench import limits
 from jaxbench.verdict import pallas_share
+from jaxbench.verdict.rules import FLOOR_SLACK
 from jaxbench.workloads.upstream import DEVIATION_KINDS, REPOSITORY_URL, SUITE_DIR
 from leaderboard.columns import COLUMNS
 from leaderboard.null_kernels import describe
@@ -16,6 +18,8 @@ def home(request):
 
 
 def docs(request):
+    from jaxbench.sandbox import cores  # deferred: the web process imports no sandbox code at start-up
+
     pallas = {
         "required": settings.JAXBENCH_REQUIRE_PALLAS,
         "threshold": pallas_share.THRESHOLD,
@@ -38,6 +42,12 @@ def docs(request):
             "public_file_notes": public_file_notes,
             "board_columns": COLUMNS,
             "upstream": upstream_summary(rows),
+            "test_runs": {"most": limits.TEST_RUN_MAX_KERNELS, "days": limits.TEST_RUN_DAYS},
+            "timing_core": {
+                "contention": round(cores.CONTENTION_LIMIT * 100),
+                "min_cores": cores.MIN_CORES_FOR_DEDICATION,
+            },
+            "floor_slack": round(FLOOR_SLACK["tpu"] * 100),
         },
     )
 
