@@ -76,24 +76,40 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--publish", action="store_true", help="publish right away")
     waiting(k)
 
-    t = sub.add_parser("submit-trace", help="validate and upload a jaxbench-trace/1 JSON Lines trace")
+    def trajectory_args(p) -> None:
+        g = p.add_argument_group(
+            "ATIF trajectories and ADK sessions", "what the document does not say itself (the upload's parameters)"
+        )
+        g.add_argument("--hardware", help="hardware target slug (else the document's extra.jaxbench.hardware)")
+        g.add_argument("--workload", help="the workload of kernels whose file path does not name one")
+        g.add_argument("--method", help="the method's name (else the agent's name)")
+        g.add_argument("--model", help="the model (else the document's)")
+
+    t = sub.add_parser(
+        "submit-trace",
+        help="validate and upload an agent trace: jaxbench-trace/1 JSON Lines, an ATIF trajectory or an ADK session",
+    )
     t.add_argument("file")
     t.add_argument("--team", help="team slug (needed when you are in several teams)")
     t.add_argument("--upload-key", help="idempotency key (default: the file's SHA-256; '' for none)")
     t.add_argument("--no-validate", action="store_true", help="skip the local check before uploading")
     t.add_argument("--offline", action="store_true", help="check locally without reading the portal's catalogue")
     t.add_argument("--publish", action="store_true", help="publish right away")
+    trajectory_args(t)
     waiting(t)
 
     s = sub.add_parser("status", help="evaluation progress and a per-workload summary of a submission")
     s.add_argument("id", type=int)
     waiting(s)
 
-    v = sub.add_parser("validate-trace", help="check a trace with the portal's own rules (no upload)")
+    v = sub.add_parser(
+        "validate-trace", help="check a trace, ATIF trajectory or ADK session with the portal's own rules (no upload)"
+    )
     v.add_argument("file", help="the trace, or - for stdin")
     v.add_argument(
         "--offline", action="store_true", help="do not read workload names and hardware targets from the portal"
     )
+    trajectory_args(v)
 
     lb = sub.add_parser("leaderboard", help="print the leaderboard")
     lb.add_argument("--hardware")

@@ -223,15 +223,42 @@ def _open_trace(path: str):
     return open(p, "rb")
 
 
+def trajectory_options(args) -> dict[str, str]:
+    """What an ATIF trajectory or ADK session does not say, from the command line (the upload's
+    query parameters of the same names)."""
+    return {k: v for k in trace_format.UPLOAD_OPTIONS if (v := getattr(args, k, None))}
+
+
 def check_trace(args, portal: Portal | None) -> trace_format.Trace:
+    """The upload parsed with the portal's own rules, whatever its format: a ``jaxbench-trace/1``
+    JSON Lines trace, or an ATIF trajectory or ADK session (one JSON document), sniffed as the
+    portal sniffs it (``traces.open_upload``). ``trace.document`` says which."""
     catalog, hardware, how = _catalogs(args, portal)
     started = time.monotonic()
     stream = _open_trace(args.file)
+    options = trajectory_options(args)
+    kind = "jsonl"
     try:
-        trace = trace_format.parse_trace(stream, catalog, hardware)
+        kind, source = trace_format.open_upload(stream)
+        if kind == "too_large":
+            raise ClientError(
+                f"{args.file}: larger than the portal's {trace_format.MAX_TRACE_BYTES // (1024 * 1024)} MB",
+                EXIT_INVALID,
+            )
+        if kind == "json":
+            trace = trace_format.parse_trajectory(source, catalog, hardware, options)
+        elif options:
+            raise ClientError(
+                f"{', '.join('--' + k for k in options)}: for ATIF and ADK trajectories; a {trace_format.FORMAT} "
+                "trace says it in its header (and each sample names its workload)",
+                EXIT_USAGE,
+            )
+        else:
+            trace = trace_format.parse_trace(source, catalog, hardware)
     except trace_format.TraceError as exc:
+        what = "ATIF/ADK trajectory" if kind == "json" else f"{trace_format.FORMAT} trace"
         err(
-            f"{args.file}: invalid {trace_format.FORMAT} trace ({len(exc.errors)} problem"
+            f"{args.file}: invalid {what} ({len(exc.errors)} problem"
             f"{'s' if len(exc.errors) != 1 else ''}, checked {how}):"
         )
         show_errors(exc.errors)
@@ -241,14 +268,25 @@ def check_trace(args, portal: Portal | None) -> trace_format.Trace:
             stream.close()
     trace.how = how
     trace.seconds = time.monotonic() - started
+    trace.document = kind == "json"
     return trace
+
+
+def _is_document(path: pathlib.Path) -> bool:
+    """Whether the file is one JSON document (ATIF or ADK) rather than JSON Lines, as the portal
+    tells them apart (for an upload not checked here: its Content-Type)."""
+    with open(path, "rb") as f:
+        return trace_format.open_upload(f)[0] != "jsonl"
 
 
 def _trace_summary(trace) -> str:
     h = trace.header
     counts = trace.workloads()
+    what = trace_format.FORMAT
+    if getattr(trace, "document", False):
+        what = f"{((h.get('settings') or {}).get('trajectory') or {}).get('format') or 'ATIF/ADK'} trajectory"
     return (
-        f"valid {trace_format.FORMAT}: {len(trace.samples)} samples over {len(counts)} workloads "
+        f"valid {what}: {len(trace.samples)} samples over {len(counts)} workloads "
         f"(max {max(counts.values())} per workload), {h['method']} · {h['model']} on {h['hardware']}, "
         f"{h['sampling']} sampling{', budget ' + str(h['budget']) if h.get('budget') else ''}; checked {trace.how}"
     )
@@ -291,9 +329,14 @@ def submit_trace(args, portal: Portal) -> int:
         raise ClientError("submit-trace needs a file (it is validated, then streamed)", EXIT_USAGE)
     path = pathlib.Path(args.file)
     if not args.no_validate:
-        err(_trace_summary(check_trace(args, portal)))
+        trace = check_trace(args, portal)
+        err(_trace_summary(trace))
+        document = trace.document
+    else:
+        _open_trace(args.file).close()  # says when there is no such file
+        document = _is_document(path)
     key = args.upload_key
-    if key is None:
+    if key is None and not document:
         key = _header_upload_key(path)
     if key is None:
         h = hashlib.sha256()
@@ -301,7 +344,7 @@ def submit_trace(args, portal: Portal) -> int:
             for block in iter(lambda: f.read(1 << 20), b""):
                 h.update(block)
         key = f"sha256:{h.hexdigest()}"
-    params = {"upload_key": key or None, "team": args.team or None}
+    params = {"upload_key": key or None, "team": args.team or None, **trajectory_options(args)}
     size = path.stat().st_size
     with tqdm(
         total=size,
@@ -322,7 +365,8 @@ def submit_trace(args, portal: Portal) -> int:
                     data=body,
                     idempotent=bool(key),
                     rewind=body.rewind,
-                    headers={"Content-Type": "application/x-ndjson"},
+                    # one JSON document (ATIF, ADK) or JSON Lines: the portal reads each as sent
+                    headers={"Content-Type": "application/json" if document else "application/x-ndjson"},
                 )
         finally:
             body.close()

@@ -149,6 +149,43 @@ def test_submit_trace_invalid_is_not_uploaded(portal, tmp_path):
     assert counts() == (0, 0, 0)
 
 
+FIXTURES = pathlib.Path(__file__).parents[1] / "jaxbench" / "traces" / "fixtures"
+
+
+def test_submit_trace_takes_atif_as_agents_write_it(portal, tmp_path):
+    """An ATIF trajectory goes through the CLI as it is: checked with the portal's rules, sent as
+    one JSON document with the options it lacks, each kernel it wrote a candidate."""
+    atif = FIXTURES / "atif_two_workloads.json"
+    rc, out, err = cli("validate-trace", atif)
+    assert rc == 0, err
+    assert "valid ATIF-v1.4 trajectory: 3 samples over 2 workloads" in out
+    rc, out, err = portal.run("--json", "submit-trace", atif, "--method", "Kernel agent (CLI)")
+    assert rc == 0, err
+    sub = Submission.objects.get(pk=json.loads(out)["id"])
+    assert sub.kind == "trace" and sub.method == "Kernel agent (CLI)" and sub.candidates.count() == 3
+    assert sub.upload_key.startswith("sha256:")
+    # the same file again is the same upload; --no-validate sends it as a document too
+    rc, out, err = portal.run("--json", "submit-trace", atif, "--no-validate", "--method", "Kernel agent (CLI)")
+    assert rc == 0 and json.loads(out)["id"] == sub.pk, err
+
+
+def test_trajectory_options_are_refused_for_a_jsonl_trace(portal, tmp_path):
+    f = tmp_path / "run.jsonl"
+    f.write_text(dumps_lines(example_trace()))
+    rc, out, err = cli("validate-trace", f, "--hardware", "cpu")
+    assert rc == 2 and "--hardware: for ATIF and ADK trajectories" in err
+
+
+def test_an_invalid_atif_trajectory_names_its_json_path(portal, tmp_path):
+    doc = json.loads((FIXTURES / "atif_two_workloads.json").read_text())
+    doc["steps"][2]["timestamp"] = "yesterday"
+    f = tmp_path / "bad.json"
+    f.write_text(json.dumps(doc, indent=1))
+    rc, out, err = portal.run("submit-trace", f)
+    assert rc == 1 and "invalid ATIF/ADK trajectory" in err and "steps[2].timestamp" in err
+    assert counts() == (0, 0, 0)
+
+
 def test_validate_trace_offline_and_against_the_portal(portal, tmp_path):
     f = tmp_path / "t.jsonl"
     objs = example_trace()
