@@ -321,6 +321,25 @@ def test_a_7200_sample_trace_behind_other_work_gets_its_position_and_estimate_in
     assert b["queue"] == "background.eval.cpu" and b["position"] == 299 + 7200
 
 
+def test_the_rows_ahead_are_read_with_the_queue_outside_the_or_of_the_lanes():
+    """The queue's state and stage are top-level terms of the rows-ahead query, never repeated
+    inside the OR of the lanes: SQLite (with ANALYZE's statistics) searches the (state,
+    hardware, stage) index only then, and scanned all 1.46 M rows of the load benchmark
+    otherwise (720 ms for a test run's page; issue 34, item 8)."""
+    _, team = factories.member()
+    factories.workload("12p")
+    _queued_trace(team, 4, ["12p"])
+    demo = _queued_trace(team, 3, ["12p"], lane=BACKGROUND_LANE)
+    with CaptureQueriesContext(connection) as ctx:
+        b = queue_status.submission_queue(demo)
+    assert b["position"] == 4 and b["queued"] == 3
+    ahead = [c["sql"] for c in ctx.captured_queries if " OR " in c["sql"] and '"lane"' in c["sql"]]
+    assert len(ahead) == 1, [c["sql"][:160] for c in ctx.captured_queries]
+    where = ahead[0].split(" WHERE ", 1)[1]
+    for column in ('"state"', '"stage"', '"hardware_id"'):
+        assert where.count(f'"evaluator_evaluation".{column}') == 1, (column, where)
+
+
 def test_the_status_api_and_the_page_show_the_queue(client):
     user, team = factories.member()
     factories.workload("12p")
