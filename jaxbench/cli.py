@@ -4,6 +4,7 @@ Commands::
 
     list                                   the workloads of the registry
     evaluate --workload W --kernel F.py [--profile small|full] [--json] [--no-require-pallas]
+             [--fresh-baseline]
     baseline --workload W [--profile P] [--json]
     lower    --workload W --kernel F.py --platform tpu [--profile full] [--json]
     check-env [--json]
@@ -11,6 +12,10 @@ Commands::
 Exit codes: 0 success (a correct candidate; a baseline or lowering that worked), 1 the
 candidate failed (any other outcome), 2 usage error (unknown workload, missing file, bad
 option), 3 infrastructure error (the harness could not evaluate).
+
+``evaluate`` keeps the XLA baseline it times alone (the guard's reference) in a disk cache
+(``jaxbench.harness.baseline_cache``: ``JAXBENCH_CACHE_DIR``, ``JAXBENCH_BASELINE_CACHE_DAYS``),
+so the next run on this host starts no child for it; ``--fresh-baseline`` measures it again.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import argparse
 import json
 import os
 import sys
+import time
 import traceback
 
 from .record import OUTCOME_LABELS, format_speedup, is_correct
@@ -115,7 +121,18 @@ def _fmt_ms(s):
     return "-" if s is None else f"{s * 1e3:.4g} ms"
 
 
-def print_record(rec, out=sys.stdout):
+def _fmt_age(seconds):
+    seconds = max(0.0, float(seconds))
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} days"
+
+
+def print_record(rec, out=sys.stdout, now=None):
     w = out.write
     w(f"{rec['workload_slug']}  profile={rec['profile']}  hardware={rec['hardware']}  mode={rec['mode']}\n")
     w(f"  outcome      {rec['outcome']}" + (f" ({rec['error_category']})" if rec['error_category'] else "") + "\n")
@@ -142,6 +159,9 @@ def print_record(rec, out=sys.stdout):
             )
             + "\n"
         )
+    if rec.get("cached_baseline_from") == "disk" and rec.get("cached_baseline_measured_at"):
+        age = (time.time() if now is None else now) - rec["cached_baseline_measured_at"]
+        w(f"  (baseline alone from the disk cache, measured {_fmt_age(age)} ago; --fresh-baseline re-measures)\n")
     e = rec.get("errors")
     if e:
         c, x = e["candidate"], e["xla"]
@@ -190,7 +210,12 @@ def cmd_evaluate(args):
     if len(source.encode("utf-8", "replace")) > harness.MAX_SOURCE_BYTES:
         raise UsageError(f"kernel file over {harness.MAX_SOURCE_BYTES} bytes")
     rec = harness.evaluate(
-        wl, source, profile=profile, hardware=args.hardware, require_pallas=not args.no_require_pallas
+        wl,
+        source,
+        profile=profile,
+        hardware=args.hardware,
+        require_pallas=not args.no_require_pallas,
+        baseline_cache="fresh" if args.fresh_baseline else "disk",
     )
     if args.json:
         print(json.dumps(rec, indent=1))
@@ -331,6 +356,11 @@ def build_parser():
     s.add_argument("--hardware", help="target slug (default: detected)")
     s.add_argument("--json", action="store_true")
     s.add_argument("--no-require-pallas", action="store_true", help="accept programs without a pallas_call")
+    s.add_argument(
+        "--fresh-baseline",
+        action="store_true",
+        help="time the XLA baseline alone again instead of reusing this host's cached figure (and cache the new one)",
+    )
     s.set_defaults(fn=cmd_evaluate)
     s = sub.add_parser("baseline", help="time the XLA baseline")
     s.add_argument("--workload", required=True)

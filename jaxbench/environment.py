@@ -263,6 +263,22 @@ VARIABLES: tuple[Variable, ...] = (
         "harness, worker",
     ),
     V(
+        "JAXBENCH_CACHE_DIR",
+        "path",
+        None,
+        "The command line's cache: the XLA baseline timed alone, reused by the next `jaxbench evaluate` "
+        "on this host (under baselines/); unset: $XDG_CACHE_HOME/jaxbench, else ~/.cache/jaxbench",
+        "harness",
+    ),
+    V(
+        "JAXBENCH_BASELINE_CACHE_DAYS",
+        "number",
+        7.0,
+        "How many days the command line reuses a baseline timed alone from its disk cache; 0: never "
+        "(the worker keeps its baselines in the database)",
+        "harness",
+    ),
+    V(
         "JAXBENCH_SIMULATE_EXCLUSIVE_DEVICE",
         "boolean",
         False,

@@ -67,6 +67,11 @@ EvalRecord keys
 ``baseline_median_s``  the re-timed baseline's median, or None.
 ``cached_baseline_median_s``  the baseline measured alone earlier on the worker, when one was
                        given (shown for reference; the verdict uses the side-by-side timings).
+``cached_baseline_from``  where that baseline alone came from, set with it: "given" (the
+                       caller's ``baseline``: the worker's, kept in its database), "memory"
+                       (measured earlier in this process), "disk" (the command line's disk
+                       cache, ``harness.baseline_cache``) or "measured" (now, for this call).
+``cached_baseline_measured_at``  when it was measured (unix time), set with it.
 ``held_for_review``    True when a correct result waits for a staff member's review: the upper
                        bound of its speedup's interval above :data:`REVIEW_SPEEDUP` (10x),
                        a Pallas share that passes only narrowly, or a median above 100% of
@@ -125,7 +130,7 @@ Timing keys
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from . import HARNESS_VERSION
 
@@ -253,6 +258,8 @@ class EvalRecord(TypedDict):
     speedup_method: str | None
     baseline_source: str | None
     cached_baseline_median_s: float | None
+    cached_baseline_from: str | None
+    cached_baseline_measured_at: float | None
     baseline_median_s: float | None
     held_for_review: bool
     roofline: dict[str, Any] | None
@@ -287,6 +294,9 @@ class BaselineRecord(TypedDict):
     sandbox: dict[str, Any]
     phases: dict[str, Any]
     measured_at: float  # unix time
+    # only on the copy an evaluation uses as its baseline alone (api._cached_baseline): "memory",
+    # "disk" (the command line's disk cache) or "measured"; never in measure_baseline's records
+    cache: NotRequired[str]
 
 
 class LowerRecord(TypedDict):
@@ -343,6 +353,8 @@ def new_record(**fields: Any) -> dict[str, Any]:
         "speedup_method": None,
         "baseline_source": None,
         "cached_baseline_median_s": None,
+        "cached_baseline_from": None,
+        "cached_baseline_measured_at": None,
         "baseline_median_s": None,
         "held_for_review": False,
         "roofline": None,

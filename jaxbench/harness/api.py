@@ -4,6 +4,7 @@ is a short script of :class:`run.Run` phases returning a typed record."""
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Callable
@@ -18,6 +19,7 @@ from ..sandbox.options import Limits
 from ..verdict import artifact as artifact_rules
 from ..verdict import configurations, pallas_share
 from ..workloads.base import CASE_SEP, Workload
+from . import baseline_cache as disk_cache
 from .export import new_export_child
 from .outcomes import Stop
 from .prepare import (
@@ -40,6 +42,8 @@ CaseRunner = Callable[[str, Record | None], Record]
 
 _BASELINES: dict[tuple[Any, ...], Record] = {}
 _BASELINE_LOCK = threading.Lock()
+# where an evaluation given no baseline finds its baseline alone (``_cached_baseline``)
+BASELINE_CACHES = ("memory", "disk", "fresh")
 
 
 def evaluate(
@@ -51,11 +55,18 @@ def evaluate(
     require_pallas: bool = True,
     baseline: Record | None = None,
     timeouts: dict[str, float] | None = None,
+    baseline_cache: str = "memory",
 ) -> EvalRecord:
     """Evaluate one candidate in fresh sandboxed children; returns an EvalRecord dict. A
-    multi-configuration workload runs each configuration as its own case (``over_cases``)."""
+    multi-configuration workload runs each configuration as its own case (``over_cases``).
+    ``baseline_cache``: where the baseline alone comes from when ``baseline`` is None (see
+    ``_cached_baseline``): "memory" (this process), "disk" (also the command line's disk cache)
+    or "fresh" (measured now, and stored on disk)."""
+    if baseline_cache not in BASELINE_CACHES:
+        raise ValueError(f"baseline_cache must be one of {BASELINE_CACHES}")
     kw = {"hardware": hardware, "require_pallas": require_pallas, "timeouts": timeouts}
-    return evaluate_with(evaluate_case, workload, source, profile=profile, baseline=baseline, **kw)
+    case_fn = functools.partial(evaluate_case, baseline_cache=baseline_cache)
+    return evaluate_with(case_fn, workload, source, profile=profile, baseline=baseline, **kw)
 
 
 def evaluate_with(
@@ -140,12 +151,14 @@ def evaluate_case(
     child: SandboxedChild | None = None,
     exporter: SandboxedChild | None = None,
     closer: Callable[[SandboxedChild], None] | None = None,
+    baseline_cache: str = "memory",
 ) -> EvalRecord:
     """One case of one evaluation in two children: ``exporter`` (an export child: the only
     process that runs the candidate's Python; closed, every process of it dead, before the
     timer starts) and ``child`` (the timer: deserializes the artifact and the baseline, is
     verified, checks and times them). Either may come warm from a pool; None: started here.
-    ``closer``: who closes the timer (the warm pool, in its own thread)."""
+    ``closer``: who closes the timer (the warm pool, in its own thread). ``baseline_cache``:
+    as ``evaluate``'s."""
     t0 = time.monotonic()
     trusted_jax()
     wl = workload_of(workload)
@@ -176,7 +189,7 @@ def evaluate_case(
     try:
         # the guard's reference, the baseline measured alone in a clean child: before this
         # candidate's timer opens the device (one device-holding process per device)
-        alone = baseline or _cached_baseline(wl, profile, hardware, platform)
+        alone = baseline or _cached_baseline(wl, profile, hardware, platform, baseline_cache)
         run.prepare(n_check, n_timing)
         try:
             run.start_timer()
@@ -216,6 +229,8 @@ def evaluate_case(
             return dict(measure_baseline(wl, profile=profile, hardware=slug, timeouts=timeouts, cpus=cpus))
 
         speed_verdict(run.rec, alone, remeasure)
+        run.rec["cached_baseline_from"] = alone.get("cache") or "given"
+        run.rec["cached_baseline_measured_at"] = alone.get("measured_at")
         run.phases["total_s"] = round(time.monotonic() - t0, 6)
     return cast(EvalRecord, json_safe(run.rec))
 
@@ -243,14 +258,33 @@ def _check_baseline(b: Record, wl: Workload, profile: str, hardware: Any) -> Non
         raise ValueError("baseline has no positive median_s")
 
 
-def _cached_baseline(wl: Workload, profile: str, hardware: Any, platform: str) -> Record:
-    """The baseline alone for ``hardware`` (None: the hardware a child on ``platform`` detects)."""
+def _cached_baseline(wl: Workload, profile: str, hardware: Any, platform: str, cache: str = "memory") -> Record:
+    """The baseline alone for ``hardware`` (None: the hardware a child on ``platform`` detects),
+    a copy whose ``cache`` says where it came from: "memory" (measured earlier in this process),
+    "disk" (``baseline_cache``: an earlier run's, on this host) or "measured" (now). ``cache``:
+    "memory" looks only in this process (the worker's and the API's default: the worker passes
+    the baseline it keeps in its database), "disk" also on disk, storing what it measures there
+    (the command line), "fresh" measures now and stores it in both."""
+    if cache not in BASELINE_CACHES:
+        raise ValueError(f"baseline_cache must be one of {BASELINE_CACHES}")
     slug = hardware.slug if isinstance(hardware, hw.Target) else hardware
-    key = (wl.id, wl.reference, profile, slug or f"detected:{platform}", HARNESS_VERSION)
+    where = slug or f"detected:{platform}"
+    key = (wl.id, wl.reference, profile, where, HARNESS_VERSION)
     with _BASELINE_LOCK:
-        if key not in _BASELINES:
-            _BASELINES[key] = dict(measure_baseline(wl, profile=profile, hardware=slug))
-        return _BASELINES[key]
+        if cache != "fresh" and key in _BASELINES:
+            return {**_BASELINES[key], "cache": "memory"}
+        disk_key = (
+            disk_cache.key_for(wl, profile, where, platform) if cache != "memory" and disk_cache.enabled() else None
+        )
+        rec = disk_cache.load(disk_key) if disk_key is not None and cache == "disk" else None
+        origin = "disk"
+        if rec is None:
+            rec, origin = dict(measure_baseline(wl, profile=profile, hardware=slug)), "measured"
+            if disk_key is not None:
+                disk_cache.store(disk_key, rec)
+        rec.pop("cache", None)
+        _BASELINES[key] = rec
+        return {**rec, "cache": origin}
 
 
 def measure_baseline(
