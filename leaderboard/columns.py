@@ -95,6 +95,13 @@ COLUMNS: tuple[Column, ...] = (
         hidden=True,
     ),
     Column("cost", "Cost / solved", "Cost the trace reports over the workloads solved.", sort="cost", hidden=True),
+    Column(
+        "fast_per_dollar",
+        "fast@N per $",
+        "fast@N over the cost the trace reports (self-reported cost, measured fast@N).",
+        sort="fast_per_dollar",
+        hidden=True,
+    ),
     Column("date", "Date", "When the submission was published.", sort="date", num=False),
     Column(
         "provenance",

@@ -78,7 +78,7 @@ from .aggregate import (
     select,
     update,
 )
-from .cost import per_solved
+from .cost import per_dollar, per_solved
 from .expert import expert_gaps, expert_ratio, raw_expert_gaps
 from .noise import geomean_interval, relative_spread, speedup_interval, tied, timing_summary
 from .over_sets import (
@@ -150,5 +150,6 @@ __all__ = [
     "speedup_interval",
     "geomean_interval",
     "tied",
+    "per_dollar",
     "per_solved",
 ]

@@ -24,6 +24,8 @@ from collections.abc import Iterable
 
 from jaxbench.record import CORRECT_OUTCOMES, Outcome
 
+from .cost import per_dollar
+
 _CORRECT = frozenset(str(o) for o in CORRECT_OUTCOMES)
 _FASTER = str(Outcome.CORRECT_FASTER)
 
@@ -120,7 +122,7 @@ def agent_cost(kernels: Iterable[KernelSpend]) -> AgentCost:
         total_tokens=total_tokens,
         total_cost_usd=total_cost,
         fast_at_n=fast_at_n,
-        fast_at_n_per_dollar=_ratio(fast_at_n, total_cost),
+        fast_at_n_per_dollar=per_dollar(fast_at_n, total_cost),
         cost_per_solved=_ratio(total_cost, solved),
         tokens_per_solved=_ratio(total_tokens, solved),
     )

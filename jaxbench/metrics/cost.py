@@ -31,3 +31,11 @@ def per_solved(total: float | Iterable[float | None] | None, n_solved: float) ->
     if not n_solved or n_solved <= 0:
         return None
     return math.fsum(cast("list[float]", values)) / n_solved  # None and non-numbers raised above
+
+
+def per_dollar(share: float | None, cost: float | None) -> float | None:
+    """fast@N per dollar: the share (fast@N) over the cost reported for it; None when either is
+    not known or the cost is 0 (no ratio over $0)."""
+    if share is None or cost is None or cost <= 0:
+        return None
+    return share / cost

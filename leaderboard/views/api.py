@@ -47,6 +47,9 @@ class LeaderboardRowSerializer(serializers.Serializer):
     expert_pct = serializers.FloatField(allow_null=True, help_text="floored geomean / experts' on the expert set")
     tokens_per_solved = serializers.FloatField(allow_null=True)
     cost_per_solved = serializers.FloatField(allow_null=True)
+    fast_per_dollar = serializers.FloatField(
+        allow_null=True, help_text="fast@N over the cost the trace reports (null: no cost reported, or $0)"
+    )
     date = serializers.CharField()
     n_samples = serializers.IntegerField()
     candidates_total = serializers.IntegerField()
