@@ -283,7 +283,7 @@ def _trace_summary(trace) -> str:
     h = trace.header
     counts = trace.workloads()
     what = trace_format.FORMAT
-    if getattr(trace, "document", False):
+    if trace.document:
         what = f"{((h.get('settings') or {}).get('trajectory') or {}).get('format') or 'ATIF/ADK'} trajectory"
     return (
         f"valid {what}: {len(trace.samples)} samples over {len(counts)} workloads "

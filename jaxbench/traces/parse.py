@@ -104,6 +104,8 @@ class Trace:
     # against, and how long the check took; unset (AttributeError) otherwise
     how: str = dataclasses.field(init=False, repr=False, compare=False)
     seconds: float = dataclasses.field(init=False, repr=False, compare=False)
+    # read from one JSON document (an ATIF trajectory or ADK session), not JSON Lines
+    document: bool = dataclasses.field(default=False, init=False, repr=False, compare=False)
 
     def workloads(self) -> dict[str, int]:
         counts: dict[str, int] = {}
