@@ -5,7 +5,8 @@ Stable API (no Django anywhere under jaxbench)::
     from jaxbench import harness
 
     record = harness.evaluate(workload, source, *, profile, hardware=None,
-                              require_pallas=True, baseline=None, timeouts=None) -> dict
+                              require_pallas=True, baseline=None, timeouts=None,
+                              baseline_cache="memory") -> dict
     base   = harness.measure_baseline(workload, *, profile, hardware=None) -> dict
     low    = harness.lower_for_platform(workload, source, platform="tpu",
                                         profile="full") -> dict
@@ -21,7 +22,9 @@ Stable API (no Django anywhere under jaxbench)::
 * ``hardware``: a target slug (``"cpu"``, ``"tpu-v6e"``); None = what the child's JAX reports.
 * ``baseline``: a record from ``measure_baseline`` for the same workload, profile, hardware and
   harness version (anything else raises ``ValueError``); None = measure one now (cached in this
-  process). It is the guard's reference only: speedups come from the side-by-side timings.
+  process; with ``baseline_cache="disk"``, as the CLI asks, also on disk across runs:
+  ``baseline_cache.py``; ``"fresh"`` measures again). It is the guard's reference only: speedups
+  come from the side-by-side timings.
 * ``timeouts``: per-phase wall-clock limits in seconds, keys ``startup``, ``compile``,
   ``check``, ``timing``, ``export`` (defaults in :data:`DEFAULT_TIMEOUTS`).
 
