@@ -26,6 +26,25 @@ from tests.jaxbench.adversarial.corpus import expectations, files, source  # noq
 TIMEOUTS = {"compile": 40, "check": 60, "timing": 120}
 
 
+def run_as_the_worker(pool, path: pathlib.Path) -> tuple[tuple[str, str | None], dict | None]:
+    """(outcome, category) as the worker decides it: a child killed by a signal the harness did
+    not send is tried again on a fresh child, and the same death twice is the candidate's
+    ``runtime_error`` (crash; evaluator.runner.died_again_record); any other harness failure is
+    said, never a verdict."""
+    deaths = []
+    while True:
+        try:
+            rec = pool.evaluate("12p", source(path), profile="small", hardware="cpu", timeouts=TIMEOUTS)
+            return (rec["outcome"], rec["error_category"]), rec
+        except harness.InfrastructureError as exc:
+            death = getattr(exc, "death", None)
+            if death is None:
+                return ("(infrastructure)", str(exc)[:80]), None
+            if death in deaths:
+                return ("runtime_error", "crash"), None
+            deaths.append(death)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--busy", action="store_true", help="a busy loop on the last core throughout")
@@ -42,12 +61,8 @@ def main() -> None:
                     continue
                 want = expectations(path)
                 t = time.time()
-                try:
-                    rec = pool.evaluate("12p", source(path), profile="small", hardware="cpu", timeouts=TIMEOUTS)
-                    got = (rec["outcome"], rec["error_category"])
-                    retried += bool(rec.get("load_retries"))
-                except harness.InfrastructureError as exc:  # the harness's failure: said, never a verdict
-                    got, rec = ("(infrastructure)", str(exc)[:80]), None
+                got, rec = run_as_the_worker(pool, path)
+                retried += bool(rec and rec.get("load_retries"))
                 good = any(got[0] == o and (c is None or got[1] == c) for o, c in want)
                 ok, n = ok + good, n + 1
                 shown = " | ".join(f"{o} {c or ''}".strip() for o, c in want)
