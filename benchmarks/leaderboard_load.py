@@ -1,30 +1,44 @@
 """Leaderboard load benchmark (a benchmark, not a test).
 
 Fills a database with S submissions x W workloads x K samples (default 200 x 50 x 144 = 1.44 M
-candidates and 1.44 M finished evaluations, bulk-inserted), builds the leaderboard aggregates
-directly from the generated samples through the same folding code the worker uses
-(``aggregates.sample_from_evaluation`` -> ``fold`` -> ``summary_from_states``), then measures:
+candidates and 1.44 M finished evaluations, bulk-inserted; every submission a 7,200-sample
+trace), builds the leaderboard aggregates directly from the generated samples through the same
+folding code the worker uses (``aggregates.sample_from_evaluation`` -> ``fold`` ->
+``summary_from_states``), then measures:
 
 * ``refresh_for_evaluation`` after one newly finished evaluation (target < 20 ms);
 * under gunicorn with 2 workers: median and p95 latency (sequential requests) and requests per
   second (concurrent clients) of the leaderboard, a submission page, a workload page, the
   leaderboard API and a submission's detail and evaluations over the API; once with the portal's
   settings (per-process cache of the leaderboard data and figures) and once with caching disabled
-  (every request recomputes from the aggregates).
+  (every request recomputes from the aggregates);
+* every page and API endpoint (``benchmarks/endpoints_load.py``: each GET route of the URL
+  resolver, with its filters, pagination and exports, as an anonymous visitor, a team member and
+  staff), p50/p95 cold (caching disabled) and warm (cached), and the first request of a freshly
+  started worker, each against the same 100 ms budget.
 
 Every row is measured under the current harness (``jaxbench.HARNESS_VERSION``: the boards fold
-no other), a fifth of the correct ones without an interval. With ``--rescored-share F`` a share
-F of the submissions also has an earlier-harness row per candidate (as after a harness bump and
-a re-score: kept, listed on their pages, never folded), and the board's ``?versions=all`` view
-(``leaderboard/board_versions.py``, recomputed from those rows) is measured and printed apart
-from the targets.
+no other), a fifth of the correct ones without an interval. A few correct verdicts are reviewed
+by staff (accepted, or rejected: outcome ``rejected``), and in every tenth submission (half of
+them private, a member's team's) some are held for review (``REVIEW_SHARES``). With
+``--rescored-share F`` a share F of the submissions also has an earlier-harness row per
+candidate (as after a harness bump and a re-score: kept, listed on their pages, never folded),
+and the board's ``?versions=all`` view (``leaderboard/board_versions.py``, recomputed from those
+rows) is measured and printed apart from the targets.
 
-On SQLite (a fresh file) and on PostgreSQL (a bench database created and dropped here, on the
-server DATABASE_URL names when it is a postgres:// URL, else postgres://postgres@127.0.0.1:5432).
-Usage:
+The database is DATABASE_URL's (``--db`` defaults to its backend; unset: a SQLite file in the
+work dir); with ``--db both`` the other backend gets its own (a SQLite file in the work dir, or
+``jaxbench_leaderboard_bench`` on the local PostgreSQL server). A database is filled only when
+it is empty or was filled by this benchmark (never one with other data); ``--keep`` keeps it
+and ``--reuse`` measures it again as it is (new migrations applied), ``--fill-only`` fills it
+and measures nothing. Usage:
 
-    .venv/bin/python benchmarks/leaderboard_load.py                  # both databases, full size
+    .venv/bin/python benchmarks/leaderboard_load.py                  # SQLite, full size
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/jaxbench_load .venv/bin/python benchmarks/leaderboard_load.py
+    .venv/bin/python benchmarks/leaderboard_load.py --db both        # SQLite, then PostgreSQL
     .venv/bin/python benchmarks/leaderboard_load.py --db sqlite --submissions 20 --samples 20
+    DATABASE_URL=sqlite:////tmp/lb.sqlite3 .venv/bin/python benchmarks/leaderboard_load.py --fill-only
+    DATABASE_URL=sqlite:////tmp/lb.sqlite3 .venv/bin/python benchmarks/leaderboard_load.py --reuse --seconds 0
     .venv/bin/python benchmarks/leaderboard_load.py --db sqlite --rescored-share 0.05 --no-upload
 """
 
@@ -51,6 +65,8 @@ import time
 import urllib.request
 from urllib.parse import urlsplit, urlunsplit
 
+import endpoints_load  # a sibling script: every page and endpoint of the portal, timed
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PY = sys.executable
 PG_DB = "jaxbench_leaderboard_bench"
@@ -58,6 +74,12 @@ HW = "tpu-v6e"
 ALL_VERSIONS = "all versions"  # the board under ?versions=all (with --rescored-share)
 INFO_PAGES = {ALL_VERSIONS}  # measured and printed, but not among the issue's targets
 EARLIER_HARNESS = "1.0.0"  # --rescored-share: the harness the re-scored submissions were first measured under
+# shares of the correct main rows held for review by the harness (in every HELD_EVERY-th submission
+# only, half of them private: a held verdict keeps its submission off the ranking until reviewed),
+# accepted and rejected by staff (in every submission)
+REVIEW_SHARES = (0.002, 0.0002, 0.0003)
+HELD_EVERY = 10
+MEMBER, STAFF = "bench-member", "bench-staff"  # a team member (teams 0 and 19: private entries) and staff
 
 
 # --------------------------------------------------------------------------------------------
@@ -134,6 +156,16 @@ def _insert(table, columns, rows):
             cur.executemany(f'INSERT INTO {table} ({", ".join(columns)}) VALUES ({marks})', rows)
 
 
+def _defaults(model, columns) -> dict:
+    """{column: default} of the model's NOT NULL columns that ``columns`` leaves out."""
+    out = {}
+    for f in model._meta.concrete_fields:
+        if f.column not in columns and not f.null and not f.primary_key:
+            v = f.get_default()
+            out[f.column] = json.dumps(v) if isinstance(v, (dict, list)) else v
+    return out
+
+
 def _sample_outcomes(rng: random.Random, skill: float, k: int, sequential: bool, legacy_share: float = 0.2):
     """(outcome, speedup, [lo, hi] or None) per index: failures dominate, correctness and speed
     improve along a sequential search. Correct samples are timed side by side (a 95% interval
@@ -169,8 +201,10 @@ def _sample_outcomes(rng: random.Random, skill: float, k: int, sequential: bool,
     return out
 
 
-def _evaluation_row(cand_id, hw_id, stage, state, outcome, speedup, ci, record, sha, finished, version):
-    """One evaluation row as the raw insert writes it (``ev_cols`` in ``populate``)."""
+def _evaluation_row(cand_id, hw_id, stage, state, outcome, speedup, ci, record, sha, finished, version, review=None):
+    """One evaluation row as the raw insert writes it (``ev_cols`` in ``populate``); ``review``:
+    (state, reviewed_by_id, message) of a reviewed or held row."""
+    state_, reviewer, message = review or ("", None, None)
     return (
         cand_id,
         hw_id,
@@ -180,7 +214,7 @@ def _evaluation_row(cand_id, hw_id, stage, state, outcome, speedup, ci, record, 
         speedup,
         ci[0] if ci else None,
         ci[1] if ci else None,
-        "" if speedup is not None else f"{outcome}: bench failure",
+        message if message is not None else "" if speedup is not None else f"{outcome}: bench failure",
         json.dumps(record),
         sha,
         1,
@@ -191,8 +225,10 @@ def _evaluation_row(cand_id, hw_id, stage, state, outcome, speedup, ci, record, 
         finished,
         "[]",
         "user",
-        "",
-        "",
+        state_,
+        "bench review" if reviewer else "",
+        finished if reviewer else None,
+        reviewer,
         version,
         False,
         record["harness_version"],
@@ -200,8 +236,36 @@ def _evaluation_row(cand_id, hw_id, stage, state, outcome, speedup, ci, record, 
     )
 
 
+def _review(rng: random.Random, outcome: str, speedup, ci, record: dict, staff_id: int, finished, may_hold: bool):
+    """A correct main row's review state (``REVIEW_SHARES``): held by the harness (not folded, its
+    speed withheld), accepted, or rejected by staff (outcome ``rejected``, the measured verdict
+    under the record's review). Returns (outcome, speedup, ci, record, review) as stored."""
+    from jaxbench.verdict import review as review_rules  # deferred: only the child has the repository on its path
+
+    r = rng.random()
+    held, accepted, rejected = REVIEW_SHARES
+    held = held if may_hold else 0.0
+    audit = {"by": "bench-staff", "at": finished.isoformat(), "note": "bench review"}
+    if r < held:
+        record = dict(record, held_for_review=True, notes=["speedup interval reaches above 10x: held for review"])
+        return outcome, speedup, ci, record, (review_rules.HELD, None, None)
+    if r < held + accepted:
+        return (
+            outcome,
+            speedup,
+            ci,
+            review_rules.accepted_record(record, audit),
+            (review_rules.ACCEPTED, staff_id, None),
+        )
+    if r < held + accepted + rejected:
+        record = review_rules.rejected_record(dict(record, outcome=outcome, speedup=speedup, speedup_ci=ci), audit)
+        return record["outcome"], None, None, record, (review_rules.REJECTED, staff_id, record["message"])
+    return outcome, speedup, ci, record, None
+
+
 def populate(n_subs, n_workloads, n_samples, seed=1, rescored_share=0.0):
     # deferred: runs in the child process only, after _django() has set Django up
+    from django.contrib.auth import get_user_model
     from django.db import connection, transaction
     from django.utils import timezone
 
@@ -210,10 +274,11 @@ def populate(n_subs, n_workloads, n_samples, seed=1, rescored_share=0.0):
     from evaluator.models import Evaluation, current_harness_version
     from leaderboard import aggregates as A
     from leaderboard.models import SubmissionSummary, WorkloadResult
-    from submissions.models import Candidate, Submission, Team
+    from submissions.models import Candidate, Membership, Submission, Team
 
     harness = current_harness_version()  # every folded row: the current harness
     rng = random.Random(seed)
+    review_rng = random.Random(seed + 1)  # apart: the outcomes stay those of the runs before reviews were seeded
     t0 = time.perf_counter()
     sync_hardware()
     hw = HardwareTarget.objects.get(slug=HW)
@@ -251,6 +316,12 @@ def populate(n_subs, n_workloads, n_samples, seed=1, rescored_share=0.0):
         ]
     )
     teams = Team.objects.bulk_create([Team(name=f"Bench team {i}", slug=f"bench-team-{i}") for i in range(40)])
+    users = get_user_model().objects
+    staff = users.create_user(STAFF, is_staff=True)
+    member = users.create_user(MEMBER)
+    Membership.objects.bulk_create(
+        [Membership(team=teams[0], user=member, role=Membership.OWNER), Membership(team=teams[19], user=member)]
+    )
     methods = ["iterative", "iterative+context", "autocomp", "best-of-n", "evolutionary", "tree-search"]
     models = ["Gemini 3 Flash", "Gemini 3.1 Pro", "Claude", "GPT", "Qwen", "DeepSeek"]
     now = timezone.now()
@@ -312,17 +383,22 @@ def populate(n_subs, n_workloads, n_samples, seed=1, rescored_share=0.0):
         "lane",
         "review",
         "review_note",
+        "reviewed_at",
+        "reviewed_by_id",
         "workload_version",
         "workload_version_assumed",
         "harness_version",
         "harness_version_assumed",
     ]
     quote = connection.ops.quote_name
-    cand_cols_q = [quote(c) for c in cand_cols]
-    ev_cols_q = [quote(c) for c in ev_cols]
+    # every other NOT NULL column (one a later migration adds) with its model default
+    cand_rest, ev_rest = _defaults(Candidate, cand_cols), _defaults(Evaluation, ev_cols)
+    cand_cols_q = [quote(c) for c in [*cand_cols, *cand_rest]]
+    ev_cols_q = [quote(c) for c in [*ev_cols, *ev_rest]]
     next_id = 1
     t_insert = t_agg = 0.0
     n_evals = n_ties = n_intervals = 0
+    n_review = {"held": 0, "accepted": 0, "rejected": 0}
     batch_c, batch_e, summaries, results = [], [], [], []
     step = round(1 / rescored_share) if rescored_share > 0 else 0
     n_earlier = 0
@@ -376,9 +452,16 @@ def populate(n_subs, n_workloads, n_samples, seed=1, rescored_share=0.0):
                 if ci:
                     record.update(speedup_ci=ci, baseline_source="interleaved")
                 finished = now - datetime.timedelta(seconds=n_evals % 100000)
+                review = None
+                if stage == Evaluation.MAIN and speedup is not None:
+                    outcome, speedup, ci, record, review = _review(
+                        review_rng, outcome, speedup, ci, record, staff.pk, finished, si % HELD_EVERY == HELD_EVERY - 1
+                    )
+                    if review:
+                        n_review[review[0]] += 1
                 batch_e.append(
                     _evaluation_row(
-                        next_id, hw.pk, stage, state, outcome, speedup, ci, record, sha, finished, w.version
+                        next_id, hw.pk, stage, state, outcome, speedup, ci, record, sha, finished, w.version, review
                     )
                 )
                 if rescored:  # measured under the earlier harness too, before the re-score above
@@ -393,8 +476,11 @@ def populate(n_subs, n_workloads, n_samples, seed=1, rescored_share=0.0):
                     )
                     n_earlier += 1
                 # the same folding code as refresh_for_evaluation / rebuild_submission
-                s = A.sample_from_evaluation(w.pk, idx, stage, state, outcome, speedup, record, finished)
-                samples.append(s)
+                s = A.sample_from_evaluation(
+                    w.pk, idx, stage, state, outcome, speedup, record, finished, review[0] if review else ""
+                )
+                if s is not None:  # a held row is not folded (nor is its candidate) until accepted
+                    samples.append(s)
                 next_id += 1
                 n_evals += 1
                 n_ties += outcome == "correct_tie"
@@ -420,8 +506,8 @@ def populate(n_subs, n_workloads, n_samples, seed=1, rescored_share=0.0):
         if len(batch_c) >= 100_000 or si == len(subs) - 1:
             tb = time.perf_counter()
             with transaction.atomic():
-                _insert(cand_table, cand_cols_q, batch_c)
-                _insert(ev_table, ev_cols_q, batch_e)
+                _insert(cand_table, cand_cols_q, [(*r, *cand_rest.values()) for r in batch_c])
+                _insert(ev_table, ev_cols_q, [(*r, *ev_rest.values()) for r in batch_e])
                 SubmissionSummary.objects.bulk_create(summaries)
                 for summ, rows in zip(summaries, results):
                     for r in rows:
@@ -442,7 +528,9 @@ def populate(n_subs, n_workloads, n_samples, seed=1, rescored_share=0.0):
     with connection.cursor() as cur:
         if connection.vendor == "postgresql":
             cur.execute(f"SELECT setval(pg_get_serial_sequence('{cand_table}', 'id'), %s)", [next_id])
-            cur.execute("ANALYZE")
+            # what autovacuum does after bulk inserts: statistics, and the visibility map that
+            # index-only scans (the counts) need
+            cur.execute("VACUUM ANALYZE")
         else:
             cur.execute("ANALYZE")
     return {
@@ -454,6 +542,7 @@ def populate(n_subs, n_workloads, n_samples, seed=1, rescored_share=0.0):
         "ties": n_ties,
         "with_interval": n_intervals,
         "earlier_harness": n_earlier,
+        "reviews": n_review,
         "submissions": [s.pk for s in subs],
         "workloads": [w.slug for w in workloads],
         "public": [s.pk for s in subs if s.published_at],
@@ -534,6 +623,9 @@ def measure_refresh(n_samples, n=60, seed=2):
 
 
 def child(args):
+    """``seed``: migrate and fill the database, time the refresh and the upload; ``describe``:
+    migrate (a kept database gets the migrations added since), collect the static files and say
+    what the HTTP rows need (endpoints_load.describe)."""
     _django()
     # deferred: Django is set up just above
     from django.core.management import call_command
@@ -541,7 +633,15 @@ def child(args):
 
     print(f"  [{connection.vendor}] migrate", flush=True)
     call_command("migrate", verbosity=0, interactive=False)
-    call_command("collectstatic", verbosity=0, interactive=False)
+    if args.child == "describe":
+        call_command("collectstatic", verbosity=0, interactive=False)
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        import endpoints_load  # deferred: a sibling script, on sys.path from the line above
+
+        info = endpoints_load.describe(MEMBER, STAFF, HW)
+        info["vendor"] = connection.vendor
+        pathlib.Path(args.out).write_text(json.dumps(info))
+        return
     print(f"  [{connection.vendor}] populate {args.submissions} x {args.workloads} x {args.samples}", flush=True)
     info = populate(args.submissions, args.workloads, args.samples, rescored_share=args.rescored_share)
     print(f"  [{connection.vendor}] refresh_for_evaluation timing", flush=True)
@@ -576,16 +676,24 @@ def _get(url, timeout=60):
 
 
 class Gunicorn:
-    def __init__(self, env, settings_module="portal.settings"):
+    """The portal under gunicorn. Up once ``/health/`` answers; with ``fresh`` (one worker) once
+    the worker has booted, before any request: its first request is a restart's."""
+
+    def __init__(self, env, settings_module="portal.settings", workers=2, fresh=False):
         self.port = _free_port()
         self.env = dict(env, DJANGO_SETTINGS_MODULE=settings_module)
         self.log = tempfile.NamedTemporaryFile("w+", prefix="gunicorn-", suffix=".log", delete=False)
+        flag = pathlib.Path(self.log.name + ".up")
+        config = pathlib.Path(self.log.name + ".conf.py")
+        config.write_text(endpoints_load.gunicorn_ready_hook(flag))
         self.proc = subprocess.Popen(
             [
                 str(pathlib.Path(PY).with_name("gunicorn")),
                 "portal.wsgi:application",
+                "--config",
+                str(config),
                 "--workers",
-                "2",
+                str(workers),
                 "--bind",
                 f"127.0.0.1:{self.port}",
                 "--timeout",
@@ -603,6 +711,10 @@ class Gunicorn:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             try:
+                if fresh:
+                    if flag.exists():
+                        return
+                    raise OSError("not booted yet")
                 _get(self.base + "/health/", timeout=5)
                 return
             except Exception:  # noqa: BLE001 - not up yet: try again until the deadline
@@ -649,6 +761,8 @@ def _latency(base, paths, n):
 
 
 def _throughput(base, paths, seconds, clients):
+    if seconds <= 0:
+        return {"rps": float("nan"), "errors": 0}
     stop = time.monotonic() + seconds
     count = [0]
     errors = [0]
@@ -673,7 +787,7 @@ def _throughput(base, paths, seconds, clients):
     return {"rps": round(count[0] / (time.monotonic() - t), 1), "errors": errors[0]}
 
 
-def http_bench(env, info, n, seconds, clients, nocache_settings):
+def http_bench(env, info, n, seconds, clients, nocache_settings, args):
     subs = info["public"]
     rng = random.Random(3)
     pages = {
@@ -693,9 +807,24 @@ def http_bench(env, info, n, seconds, clients, nocache_settings):
     if info.get("earlier_harness"):  # the version filter's view (leaderboard/board_versions.py)
         pages[ALL_VERSIONS] = ["/leaderboard/?hardware=tpu-v6e&versions=all"]
     out = {}
+    rows = endpoints_load.plan(info, HW)
+    endpoints = {
+        "rows": [(r.label, r.role) for r in rows],
+        "unmeasured": endpoints_load.unmeasured(info["inventory"], rows),
+    }
     for variant, settings_module in (("cached", "portal.settings"), ("uncached", nocache_settings)):
         g = Gunicorn(env, settings_module)
         try:
+            if args.endpoint_requests:
+                print(f"  every page and endpoint, {variant}", flush=True)
+                endpoints["warm" if variant == "cached" else "cold"] = endpoints_load.measure_all(
+                    g.base,
+                    rows,
+                    info,
+                    args.endpoint_requests,
+                    args.endpoint_seconds,
+                    variant[:4] if variant == "cached" else "cold",
+                )
             res = {}
             for name, paths in pages.items():
                 lat = _latency(g.base, paths, n if name not in INFO_PAGES else max(4, n // 10))
@@ -709,10 +838,127 @@ def http_bench(env, info, n, seconds, clients, nocache_settings):
             out[variant] = res
         finally:
             g.stop()
-    return out
+    if args.restarts:
+        print(f"  the first request of a fresh worker ({args.restarts} restarts per page)", flush=True)
+        endpoints["fresh"] = endpoints_load.fresh_worker(
+            lambda: Gunicorn(env, "portal.settings", workers=1, fresh=True), rows, info, args.restarts
+        )
+    return out, endpoints
+
+
+def database_url(name: str, workdir: pathlib.Path) -> str:
+    """The database to fill and measure: DATABASE_URL's when it names this backend, else a SQLite
+    file in the work dir or PG_DB on the local PostgreSQL server."""
+    url = _environment().get("DATABASE_URL") or ""
+    if backend_of(url) == name and url:
+        return url
+    if name == "sqlite":
+        return f"sqlite:///{workdir / 'sqlite' / 'bench.sqlite3'}"
+    return f"postgres://postgres@127.0.0.1:5432/{PG_DB}"
+
+
+def backend_of(url: str) -> str:
+    return "postgres" if urlsplit(url).scheme in ("postgres", "postgresql", "pgsql") else "sqlite"
+
+
+def _environment():
+    sys.path.insert(0, str(ROOT))
+    from jaxbench import environment  # deferred: the repository joins the path just above
+
+    return environment
+
+
+BENCH_MARK = "SELECT 1 FROM submissions_team WHERE slug = 'bench-team-0'"  # a database this benchmark filled
+
+
+def database_state(url: str) -> str:
+    """``missing`` (no database, or no file), ``empty`` (no tables), ``bench`` (filled by this
+    benchmark) or ``other`` (anything else: never written to here)."""
+    if backend_of(url) == "sqlite":
+        import sqlite3  # deferred: only the SQLite runs need it
+
+        path = pathlib.Path(url[len("sqlite:///") :])
+        if not path.exists():
+            return "missing"
+        with sqlite3.connect(path) as conn:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if not tables:
+                return "empty"
+            return "bench" if "submissions_team" in tables and conn.execute(BENCH_MARK).fetchone() else "other"
+    import psycopg  # deferred: only the PostgreSQL runs need it
+
+    server, db = _pg_split(url)
+    with psycopg.connect(f"{server}/postgres", autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [db]).fetchone():
+            return "missing"
+    with psycopg.connect(url, autocommit=True) as conn:
+        if not conn.execute("SELECT to_regclass('django_migrations')").fetchone()[0]:
+            return "empty"
+        if not conn.execute("SELECT to_regclass('submissions_team')").fetchone()[0]:
+            return "other"
+        return "bench" if conn.execute(BENCH_MARK).fetchone() else "other"
+
+
+def _pg_split(url: str) -> tuple[str, str]:
+    """(the server's URL without a database, the database's name)."""
+    parts = urlsplit(url)
+    return urlunsplit(("postgres", parts.netloc, "", "", "")), parts.path.strip("/")
+
+
+def _pg_admin(url: str, sql: str) -> None:
+    import psycopg  # deferred: only the PostgreSQL runs need it
+
+    with psycopg.connect(f"{_pg_split(url)[0]}/postgres", autocommit=True) as conn:
+        conn.execute(sql)
+
+
+def create_database(url: str, state: str) -> None:
+    """An empty database at ``url`` (one this benchmark filled before is dropped first)."""
+    if backend_of(url) == "sqlite":
+        path = pathlib.Path(url[len("sqlite:///") :])
+        for f in (path, pathlib.Path(f"{path}-wal"), pathlib.Path(f"{path}-shm")):
+            f.unlink(missing_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return
+    db = _pg_split(url)[1]
+    if state == "bench":
+        _pg_admin(url, f'DROP DATABASE "{db}"')
+    if state in ("bench", "missing"):
+        _pg_admin(url, f'CREATE DATABASE "{db}"')
+
+
+def drop_database(url: str) -> None:
+    if backend_of(url) == "sqlite":
+        create_database(url, "bench")  # removes the file and its journals
+    else:
+        _pg_admin(url, f'DROP DATABASE IF EXISTS "{_pg_split(url)[1]}"')
+
+
+def database_bytes(url: str) -> int:
+    if backend_of(url) == "sqlite":
+        return pathlib.Path(url[len("sqlite:///") :]).stat().st_size
+    import psycopg  # deferred: only the PostgreSQL runs need it
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        return conn.execute("SELECT pg_database_size(current_database())").fetchone()[0]
+
+
+def _run_child(mode: str, env: dict, out: pathlib.Path, args) -> dict:
+    cmd = [PY, __file__, "--child", mode, "--out", str(out)]
+    cmd += ["--submissions", str(args.submissions), "--workloads", str(args.workloads), "--samples", str(args.samples)]
+    cmd += ["--rescored-share", str(args.rescored_share)] + (["--no-upload"] if args.no_upload else [])
+    subprocess.run(cmd, cwd=ROOT, env=env, check=True)
+    return json.loads(out.read_text())
 
 
 def run_backend(name, args, workdir):
+    url = database_url(name, workdir)
+    state = database_state(url)
+    if state == "other":
+        raise SystemExit(f"{url} holds a database this benchmark did not fill: name an empty or a new one")
+    reuse = args.reuse and state == "bench"
+    if not reuse:
+        create_database(url, state)
     env = dict(os.environ)
     var = workdir / name
     var.mkdir(parents=True, exist_ok=True)
@@ -723,85 +969,52 @@ def run_backend(name, args, workdir):
             "JAXBENCH_TOKEN_RATE": "100000000/min",
             "PYTHONPATH": f"{workdir}:{ROOT}",
             "JAXBENCH_LOG_LEVEL": "WARNING",
+            "DATABASE_URL": url,
         }
     )
-    if name == "sqlite":
-        env["DATABASE_URL"] = f"sqlite:///{var / 'bench.sqlite3'}"
-    else:
-        env["DATABASE_URL"] = f"{pg_server()}/{PG_DB}"
-        _pg_admin(f'DROP DATABASE IF EXISTS "{PG_DB}"')
-        _pg_admin(f'CREATE DATABASE "{PG_DB}"')
+    print(f"  [{name}] {url}: {'reused as it is' if reuse else 'filled here'}", flush=True)
+    redis = None
+    if not env.get("DRAMATIQ_BROKER_URL"):  # the broker the portal runs beside (/health/ asks it)
+        from portal.embedded import start_redis  # deferred: the repository joins the path in _environment()
+
+        redis = start_redis(var / "redis" / "redis.sock")
     try:
-        out = var / "populate.json"
-        t = time.perf_counter()
-        subprocess.run(
-            [
-                PY,
-                __file__,
-                "--child",
-                "--out",
-                str(out),
-                "--submissions",
-                str(args.submissions),
-                "--workloads",
-                str(args.workloads),
-                "--samples",
-                str(args.samples),
-                "--rescored-share",
-                str(args.rescored_share),
-            ]
-            + (["--no-upload"] if args.no_upload else []),
-            cwd=ROOT,
-            env=env,
-            check=True,
-        )
-        info = json.loads(out.read_text())
-        info["seconds_total_load"] = round(time.perf_counter() - t, 1)
-        if name == "sqlite":
-            info["db_bytes"] = (var / "bench.sqlite3").stat().st_size
-        else:
-            info["db_bytes"] = _pg_size()
+        info = {"reused": reuse}
+        if not reuse:
+            t = time.perf_counter()
+            info.update(_run_child("seed", env, var / "populate.json", args))
+            info["seconds_total_load"] = round(time.perf_counter() - t, 1)
+        if args.fill_only:
+            print(f"  [{name}] filled and kept: measure it with --reuse", flush=True)
+            return None
+        info.update(_run_child("describe", env, var / "describe.json", args))
+        info.setdefault("evaluations", info["counts"]["evaluations"])
+        info["db_bytes"] = database_bytes(url)
         print(
-            f"  [{name}] loaded {info['evaluations']} evaluations in {info['seconds_total_load']}s "
-            f"(db {info['db_bytes'] / 1e9:.2f} GB); refresh_for_evaluation {info['refresh']}",
+            f"  [{name}] {info['counts']['evaluations']:,} evaluations, {info['counts']['held']} held, "
+            f"{info['counts']['reviewed']} reviewed (db {info['db_bytes'] / 1e9:.2f} GB); "
+            f"refresh_for_evaluation {info.get('refresh', '(not timed: a reused database)')}",
             flush=True,
         )
-        info["http"] = http_bench(env, info, args.requests, args.seconds, args.clients, "lb_nocache_settings")
+        info["http"], info["endpoints"] = http_bench(
+            env, info, args.requests, args.seconds, args.clients, "lb_nocache_settings", args
+        )
         return info
     finally:
-        if name == "postgres" and not args.keep:
-            _pg_admin(f'DROP DATABASE IF EXISTS "{PG_DB}"')
-
-
-def pg_server() -> str:
-    """The PostgreSQL server DATABASE_URL names (user, password, host and port; its database is
-    left alone: the benchmark creates and drops its own beside it), else the local default."""
-    sys.path.insert(0, str(ROOT))
-    from jaxbench import environment  # deferred: the repository joins the path just above
-
-    parts = urlsplit(environment.get("DATABASE_URL") or "")
-    if parts.scheme in ("postgres", "postgresql", "pgsql"):
-        return urlunsplit(("postgres", parts.netloc, "", "", ""))
-    return "postgres://postgres@127.0.0.1:5432"
-
-
-def _pg_admin(sql):
-    import psycopg  # deferred: only the PostgreSQL runs need it
-
-    with psycopg.connect(f"{pg_server()}/postgres", autocommit=True) as conn:
-        conn.execute(sql)
-
-
-def _pg_size():
-    import psycopg  # deferred: only the PostgreSQL runs need it
-
-    with psycopg.connect(f"{pg_server()}/postgres", autocommit=True) as conn:
-        return conn.execute("SELECT pg_database_size(%s)", [PG_DB]).fetchone()[0]
+        if redis is not None:
+            redis.terminate()
+            redis.wait(10)
+        if not (args.keep or args.fill_only or reuse):
+            drop_database(url)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--db", choices=["sqlite", "postgres", "both"], default="both")
+    ap.add_argument(
+        "--db",
+        choices=["sqlite", "postgres", "both"],
+        help="default: the backend DATABASE_URL names (SQLite when it is unset)",
+    )
     ap.add_argument("--submissions", type=int, default=200)
     ap.add_argument("--workloads", type=int, default=50)
     ap.add_argument("--samples", type=int, default=144)
@@ -824,9 +1037,22 @@ def main():
         "view too (apart from the targets); 0.05: 10 of 200 submissions, 72,000 more rows",
     )
     ap.add_argument("--requests", type=int, default=100, help="sequential requests per page type")
-    ap.add_argument("--seconds", type=float, default=10.0, help="throughput window per page type")
+    ap.add_argument("--seconds", type=float, default=10.0, help="throughput window per page type (0: none)")
     ap.add_argument("--clients", type=int, default=4, help="concurrent clients for the throughput window")
+    ap.add_argument(
+        "--endpoint-requests",
+        type=int,
+        default=30,
+        help="sequential requests per row of every page and endpoint (0: none)",
+    )
+    ap.add_argument("--endpoint-seconds", type=float, default=20.0, help="at most this long per row and cache variant")
+    ap.add_argument("--restarts", type=int, default=5, help="fresh workers per page for the first-request figure")
     ap.add_argument("--keep", action="store_true", help="keep the databases and files")
+    ap.add_argument(
+        "--reuse",
+        action="store_true",
+        help="measure a database this benchmark filled and kept (--keep) as it is, without filling it again",
+    )
     ap.add_argument(
         "--pipeline",
         type=int,
@@ -836,14 +1062,17 @@ def main():
         "sqlite, PostgreSQL + Redis for postgres; 2 worker threads) and put its overhead in "
         "the table (200 is the issue's figure: about 15 minutes per database)",
     )
+    ap.add_argument("--fill-only", action="store_true", help="fill the database and keep it; measure nothing")
     ap.add_argument("--json", help="also write the results here")
-    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--child", choices=["seed", "describe"], help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         child(args)
         return
     args.submissions = max(8, round(args.submissions * args.scale))
+    if args.db is None:
+        args.db = backend_of(_environment().get("DATABASE_URL") or "")
     workdir = pathlib.Path(tempfile.mkdtemp(prefix="lb-bench-"))
     (workdir / "lb_nocache_settings.py").write_text(
         "from portal.settings import *  # noqa: F401,F403\n"
@@ -860,11 +1089,16 @@ def main():
         for name in ["sqlite", "postgres"] if args.db == "both" else [args.db]:
             print(f"== {name} ==", flush=True)
             results[name] = run_backend(name, args, workdir)
+            if results[name] is None:  # --fill-only
+                del results[name]
+                continue
             if args.pipeline:
                 results[name]["pipeline"] = pipeline_figure(name, args.pipeline, workdir)
     finally:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
+    if not results:
+        return
     print(f"\n== summary (ms; req/s with {args.clients} concurrent clients) ==")
     print(f"{'db':9s} {'cache':9s} {'page':12s} {'median':>8s} {'p95':>8s} {'cold':>8s} {'req/s':>8s}")
     for db, info in results.items():
@@ -875,17 +1109,20 @@ def main():
                     f"{db:9s} {variant:9s} {page:12s} {r['median_ms']:8.1f} {r['p95_ms']:8.1f} "
                     f"{r['cold_ms']:8.1f} {r['rps']:8.1f}{flag}"
                 )
-        for mode, r in info["refresh"].items():
+        for mode, r in info.get("refresh", {}).items():
             print(
                 f"{db:9s} refresh_for_evaluation ({mode}): median {r['median_ms']} ms, p95 {r['p95_ms']} ms, "
                 f"max {r['max_ms']} ms (CPU median {r['cpu_median_ms']} ms) over {r['n']}"
             )
-        print(
-            f"{db:9s} load: {info['evaluations']} evaluations ({info.get('with_interval', 0)} timed side by side "
-            f"with an interval, {info.get('ties', 0)} ties), insert {info['seconds_insert']}s, aggregates "
-            f"{info['seconds_aggregates']}s, database {info['db_bytes'] / 1e9:.2f} GB"
-        )
+        if not info["reused"]:
+            print(
+                f"{db:9s} load: {info['evaluations']} evaluations ({info.get('with_interval', 0)} timed side by side "
+                f"with an interval, {info.get('ties', 0)} ties, reviews {info.get('reviews')}), insert "
+                f"{info['seconds_insert']}s, aggregates {info['seconds_aggregates']}s, database "
+                f"{info['db_bytes'] / 1e9:.2f} GB"
+            )
     print_targets(results, args)
+    endpoints_load.print_table(results)
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(results, indent=1))
 
@@ -969,6 +1206,8 @@ def print_targets(results: dict, args) -> None:
             "< 20 ms (PostgreSQL)",
             {
                 db: (f"{info['refresh']['all']['p95_ms']:.1f} ms", info["refresh"]["all"]["p95_ms"] < 20)
+                if info.get("refresh")
+                else ("reused db", None)
                 for db, info in results.items()
             },
         )
