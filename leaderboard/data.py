@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import hashlib
+import json
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -20,8 +21,8 @@ from urllib.parse import urlencode
 
 import django_filters
 from django.core.cache import cache
-from django.db.models import BinaryField, Case, Count, F, JSONField, Max, Q, Value, When
-from django.db.models.fields.json import KeyTransform
+from django.db.models import BinaryField, Case, Count, F, Max, Q, TextField, Value, When
+from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 
@@ -407,49 +408,59 @@ def sort_rows(rows: list[dict], sort: str) -> list[dict]:
 
 
 def _aggregates_of(
-    modes: Mapping[int, str], overrides: Mapping[int, Mapping], workload_ids: list[int]
+    modes: Mapping[int, str], overrides: Mapping[int, Mapping], workload_ids: list[int], *, curves: bool = False
 ) -> dict[int, dict[int, Any]]:
-    """summary pk -> workload pk -> what ``metrics.fast_p`` and ``fast_p_curve`` read of its
-    WorkloadAggregate, of the summaries ``modes`` (pk -> its mode) and the workloads
-    ``workload_ids`` (the chosen set's: the others' are not read): stored (one query), or
-    recomputed under the chosen versions (``overrides``, leaderboard.board_versions, whole)."""
+    """summary pk -> workload pk -> what ``metrics.fast_p`` (and, ``curves``, ``fast_p_curve``)
+    reads of its WorkloadAggregate, of the summaries ``modes`` (pk -> its mode) and the
+    workloads ``workload_ids`` (the chosen set's: the others' are not read): stored (one query
+    per mode), or recomputed under the chosen versions (``overrides``, board_versions: whole)."""
     by_summary: dict[int, dict[int, Any]] = {sid: dict(overrides[sid]["aggs"]) for sid in modes if sid in overrides}
     for mode in metrics.MODES:
         stored = [sid for sid, m in modes.items() if m == mode and sid not in overrides]
         if stored:
-            for sid, wl, agg in _fast_p_fields(mode, stored, workload_ids):
+            for sid, wl, agg in _fast_p_fields(mode, stored, workload_ids, curves):
                 by_summary.setdefault(sid, {})[wl] = agg
     return by_summary
 
 
-def _fast_p_fields(mode: str, summary_ids: list[int], workload_ids: list[int]):
-    """(summary pk, workload pk, WorkloadAggregate) holding only the fields fast_p@N and its
-    curve read in ``mode`` (the counts, the index range and, sequential, the lows' progression;
-    independent, the sorted lows), cut out of the stored JSON by the database (one query). The
-    whole aggregates of a board (200 submissions x 50 workloads, 144 samples each) took ~1.3 s to
-    load, parse and validate for ``?p=1.5`` (load benchmark, SQLite); these fields ~0.1 s."""
+def _fast_p_fields(mode: str, summary_ids: list[int], workload_ids: list[int], curves: bool):
+    """(summary pk, workload pk, WorkloadAggregate) holding only what fast_p@N reads in ``mode``:
+    the counts (columns) and, cut out of the stored JSON by the database, the lows' progression
+    (sequential) or the sorted lows (independent); with ``curves`` the largest index too (a
+    sequential curve's length). Loading, parsing and validating a board's whole aggregates
+    (200 submissions x 50 workloads, 144 samples each) took ~1.3 s of the load benchmark's
+    ``?p=1.5`` board (SQLite, 1.34 s p95 in all); these fields, ~0.1 s."""
     independent = mode == metrics.INDEPENDENT
     # aggregates stored before intervals: every low is its point (WorkloadAggregate.from_dict)
     key, earlier = ("correct_lows", "correct_speedups") if independent else ("low_progression", "progression")
-    rows = WorkloadResult.objects.filter(summary_id__in=summary_ids, workload_id__in=workload_ids).values_list(
-        "summary_id",
-        "workload_id",
-        KeyTransform("n_samples", "aggregate"),
-        KeyTransform("n_correct", "aggregate"),
-        KeyTransform("max_index", "aggregate"),
-        Coalesce(KeyTransform(key, "aggregate"), KeyTransform(earlier, "aggregate"), output_field=JSONField()),
+    fields = ["summary_id", "workload_id", "n_samples", "n_correct"]
+    rows = (
+        WorkloadResult.objects.filter(summary_id__in=summary_ids, workload_id__in=workload_ids)
+        .order_by()  # not the model's workload order: no join
+        .values_list(
+            *fields,
+            # JSON text, parsed here: only the rows with a correct sample have any
+            Case(
+                When(n_correct=0, then=Value(None)),
+                default=Coalesce(KT(f"aggregate__{key}"), KT(f"aggregate__{earlier}")),
+                output_field=TextField(),
+            ),
+            KT("aggregate__max_index") if curves else Value(None, output_field=TextField()),
+        )
     )
-    for sid, wl, n_samples, n_correct, max_index, values in rows:
-        values = values or ()
+    for sid, wl, n_samples, n_correct, values, max_index in rows:
+        # SQLite's JSON null is the text "null" (KeyTransform), PostgreSQL's NULL
+        values = (json.loads(values) if values else None) or ()
+        max_index = None if max_index in (None, "null") else int(max_index)
         yield (
             sid,
             wl,
             metrics.WorkloadAggregate(
-                n_samples=int(n_samples),
-                n_correct=int(n_correct),
+                n_samples=n_samples,
+                n_correct=n_correct,
                 max_index=max_index,
-                correct_lows=tuple(float(v) for v in values) if independent else (),
-                low_progression=() if independent else tuple((int(i), float(v)) for i, v in values),
+                correct_lows=tuple(values) if independent else (),
+                low_progression=() if independent else tuple((i, v) for i, v in values),
             ),
         )
 
@@ -653,7 +664,7 @@ def chart_inputs(q: Query, data: dict) -> dict:
         # fast_p@N for another p is not folded into the stored curves: from the per-workload
         # aggregates of the (at most CURVE_TOP) plotted rows, one query.
         ids = [w["pk"] for w in data["members"]]
-        by_summary = _aggregates_of({r["summary_id"]: r["mode"] for r in plotted}, overrides, ids)
+        by_summary = _aggregates_of({r["summary_id"]: r["mode"] for r in plotted}, overrides, ids, curves=True)
         for c in rows[:CURVE_TOP]:
             aggs = metrics.select(by_summary.get(c["row"]["summary_id"], {}), ids)
             c["fast"] = [v for _, v in metrics.fast_p_curve(aggs, q.p, c["row"]["mode"])]

@@ -18,7 +18,7 @@ from .aggregate import (
     _check_mode,
     _check_n,
 )
-from .per_workload import best_within, expected_log_speedup, fast_probability, solve_probability
+from .per_workload import best_within, expected_log_speedup, fast_probabilities, fast_probability, solve_probability
 
 # --------------------------------------------------------------------------------------------
 # Workload-set metrics
@@ -99,8 +99,14 @@ def fast_p_curve(
     mode: str = SEQUENTIAL,
     n_max: int | None = None,
 ) -> list[tuple[int, float]]:
-    """[(N, fast_p@N) for N = 1..n_max]; n_max defaults to ``curve_length``."""
-    return _curve(lambda a, n: fast_p(a, n, p, mode), aggregates, mode, n_max)
+    """[(N, fast_p@N) for N = 1..n_max]; n_max defaults to ``curve_length``. The values of
+    ``fast_p`` at each N, each workload's aggregate read once for the whole curve (fast_p at
+    each N read it again for every point: 144 x 50 of them for one row of the board's chart)."""
+    aggs = _aggs(aggregates)
+    top = curve_length(aggs, mode) if n_max is None else _check_n(n_max)
+    assert top is not None  # _check_n returns n_max itself (not None) or raises
+    per = [fast_probabilities(a, top, p, mode) for a in aggs]
+    return [(n, math.fsum(col) / len(aggs)) for n, col in zip(range(1, top + 1), zip(*per), strict=True)]
 
 
 def solved_curve(

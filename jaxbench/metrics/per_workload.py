@@ -64,20 +64,45 @@ def fast_probability(
     if agg is None or agg.n_correct == 0:
         return 0.0
     if mode == INDEPENDENT:
-        if p == 1.0:
-            c = agg.n_faster
-        else:
-            c = len(agg.correct_lows) - bisect.bisect_right(agg.correct_lows, p)
-        return pass_at_k(agg.n_samples, c, agg.n_samples if n is None else n)
-    if p == 1.0:
-        first = agg.first_faster_index
-    else:
-        lows = [s for _, s in agg.low_progression]
-        pos = bisect.bisect_right(lows, p)  # first entry with low > p
-        first = agg.low_progression[pos][0] if pos < len(lows) else None
+        return pass_at_k(agg.n_samples, _n_fast(agg, p), agg.n_samples if n is None else n)
+    first = _first_fast(agg, p)
     if first is None:
         return 0.0
     return 1.0 if n is None or first < n else 0.0
+
+
+def fast_probabilities(
+    agg: WorkloadAggregate | None, top: int, p: float = DEFAULT_P, mode: str = SEQUENTIAL
+) -> list[float]:
+    """``[fast_probability(agg, n, p, mode) for n in 1..top]``, the aggregate read once (a
+    curve's points: the leaderboard's fast_p@N charts for p != 1)."""
+    top, mode = _check_n(top) or 0, _check_mode(mode)
+    p = float(p)
+    if agg is None or agg.n_correct == 0:
+        return [0.0] * top
+    if mode == INDEPENDENT:
+        c = _n_fast(agg, p)
+        return [pass_at_k(agg.n_samples, c, n) for n in range(1, top + 1)]
+    first = _first_fast(agg, p)
+    if first is None:
+        return [0.0] * top
+    return [1.0 if first < n else 0.0 for n in range(1, top + 1)]
+
+
+def _n_fast(agg: WorkloadAggregate, p: float) -> int:
+    """Correct samples faster than p (their lows above p)."""
+    if p == 1.0:
+        return agg.n_faster
+    return len(agg.correct_lows) - bisect.bisect_right(agg.correct_lows, p)
+
+
+def _first_fast(agg: WorkloadAggregate, p: float) -> int | None:
+    """The index of the first sample faster than p (sequential order), or None."""
+    if p == 1.0:
+        return agg.first_faster_index
+    lows = [s for _, s in agg.low_progression]
+    pos = bisect.bisect_right(lows, p)  # first entry with low > p
+    return agg.low_progression[pos][0] if pos < len(lows) else None
 
 
 def _n_above_one(agg: WorkloadAggregate | None) -> int:

@@ -5,17 +5,22 @@ page's side-by-side baseline."""
 from __future__ import annotations
 
 import json
+import random
 import re
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from catalog.models import Workload
 from evaluator.models import Evaluation
+from jaxbench import metrics
 from leaderboard import charts
 from leaderboard.aggregates.refresh import rebuild_submission
 from leaderboard.columns import COLUMNS
 from leaderboard.data import Query, chart_inputs, leaderboard_data
-from tests.leaderboard.conftest import make_submission
+from leaderboard.models import WorkloadResult
+from tests.leaderboard.conftest import make_submission, random_interval_sequence
 
 pytestmark = pytest.mark.django_db
 
@@ -96,3 +101,50 @@ def test_workload_page_shows_the_baseline_timed_beside_the_best_sample(client, p
     row = re.search(rf'<tr data-submission="{sub.pk}">(.*?)</tr>', html, re.S).group(1)
     assert "0.290 ms" in row and "13.400 ms" in row
     assert "XLA baseline (alone)" in html and "XLA beside it" in html
+
+
+def test_fast_p_for_another_p_reads_only_what_it_needs_of_the_aggregates(populated, workloads, hardware):
+    """Issue 34, item 8: for p != 1 the board cuts out of each stored aggregate only what
+    fast_p@N reads (the whole aggregates of the load benchmark's board took ~1.3 s to load and
+    parse), with the same values as the whole aggregates give: sequential and independent
+    rows, and an aggregate stored before intervals (no lows: its points stand for them)."""
+    rng = random.Random(7)
+    independent = make_submission(
+        populated["b"].team,
+        hardware["cpu"],
+        {w: random_interval_sequence(rng, 5, 0.7) for w in workloads[:12]},
+        sampling="independent",
+        method="independent-sampler",
+    )
+    rebuild_submission(independent)
+    old = WorkloadResult.objects.filter(submission=populated["a"], n_correct__gt=0).first()
+    stripped = {k: v for k, v in old.aggregate.items() if k not in ("correct_lows", "low_progression")}
+    WorkloadResult.objects.filter(pk=old.pk).update(aggregate=stripped)
+
+    q = Query.from_params({"hardware": "cpu", "p": "1.2"})
+    with CaptureQueriesContext(connection) as ctx:
+        data = leaderboard_data(q, use_cache=False)
+        charts_in = chart_inputs(q, data)
+    reads = [c["sql"] for c in ctx.captured_queries if 'FROM "leaderboard_workloadresult"' in c["sql"]]
+    # the column itself is never selected: only what the database cuts out of it
+    whole = re.compile(r'(SELECT |, )"leaderboard_workloadresult"\."aggregate"( AS "aggregate")?(,| FROM)')
+    assert reads and not any(whole.search(s) for s in reads), reads
+
+    ids = [w["pk"] for w in data["members"]]
+    rows = data["rows"] + data["self_reported"] + data["in_progress"]
+    assert {r["mode"] for r in rows} == {metrics.SEQUENTIAL, metrics.INDEPENDENT}
+    for r in rows:
+        whole = {
+            wl: metrics.WorkloadAggregate.from_dict(a)
+            for wl, a in WorkloadResult.objects.filter(summary_id=r["summary_id"]).values_list(
+                "workload_id", "aggregate"
+            )
+        }
+        aggs = metrics.select(whole, ids)
+        assert r["fast"] == metrics.fast_p(aggs, q.n, q.p, r["mode"])
+        plotted = next((c for c in charts_in["rows"] if c["row"] is r), None)
+        if plotted is not None:
+            assert plotted["fast"] == [v for _, v in metrics.fast_p_curve(aggs, q.p, r["mode"])]
+            assert plotted["fast"] == [
+                metrics.fast_p(aggs, n, q.p, r["mode"]) for n in range(1, len(plotted["fast"]) + 1)
+            ]
