@@ -27,6 +27,8 @@ from leaderboard.views.submission_rows import (
     can_manage,
     can_view_code,
     failed_samples,
+    failure_message,
+    first_failures,
     mark_outside_pallas,
     progress_for,
     summaries_of,
@@ -94,23 +96,24 @@ def submission_detail(request, pk):
             "message",
         ]
         rows = workload_rows(submission, primary)
-        failures, _ = failed_samples(submission, limit=None)
-        # a workload's message: why its first failed sample failed (every one is in "failures")
-        first = {}
-        for f in failures:
-            first.setdefault(f["wid"], f"sample {f['index']}: {f['outcome']}: {f['head']}")
+        # a workload's message: why its first failed sample failed. The JSON lists every failure
+        # (the first of each among them); the CSV names only the first ones, read apart: every
+        # failure (6,045 of a 7,200-sample submission) and the state cost it 60 + 27 ms of ~85.
+        if fmt == "json":
+            failures, _ = failed_samples(submission, limit=None, heads=False)
+            first: dict[str, dict] = {}
+            for f in failures:
+                first.setdefault(f["wid"], f)
+        else:
+            first = first_failures(submission)
         for r in rows:
-            r["message"] = first.get(r["wid"], "")
+            r["message"] = failure_message(first[r["wid"]]) if r["wid"] in first else ""
         # the best samples' share outside Pallas and, per multi-configuration workload, configurations
         mark_outside_pallas(submission, rows, best_candidates(submission, rows))
         cols.append("outside_pallas")
-        return export_response(
-            fmt,
-            f"submission-{submission.pk}-{hw.slug}",
-            meta,
-            rows,
-            cols,
-            extra={
+        extra = None
+        if fmt == "json":  # a CSV holds the rows only
+            extra = {
                 "sets": primary.sets if primary else {},
                 "earlier_versions": versions["rows"],
                 "configurations": {r["wid"]: r["configurations"] for r in rows if r["configurations"]},
@@ -119,8 +122,8 @@ def submission_detail(request, pk):
                 ],
                 "state": state_of(submission).as_dict(),
                 "claimed_by_agent": claimed_export(reported),
-            },
-        )
+            }
+        return export_response(fmt, f"submission-{submission.pk}-{hw.slug}", meta, rows, cols, extra=extra)
     progress = progress_for(submission, evaluated)
     state = state_from_progress(progress)  # no query more: the progress has every count
     code = can_view_code(request.user, submission)
