@@ -460,7 +460,7 @@ def _fast_p_fields(mode: str, summary_ids: list[int], workload_ids: list[int], c
                 n_correct=n_correct,
                 max_index=max_index,
                 correct_lows=tuple(values) if independent else (),
-                low_progression=() if independent else tuple((i, v) for i, v in values),
+                low_progression=() if independent else tuple(map(tuple, values)),
             ),
         )
 
