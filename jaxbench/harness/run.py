@@ -621,6 +621,10 @@ class Run:
             return
         dedicated = cores.timing_cores()
         home = timer.protections.get("cpu_affinity")
+        if dedicated and home:
+            # back to the timer's own cores, never onto the timing core itself (a timer pinned
+            # before the core was dedicated, e.g. a warm child older than the setting)
+            home = [c for c in home if c not in dedicated] or cores.work_cores()
         where = dedicated or list(home or cores.machine_cores())
         with cores.timing_slot(where) as waited:
             self.phases["timing_core_wait_s"] = round(waited, 6)
