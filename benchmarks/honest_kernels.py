@@ -45,6 +45,14 @@ def _share(rec):
     return f"{100 * p['child_baseline_s'] / p['total_s']:.1f}%"
 
 
+def _reached(rec):
+    """The sampling half-width the adaptive sampling reached, and in how many rounds of 50."""
+    res = rec.get("resolution") or {}
+    if res.get("halfwidth") is None:
+        return "-"
+    return f"+-{100 * res['halfwidth']:.1f}% r{res['rounds']}"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", default="", help="comma-separated workload IDs")
@@ -60,7 +68,7 @@ def run(only: set[str]) -> None:
     print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     print(
         f"{'kind':<8} {'workload':<8} {'outcome':<16} {'speedup':<22} {'cand err':>9} "
-        f"{'XLA err':>9} {'beyond tol c/x':>15} {'baseline +':>10} {'wall s':>7}  file"
+        f"{'XLA err':>9} {'beyond tol c/x':>15} {'baseline +':>10} {'reached':>12} {'wall s':>7}  file"
     )
     t0 = time.time()
     with harness.WarmPool("cpu") as pool:
@@ -89,7 +97,7 @@ def run(only: set[str]) -> None:
                 f"{format_speedup(rec.get('speedup'), lo, hi):<22} "
                 f"{c.get('max_abs', float('nan')):>9.4f} {x.get('max_abs', float('nan')):>9.4f} "
                 f"{str(c.get('n_beyond_tol', '-')) + '/' + str(x.get('n_beyond_tol', '-')):>15} "
-                f"{_share(rec):>10} {wall:>7.1f}  {name}"
+                f"{_share(rec):>10} {_reached(rec):>12} {wall:>7.1f}  {name}"
                 + (f"  (timed again for load x{len(rec['load_retries'])})" if rec.get("load_retries") else ""),
                 flush=True,
             )

@@ -35,8 +35,14 @@ EvalRecord keys
 ``timed_outputs``      None, or {calls, identical_to_checked, checked_here}: every timed output
                        was hashed by the timer; one equal to its input set's checked output is
                        checked, any other was written and compared with the exact answer here.
-``timing_order``       None, or {seed, block, baseline_first}: the block order of the interleaved
-                       timing (which program opens each block), drawn by the trusted side.
+``timing_order``       None, or {seeds, block, baseline_first}: the block order of the interleaved
+                       timing (which program opens each block), drawn by the trusted side, one
+                       seed (hex) per timing round.
+``resolution``         None, or the adaptive sampling's account {target, halfwidth, rounds, pairs,
+                       stopped, budget_s}: the relative half-width the sampling part of the
+                       speedup's interval reached (before the systematic widening) against the
+                       platform's target, after ``rounds`` rounds of ITERS pairs; ``stopped``:
+                       target, rounds, budget or implausible.
 ``pallas_share``       None (not reached or a baseline), or how much of the workload's FLOPs the
                        candidate computes outside its Pallas kernels
                        (``pallas_share.assess_artifact``): ``outside_flops`` (the walk of the
@@ -253,6 +259,7 @@ class EvalRecord(TypedDict):
     baseline_timing: Timing | None
     timed_outputs: dict[str, int] | None
     timing_order: dict[str, Any] | None
+    resolution: dict[str, Any] | None
     speedup: float | None
     speedup_ci: list[float] | None
     speedup_method: str | None
@@ -348,6 +355,7 @@ def new_record(**fields: Any) -> dict[str, Any]:
         "baseline_timing": None,
         "timed_outputs": None,
         "timing_order": None,
+        "resolution": None,
         "speedup": None,
         "speedup_ci": None,
         "speedup_method": None,

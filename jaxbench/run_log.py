@@ -108,6 +108,7 @@ class Timing(TypedDict):
     speedup: float | None
     speedup_ci: list[float] | None
     baseline_source: str | None
+    resolution: dict[str, Any] | None  # the adaptive sampling's account (record.py ``resolution``)
 
 
 class Output(TypedDict):
@@ -178,6 +179,22 @@ def timing_summary(timing: Any) -> TimingSummary | None:
         "spread": _number(timing.get("spread")),
         "interval_s": [_percentile(samples, 0.1), _percentile(samples, 0.9)] if samples else None,
         "method": str(timing["method"]) if timing.get("method") else None,
+    }
+
+
+def _resolution(res: Any) -> dict[str, Any] | None:
+    """The record's adaptive-sampling account, its numbers checked (None for none)."""
+    if not isinstance(res, Mapping):
+        return None
+    width, target = _number(res.get("halfwidth")), _number(res.get("target"))
+    if width is None or target is None:
+        return None
+    return {
+        "halfwidth": width,
+        "target": target,
+        "rounds": int(res["rounds"]) if isinstance(res.get("rounds"), int) else None,
+        "pairs": int(res["pairs"]) if isinstance(res.get("pairs"), int) else None,
+        "stopped": str(res.get("stopped") or ""),
     }
 
 
@@ -327,6 +344,7 @@ def run_log(
             "speedup": _number(rec.get("speedup")),
             "speedup_ci": [float(x) for x in ci] if isinstance(ci, list) and len(ci) == 2 else None,
             "baseline_source": rec.get("baseline_source") if isinstance(rec.get("baseline_source"), str) else None,
+            "resolution": _resolution(rec.get("resolution")),
         }
     total = rec.get("phases", {}).get("total_s") if isinstance(rec.get("phases"), Mapping) else None
     if total is None and kind == "lowering":

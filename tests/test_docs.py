@@ -87,3 +87,21 @@ def test_nothing_cites_documents_outside_the_repository():
             "JAXBENCH_" + "DESIGN_MD",
         ):
             assert outside not in text, f"{path.relative_to(ROOT)} cites {outside}"
+
+
+def test_the_docs_page_states_the_adaptive_samplings_numbers_as_the_harness_has_them():
+    from jaxbench.harness import settings as s
+
+    page = (ROOT / "templates" / "portal" / "docs.html").read_text()
+    para = page[page.index('id="resolution"') :]
+    para = para[: para.index("</p>")]
+    stated = (
+        f"±{s.RESOLUTION_TARGET['cpu']:.0%}",
+        f"±{s.RESOLUTION_TARGET_DEFAULT:.0%}",
+        f"{s.MAX_TIMING_ROUNDS} rounds ({s.MAX_TIMING_ROUNDS * s.ITERS} pairs)",
+        f"{s.TIMING_BUDGET_S['cpu']:g} s on the CPU target",
+        f"{s.TIMING_BUDGET_S_DEFAULT:g} s on an",
+        f"round of {s.ITERS} pairs",
+    )
+    missing = [x for x in stated if x not in para]
+    assert not missing, f"the docs page's adaptive sampling paragraph does not say {missing}"

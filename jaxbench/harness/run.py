@@ -24,12 +24,12 @@ from .. import arrays, environment
 from .. import hardware as hw
 from ..metrics import roofline
 from ..profiling import xplane
-from ..record import Outcome, new_record, trim
+from ..record import CONFIDENCE, Outcome, new_record, trim
 from ..sandbox import cores, host
 from ..sandbox.child import SandboxedChild
 from ..sandbox.options import ChildGone, PhaseTimeout, SandboxError, SandboxOptions
 from ..verdict import artifact as artifact_rules
-from ..verdict import pallas_share
+from ..verdict import numerics, pallas_share
 from ..verdict import rules as verdict
 from ..verdict.artifact import MAX_MODULE_BYTES as MAX_ARTIFACT_BYTES
 from ..workloads.base import Workload
@@ -47,7 +47,19 @@ from .prepare import (
     write_input,
     write_twin_builder,
 )
-from .settings import BLOCK, COMPILE_WALL_SLACK, ITERS, WARMUP, InfrastructureError, MeasurementUntrusted
+from .settings import (
+    BLOCK,
+    COMPILE_WALL_SLACK,
+    ITERS,
+    MAX_TIMING_ROUNDS,
+    RESOLUTION_TARGET,
+    RESOLUTION_TARGET_DEFAULT,
+    TIMING_BUDGET_S,
+    TIMING_BUDGET_S_DEFAULT,
+    WARMUP,
+    InfrastructureError,
+    MeasurementUntrusted,
+)
 from .timer_files import block_order, differing_calls, load_outputs, read_trace
 
 Timeouts = dict[str, float]
@@ -514,34 +526,122 @@ class Run:
 
     def time(self) -> None:
         """Time the candidate (and, interleaved in the same child on the same inputs, the
-        baseline); check the saved timed outputs; parse the trace; the plausibility gates.
-        Fills rec["timing"] (and rec["baseline_timing"]); raises Stop on a failing outcome."""
-        timer, prep, rec, phases = self.the_timer, self.the_prep, self.rec, self.phases
-        candidate, base_name = self.mode == "candidate", self.base_name
+        baseline) in rounds of ITERS calls until the sampling part of the speedup's interval is
+        as narrow as the platform's target, or the rounds or the timing budget run out
+        (settings.RESOLUTION_TARGET; the stop rule ``keep_sampling`` reads the width only).
+        Each round: its timed outputs checked, its core's load measured, its trace parsed, the
+        plausibility gates. Fills rec["timing"] (and rec["baseline_timing"] and
+        rec["resolution"]); raises Stop on a failing outcome."""
+        rec, phases, base_name = self.rec, self.phases, self.base_name
         rec["phase"] = "timing"
+        timer = self.the_timer
         platform = timer.hello_info["platform"] if timer.hello_info else "cpu"
+        flops, nbytes = self.wl.cost(self.profile)
+        target = timer.target
+        floor = verdict.physical_floor(flops, nbytes, target.peak_flops, target.peak_bandwidth, platform)
+        limit = roofline.of_peaks(flops, nbytes, hw.peaks_of(target.slug))  # None without sourced peaks
+        rec["roofline"] = limit.as_dict() if limit else None  # what the hold for review compares with
+        goal = RESOLUTION_TARGET.get(platform, RESOLUTION_TARGET_DEFAULT)
+        budget = TIMING_BUDGET_S.get(platform, TIMING_BUDGET_S_DEFAULT)
+        rounds: list[dict[str, Any]] = []
+        stopped: str | None = None
+        width = None
+        while stopped is None:
+            rounds.append(self._time_round(len(rounds), platform, floor))
+            if rounds[-1]["implausible"] or not base_name:
+                break  # the baseline measured alone needs its median only, no interval
+            est = numerics.paired_speedup(
+                [x for r in rounds for x in r["b"]], [x for r in rounds for x in r["c"]], CONFIDENCE, block=BLOCK
+            )
+            width = est["sampling_halfwidth"]
+            spent = [r["elapsed"] for r in rounds]  # each round's wall, its trace's parsing included
+            stopped = numerics.keep_sampling(width, goal, len(rounds), MAX_TIMING_ROUNDS, sum(spent), spent[-1], budget)
+        t_v = time.monotonic()
+        phases["timing_s"] = round(sum(r["phase_wall"] for r in rounds), 6)
+        phases["timing_rounds"] = len(rounds)
+        for key in ("loop_s", "warmup_s", "stop_trace_s") + (("baseline_s",) if base_name else ()):
+            # baseline_s: the child's own account of re-timing the baseline beside it
+            phases[f"child_{key}"] = sum(r["child"].get(key, 0.0) for r in rounds)
+        # the round whose core other work took most of (what the record shows of the load)
+        worst = max(
+            (r["contention"] for r in rounds if r["contention"]),
+            key=lambda c: float(c.get("foreign") or 0) + float(c.get("steal") or 0),
+            default=None,
+        )
+
+        def stats_of(key: str, wall_key: str, program: str | None, floor_s: float | None) -> dict[str, Any]:
+            st = dict(verdict.timing_stats([x for r in rounds for x in r[key]]))
+            w = [x for r in rounds for x in r[wall_key]]
+            st.update(
+                method=rounds[0]["method"],
+                wall_median_s=float(np.median(w)) if w else None,
+                phase_wall_s=phases["timing_s"],
+                floor_s=floor_s,
+                trace_events=None if rounds[0]["n_events"] is None else sum(r["n_events"] for r in rounds),
+                program=program,
+            )
+            return st
+
+        rec["timing"] = {**stats_of("c", "walls", self.name, floor), "contention": worst}
+        if base_name:
+            rec["baseline_timing"] = stats_of("b", "b_walls", base_name, None)
+            rec["resolution"] = {
+                "target": goal,
+                "halfwidth": width,
+                "rounds": len(rounds),
+                "pairs": len(rec["timing"]["samples"]),
+                "stopped": stopped or "implausible",
+                "budget_s": budget,
+            }
+        rec["phase"] = "verdict"
+        # each round's own checks and trace parsing, and the summary here
+        checks = sum(max(0.0, r["elapsed"] - r["phase_wall"]) for r in rounds)
+        phases["verdict_s"] = round(checks + time.monotonic() - t_v, 6)
+        reason = rounds[-1]["implausible"]
+        if reason:
+            if self.mode != "candidate":
+                raise InfrastructureError(f"baseline timing implausible: {reason}")
+            self.stop(Outcome.REJECTED, "implausible_timing", reason)
+
+    def _time_round(self, n: int, platform: str, floor: float | None) -> dict[str, Any]:
+        """Timing round ``n``: ITERS calls of the candidate (calls ``n * ITERS`` on, in the
+        timer's global numbering), with the baseline interleaved in blocks whose order is drawn
+        here; on the timing core; then its timed outputs, its core's load, its trace and the
+        plausibility gates. Returns the round's samples and facts (``implausible``: None or the
+        reason the round's timing cannot be true)."""
+        timer, prep, rec = self.the_timer, self.the_prep, self.rec
+        candidate, base_name = self.mode == "candidate", self.base_name
+        t_round = time.monotonic()
         order = None
         if base_name:
             seed = secrets.randbits(64)
             order = block_order(seed, -(-ITERS // BLOCK))
-            rec["timing_order"] = {"seed": f"{seed:016x}", "block": BLOCK, "baseline_first": sum(order)}
-        cmd = {"cmd": "timing", "sets": prep.timing_ids, "warmup": WARMUP, "iters": ITERS, "block": BLOCK}
+            drawn = rec.get("timing_order") or {"seeds": [], "block": BLOCK, "baseline_first": 0}
+            drawn["seeds"].append(f"{seed:016x}")
+            drawn["baseline_first"] += sum(order)
+            rec["timing_order"] = drawn
+        cmd = {
+            "cmd": "timing",
+            "sets": prep.timing_ids,
+            "warmup": WARMUP if n == 0 else 1,  # later rounds: the programs are warm already
+            "iters": ITERS,
+            "block": BLOCK,
+            "order": order,
+            "round": n,
+            "offset": n * ITERS,
+        }
         with self.on_timing_core():
             t_lo = time.time_ns()
-            reply = self.phase(timer, "timing", {**cmd, "order": order}, "timed", strict=not candidate)
+            reply = self.phase(timer, "timing", cmd, "timed", strict=not candidate)
         t_hi = self.replied_ns
-        phase_wall = phases["timing_s"]
-        for key in ("loop_s", "warmup_s", "stop_trace_s") + (("baseline_s",) if base_name else ()):
-            # baseline_s: the child's own account of re-timing the baseline beside it
-            phases[f"child_{key}"] = float(reply.get(key) or 0.0)
-        t_v = time.monotonic()
-        self._check_timed_outputs(reply)
+        phase_wall = self.phases["timing_s"]  # this round's (Run.ask)
+        self._check_timed_outputs(reply, n * ITERS)
         contention = self.contention
         if contention and not contention["trusted"]:
             # after the timed outputs are judged (a wrong output is the candidate's whatever
             # the load): other work on the timer's core is the machine's, never the verdict
             raise MeasurementUntrusted(
-                f"the timing core {contention['cores']} spent {contention['foreign']:.0%} of the timing phase on "
+                f"the timing core {contention['cores']} spent {contention['foreign']:.0%} of timing round {n + 1} on "
                 f"other processes and {contention['steal']:.0%} stolen by the hypervisor "
                 f"(at most {cores.CONTENTION_LIMIT:.0%} together is trusted): timing again"
             )
@@ -550,21 +650,16 @@ class Run:
             return [float(x) for x in (reply.get(key) or []) if isinstance(x, (int, float))]
 
         walls, b_walls = walls_of("wall_s"), walls_of("baseline_wall_s")
-        flops, nbytes = self.wl.cost(self.profile)
-        target = timer.target
-        floor = verdict.physical_floor(flops, nbytes, target.peak_flops, target.peak_bandwidth, platform)
-        limit = roofline.of_peaks(flops, nbytes, hw.peaks_of(target.slug))  # None without sourced peaks
-        rec["roofline"] = limit.as_dict() if limit else None  # what the hold for review compares with
-        wall_only = environment.get("JAXBENCH_TIMING") == "wall"
         n_events = profile_ns = starts = None
         b_durations = b_walls
-        if wall_only:
+        if environment.get("JAXBENCH_TIMING") == "wall":
             if len(walls) != ITERS or (base_name and len(b_walls) != ITERS):
                 self.stop(Outcome.REJECTED, "trace_invalid", f"{len(walls)} wall-clock samples, expected {ITERS}")
             durations, method = walls, "wall_clock"
         else:
             try:
-                ex, space = read_trace(timer.work, self.name, platform, also=(base_name,) if base_name else ())
+                also = (base_name,) if base_name else ()
+                ex, space = read_trace(timer.work, self.name, platform, also=also, round_no=n)
                 n_events, profile_ns = space.n_events, space.profile_window_ns()
                 if base_name:
                     b_durations = read_trace(timer.work, base_name, platform, space)[0].durations_s
@@ -574,39 +669,24 @@ class Run:
                 self.stop(Outcome.REJECTED, "trace_invalid", f"the profiler trace is unusable: {exc}")
             durations, method = ex.durations_s, ex.method
             starts = [s // 1000 for s in ex.starts_ps]
-        window = None if wall_only else (t_lo, t_hi)
+        window = None if method == "wall_clock" else (t_lo, t_hi)
         reason = verdict.plausibility(
             durations, starts, phase_wall, window, floor, profile_ns, also=b_durations if base_name else ()
         )
-        stats = dict(verdict.timing_stats(durations))
-        median_wall = float(np.median(walls)) if walls else None
-        stats.update(
-            method=method,
-            wall_median_s=median_wall,
-            phase_wall_s=phase_wall,
-            floor_s=floor,
-            trace_events=n_events,
-            program=self.name,
-            contention=contention,
-        )
-        rec["timing"] = stats
-        if base_name:
-            b_stats = dict(verdict.timing_stats(b_durations))
-            b_stats.update(
-                method=method,
-                wall_median_s=float(np.median(b_walls)) if b_walls else None,
-                phase_wall_s=phase_wall,
-                floor_s=None,
-                trace_events=n_events,
-                program=base_name,
-            )
-            rec["baseline_timing"] = b_stats
-        rec["phase"] = "verdict"
-        phases["verdict_s"] = round(time.monotonic() - t_v, 6)
-        if reason:
-            if not candidate:
-                raise InfrastructureError(f"baseline timing implausible: {reason}")
-            self.stop(Outcome.REJECTED, "implausible_timing", reason)
+        child = {k: float(reply.get(k) or 0.0) for k in ("loop_s", "warmup_s", "stop_trace_s", "baseline_s")}
+        return {
+            "c": list(durations),
+            "b": list(b_durations) if base_name else [],
+            "walls": walls,
+            "b_walls": b_walls,
+            "method": method,
+            "n_events": n_events,
+            "phase_wall": phase_wall,
+            "contention": contention,
+            "child": child,
+            "implausible": reason,
+            "elapsed": time.monotonic() - t_round,
+        }
 
     @contextlib.contextmanager
     def on_timing_core(self) -> Iterator[None]:
@@ -627,7 +707,7 @@ class Run:
             home = [c for c in home if c not in dedicated] or cores.work_cores()
         where = dedicated or list(home or cores.machine_cores())
         with cores.timing_slot(where) as waited:
-            self.phases["timing_core_wait_s"] = round(waited, 6)
+            self.phases["timing_core_wait_s"] = round(self.phases.get("timing_core_wait_s", 0.0) + waited, 6)
             if dedicated and not timer.confine(dedicated):
                 raise InfrastructureError(f"the timer could not be moved onto its timing core {dedicated}")
             own0, stat0 = timer.cpu_seconds(), host.cpu_times()
@@ -640,16 +720,18 @@ class Run:
         own = None if own0 is None or own1 is None else max(0.0, own1 - own0)
         self.contention = cores.contention(stat0, stat1, where, own)
 
-    def _check_timed_outputs(self, reply: Message) -> None:
-        """Every timed output was hashed by the timer: equal to its input set's checked output
-        (checked already), or written and checked here."""
+    def _check_timed_outputs(self, reply: Message, first: int) -> None:
+        """Every timed output of the round whose first call is ``first`` was hashed by the
+        timer: equal to its input set's checked output (checked already), or written and
+        checked here."""
         timer, prep, wl = self.the_timer, self.the_prep, self.wl
         saved = reply.get("saved") or {}
-        differing = differing_calls(reply.get("differing"), saved) if self.mode == "candidate" else []
+        differing = differing_calls(reply.get("differing"), saved, first) if self.mode == "candidate" else []
+        done = self.rec.get("timed_outputs") or {"calls": 0, "identical_to_checked": 0, "checked_here": 0}
         self.rec["timed_outputs"] = {
-            "calls": ITERS,
-            "identical_to_checked": ITERS - len(differing),
-            "checked_here": len(differing),
+            "calls": done["calls"] + ITERS,
+            "identical_to_checked": done["identical_to_checked"] + ITERS - len(differing),
+            "checked_here": done["checked_here"] + len(differing),
         }
         m = len(prep.timing_ids)
         for i in differing:

@@ -30,6 +30,16 @@ DEFAULT_TIMEOUTS = {"startup": 120.0, "compile": 15.0, "check": 180.0, "timing":
 WARMUP = 5
 ITERS = 50
 BLOCK = 5  # candidate and baseline alternate in blocks of this many calls (ABBA order)
+# Adaptive sampling (harness/run.py Run.time, the stop rule verdict.numerics.keep_sampling): a
+# candidate is timed beside its baseline in rounds of ITERS calls each until the sampling part of
+# the speedup's interval is as narrow as the platform's target (relative half-width; the
+# systematic part, speed.SYSTEMATIC, is added after and no sampling narrows it), MAX_TIMING_ROUNDS
+# rounds are timed, or another round would end past the platform's budget of timing wall seconds.
+RESOLUTION_TARGET = {"cpu": 0.05}
+RESOLUTION_TARGET_DEFAULT = 0.02  # accelerators
+MAX_TIMING_ROUNDS = 6
+TIMING_BUDGET_S = {"cpu": 30.0}
+TIMING_BUDGET_S_DEFAULT = 20.0
 N_CHECK_SETS = 3
 N_TIMING_SETS = 3
 SET_BUDGET_BYTES = 8 << 30  # all input sets of one evaluation together

@@ -97,3 +97,10 @@ def speed_verdict(rec: dict[str, Any], alone: dict[str, Any], remeasure: Callabl
         f"{format_speedup(est['speedup'], est['lo'], est['hi'])} "
         f"({int(CONFIDENCE * 100)}% interval), {label}"
     )
+    res = rec.get("resolution")
+    if res and res.get("halfwidth") is not None:
+        rec["message"] += (
+            f"; sampling reached +-{res['halfwidth']:.1%} in {res['pairs']} pairs (target +-{res['target']:.0%}"
+            + ("" if res["stopped"] == "target" else f", stopped by the timing {res['stopped']}")
+            + ")"
+        )

@@ -45,24 +45,30 @@ def block_order(seed: int, n_blocks: int) -> list[int]:
     return order[:n_blocks]
 
 
-def differing_calls(claimed: object, saved: dict[str, Any]) -> list[int]:
-    """The timed calls the timer wrote because their output differed from the checked one."""
+def differing_calls(claimed: object, saved: dict[str, Any], first: int = 0, n: int = ITERS) -> list[int]:
+    """The timed calls (``first`` to ``first + n``, one round's) the timer wrote because their
+    output differed from the checked one."""
     calls = claimed if isinstance(claimed, list) else []
-    out = sorted({int(i) for i in calls if isinstance(i, int) and 0 <= i < ITERS})
+    out = sorted({int(i) for i in calls if isinstance(i, int) and first <= i < first + n})
     if set(map(str, out)) != set(saved):
         raise InfrastructureError("the timer's list of differing timed outputs does not match the files it wrote")
     return out
 
 
 def read_trace(
-    work: SafeDir, name: str, platform: str, space: xplane.TraceSummary | None = None, also: tuple[str, ...] = ()
+    work: SafeDir,
+    name: str,
+    platform: str,
+    space: xplane.TraceSummary | None = None,
+    also: tuple[str, ...] = (),
+    round_no: int = 0,
 ) -> tuple[xplane.Executions, xplane.TraceSummary]:
-    """(Executions of program ``name``, the trace's summary) from the child's one trace file,
-    parsed in a resource-limited process together with the programs ``also``
-    (:func:`xplane.parse_in_subprocess`: it gets the file's descriptor, never the bytes);
-    with ``space``, the summary of an earlier call, from that summary."""
+    """(Executions of program ``name``, the trace's summary) from the child's one trace file of
+    timing round ``round_no``, parsed in a resource-limited process together with the programs
+    ``also`` (:func:`xplane.parse_in_subprocess`: it gets the file's descriptor, never the
+    bytes); with ``space``, the summary of an earlier call, from that summary."""
     if space is None:
-        base = "trace/plugins/profile"
+        base = f"trace/r{int(round_no)}/plugins/profile"
         runs = work.listdir(base)
         if len(runs) != 1:
             raise xplane.TraceError(f"expected one profile run, found {len(runs)}")

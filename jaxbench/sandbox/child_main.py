@@ -803,7 +803,9 @@ class Job:
     # first in each block given by ``order`` (drawn and recorded by the trusted side). Every
     # output of both programs is fetched and hashed after its call, outside the timed call (the
     # same treatment for both); a candidate output whose hash differs from that of its input
-    # set's checked output is written for the trusted side to check.
+    # set's checked output is written for the trusted side to check. ``offset``: the number of
+    # calls timed in earlier rounds of the same phase (adaptive sampling): call ``offset + i``
+    # uses input set ``(offset + i) % m`` and names its written output by that global index.
     def timing(
         self,
         set_ids: list[str],
@@ -812,6 +814,7 @@ class Job:
         trace_dir: str,
         block: int = 1,
         order: Sequence[int] | None = None,
+        offset: int = 0,
     ) -> Message:
         sets = [load_set(self.manifest, sid) for sid in set_ids]
         m = len(sets)
@@ -827,7 +830,7 @@ class Job:
             for i in range(warmup):
                 for k, prog in enumerate(progs):
                     t_call = time.perf_counter()
-                    _digest(jax.block_until_ready(prog(*sets[i % m])))
+                    _digest(jax.block_until_ready(prog(*sets[(offset + i) % m])))
                     if k:
                         base_warmup_s += time.perf_counter() - t_call
         except BaseException as exc:  # noqa: BLE001
@@ -843,7 +846,8 @@ class Job:
             for b, first in enumerate(range(0, iters, block)):
                 seq = (0, 1) if (len(progs) == 1 or not order[b]) else (1, 0)
                 for k in seq[: len(progs)]:
-                    for i in range(first, min(first + block, iters)):
+                    for j in range(first, min(first + block, iters)):
+                        i = offset + j
                         t = time.perf_counter()
                         out = progs[k](*sets[i % m])
                         jax.block_until_ready(out)
@@ -951,9 +955,10 @@ def main() -> None:
                     cmd["sets"],
                     cmd["warmup"],
                     cmd["iters"],
-                    os.path.join(OPTS["work"], "trace"),
+                    os.path.join(OPTS["work"], "trace", f"r{int(cmd.get('round') or 0)}"),
                     cmd.get("block") or 1,
                     cmd.get("order"),
+                    int(cmd.get("offset") or 0),
                 )
             )
         elif kind == "exit":

@@ -165,6 +165,9 @@ def paired_speedup(
     lo, hi = np.quantile(medians, [alpha, 1.0 - alpha])
     return {
         "speedup": float(np.median(ratios)),
+        # what sampling alone reached (the adaptive sampling's stop rule reads it: more samples
+        # narrow this part, never the systematic one)
+        "sampling_halfwidth": resolution(float(np.median(ratios)), float(lo), float(hi)),
         "lo": float(lo) / (1.0 + systematic),
         "hi": float(hi) * (1.0 + systematic),
         "n": int(ratios.size),
@@ -175,6 +178,38 @@ def paired_speedup(
         f"{int(resamples)} resamples, seed {seed}"
         + (f"; widened by {systematic:.0%} run-to-run systematic uncertainty" if systematic else ""),
     }
+
+
+def resolution(speedup: float, lo: float, hi: float) -> float:
+    """The relative half-width of an interval around ``speedup``: (hi - lo) / (2 * speedup)
+    (0.05 reads "+-5%")."""
+    if not speedup > 0:
+        raise ValueError("speedup must be positive")
+    return float((hi - lo) / (2.0 * speedup))
+
+
+def keep_sampling(
+    halfwidth: float,
+    target: float,
+    rounds: int,
+    max_rounds: int,
+    elapsed_s: float,
+    last_round_s: float,
+    budget_s: float,
+) -> str | None:
+    """The adaptive sampling's stop rule: None while another round of interleaved blocks should
+    be timed, else why timing stops: ``"target"`` (the sampling interval is as narrow as the
+    target), ``"rounds"`` (``max_rounds`` timed) or ``"budget"`` (another round as long as the
+    last would end past ``budget_s`` of timing). It reads the interval's width only, never where
+    the interval lies, so stopping early cannot favour a label; an interval that still straddles
+    1 when timing stops is a tie."""
+    if halfwidth <= target:
+        return "target"
+    if rounds >= max_rounds:
+        return "rounds"
+    if elapsed_s + last_round_s > budget_s:
+        return "budget"
+    return None
 
 
 def baseline_guard(beside_median_s: float, alone_median_s: float, limit: float) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from django.apps import apps as django_apps
 
 from evaluator import pipeline, reuse, runner
 from evaluator.models import Evaluation, current_harness_version
+from jaxbench import HARNESS_VERSION
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -43,7 +44,7 @@ def test_a_worker_of_another_harness_does_not_measure_the_row(sent, monkeypatch)
     assert runner.claim(ev.pk, "new-worker") is None
     ev.refresh_from_db()
     assert ev.state == Evaluation.FAILED
-    assert "asks for harness 1.1.0, the worker runs harness 9.0.0" in ev.message
+    assert f"asks for harness {HARNESS_VERSION}, the worker runs harness 9.0.0" in ev.message
     # a row scheduled now is the new harness's, and measured
     _, ev2 = _scheduled(CODE + "#2")
     assert ev2.harness_version == "9.0.0" and runner.claim(ev2.pk, "new-worker").state == Evaluation.RUNNING
@@ -66,7 +67,10 @@ def test_a_later_harness_row_of_the_same_candidate_stands_beside_the_earlier_one
     factories.bump_harness(monkeypatch, "9.0.0")
     waiting = pipeline.schedule_candidates(sub, sub.candidates.all())
     rows = Evaluation.objects.filter(candidate__submission=sub).order_by("pk")
-    assert [(e.harness_version, e.state) for e in rows] == [("1.1.0", Evaluation.DONE), ("9.0.0", Evaluation.QUEUED)]
+    assert [(e.harness_version, e.state) for e in rows] == [
+        (HARNESS_VERSION, Evaluation.DONE),
+        ("9.0.0", Evaluation.QUEUED),
+    ]
     assert waiting == [rows[1].pk]  # only the new row is sent, never the earlier one again
 
 

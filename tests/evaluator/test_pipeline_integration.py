@@ -13,6 +13,7 @@ from django.db import transaction
 from evaluator.models import Evaluation, WorkerHeartbeat
 from evaluator.pipeline import schedule_submission
 from jaxbench.record import CORRECT_OUTCOMES
+from jaxbench.run_log import run_log
 from tests import factories
 from tests.conftest import restart_broker, start_broker, stop_broker, wait_for
 
@@ -80,7 +81,12 @@ def test_candidates_get_their_verdicts_and_identical_code_is_reused(start_worker
     # the speedup comes with its interval, from the baseline timed beside the candidate
     lo, hi = rec["speedup_ci"]
     assert lo <= rec["speedup"] <= hi and rec["baseline_source"] == "interleaved"
-    assert len(rec["baseline_timing"]["samples"]) == len(rec["timing"]["samples"]) == 50
+    assert len(rec["baseline_timing"]["samples"]) == len(rec["timing"]["samples"]) == 50 * rec["resolution"]["rounds"]
+    # adaptive sampling: rounds until the sampling interval is narrow enough, said in the run log
+    res = rec["resolution"]
+    assert res["pairs"] == len(rec["timing"]["samples"]) and res["stopped"] in ("target", "rounds", "budget")
+    assert (res["halfwidth"] <= res["target"]) == (res["stopped"] == "target")
+    assert run_log(rec)["timing"]["resolution"]["pairs"] == res["pairs"]
     # one attempt each, unless the worker said why it retried (a machine too busy to measure)
     retried = [r.pk for r in rows[:3] if r.attempts != 1]
     said = worker.log().lower()

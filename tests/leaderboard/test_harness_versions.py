@@ -9,6 +9,7 @@ from django.core.cache import cache
 from django.core.management import call_command
 
 from evaluator.models import Evaluation, current_harness_version
+from jaxbench import HARNESS_VERSION
 from leaderboard.aggregates.refresh import rebuild_submission, refresh_for_evaluation
 from leaderboard.models import SubmissionSummary, WorkloadResult
 from tests import factories
@@ -101,7 +102,7 @@ def test_rebuild_after_a_harness_bump_folds_the_current_harness_only(client, mon
     assert "6 evaluations of an earlier harness kept, not folded: the current one is 9.0.0" in out.getvalue()
     assert not WorkloadResult.objects.filter(submission=sub).exists()
     summary = SubmissionSummary.objects.get(submission=sub, source=SubmissionSummary.EVALUATED)
-    assert (summary.n_samples, summary.earlier_versions, summary.earlier_harness_versions) == (0, 6, ["1.1.0"])
+    assert (summary.n_samples, summary.earlier_versions, summary.earlier_harness_versions) == (0, 6, [HARNESS_VERSION])
     assert Evaluation.objects.filter(candidate__submission=sub).count() == 6  # kept
     html = client.get(f"/submissions/{sub.pk}/").content.decode()
     assert "3 of 3 workloads evaluated under an earlier harness" in html and "2.00×" in html

@@ -81,10 +81,11 @@ def test_what_the_candidate_prints_on_stdout_is_captured(evaluate):
 def test_every_timed_output_is_checked_and_the_block_order_is_recorded(evaluate):
     rec = evaluate(HONEST)
     assert rec["outcome"].startswith("correct_"), rec["message"]
-    assert rec["timed_outputs"] == {"calls": 50, "identical_to_checked": 50, "checked_here": 0}
+    n = rec["resolution"]["rounds"]
+    assert rec["timed_outputs"] == {"calls": 50 * n, "identical_to_checked": 50 * n, "checked_here": 0}
     order = rec["timing_order"]
-    assert order["block"] == 5
-    assert sum(block_order(int(order["seed"], 16), 10)) == order["baseline_first"] == 5
+    assert order["block"] == 5 and len(order["seeds"]) == n
+    assert sum(sum(block_order(int(s, 16), 10)) for s in order["seeds"]) == order["baseline_first"] == 5 * n
 
 
 def test_the_block_order_is_drawn_and_balanced():

@@ -13,7 +13,9 @@ from jaxbench.verdict.numerics import (
     allclose_report,
     baseline_guard,
     exact_rule_report,
+    keep_sampling,
     paired_speedup,
+    resolution,
 )
 
 TOL = dict(atol=1e-2, rtol=1e-2)
@@ -231,6 +233,47 @@ def test_systematic_widening():
     assert est["hi"] == pytest.approx(2.06)
     near = paired_speedup([1.02] * 10, [1.0] * 10, systematic=0.03)
     assert record.speed_outcome(near["lo"], near["hi"]) == "correct_tie"  # 2% is within it
+
+
+def test_the_stop_rule_reads_the_width_the_rounds_and_the_budget():
+    assert resolution(2.0, 1.9, 2.1) == pytest.approx(0.05)
+    assert keep_sampling(0.04, 0.05, 1, 6, 1.0, 1.0, 30.0) == "target"
+    assert keep_sampling(0.09, 0.05, 2, 6, 2.0, 1.0, 30.0) is None  # another round fits
+    assert keep_sampling(0.09, 0.05, 6, 6, 6.0, 1.0, 30.0) == "rounds"
+    assert keep_sampling(0.09, 0.05, 2, 6, 20.0, 11.0, 30.0) == "budget"  # the next would end past it
+    est = paired_speedup([2.0, 2.2, 1.8, 2.0], [1.0] * 4)
+    assert est["sampling_halfwidth"] == pytest.approx(resolution(est["speedup"], est["lo"], est["hi"]))
+    with pytest.raises(ValueError):
+        resolution(0.0, 0.9, 1.1)
+
+
+def _adaptive(rng, ratio, noise=0.25, goal=0.05, max_rounds=6):
+    """One adaptive timing: rounds of 50 paired calls (blocks of 5 sharing a disturbance) until
+    the stop rule says stop; returns (outcome, the width reached, rounds)."""
+    b: list[float] = []
+    c: list[float] = []
+    while True:
+        for prog, scale in ((b, 1.0), (c, 1.0 / ratio)):
+            block_effect = np.repeat(np.exp(rng.normal(0, noise, 10)), 5)
+            prog.extend(1e-3 * scale * block_effect * np.exp(rng.normal(0, 0.05, 50)))
+        est = paired_speedup(b, c, block=5, resamples=2000, seed=1)
+        stop = keep_sampling(est["sampling_halfwidth"], goal, len(b) // 50, max_rounds, 0.0, 0.0, 1.0)
+        if stop:
+            return record.speed_outcome(est["lo"], est["hi"]), est["sampling_halfwidth"], len(b) // 50
+
+
+def test_adaptive_sampling_keeps_ties_and_tells_a_real_difference():
+    """Stopping on the interval's width, never on where it lies, does not raise the false-label
+    rate of identical programs above the nominal level, and a real 2x difference is told
+    apart every time; more rounds narrow the interval."""
+    rng = np.random.default_rng(7)
+    same = [_adaptive(rng, 1.0) for _ in range(100)]
+    assert sum(o != "correct_tie" for o, _, _ in same) <= 10
+    assert all(r > 1 for _, _, r in same)  # this much noise needs more than one round
+    double = [_adaptive(rng, 2.0) for _ in range(100)]
+    assert all(o == "correct_faster" for o, _, _ in double)
+    one = [_adaptive(rng, 1.0, max_rounds=1)[1] for _ in range(30)]
+    assert np.median([w for _, w, _ in same]) < 0.7 * np.median(one)
 
 
 def test_records_are_json_safe():
