@@ -12,6 +12,7 @@ import pathlib
 import sys
 import time
 import zipfile
+from collections.abc import Callable
 
 from tqdm import tqdm
 
@@ -272,10 +273,11 @@ def check_trace(args, portal: Portal | None) -> trace_format.Trace:
     return trace
 
 
-def _is_document(path: pathlib.Path) -> bool:
+def _is_document(path: str) -> bool:
     """Whether the file is one JSON document (ATIF or ADK) rather than JSON Lines, as the portal
-    tells them apart (for an upload not checked here: its Content-Type)."""
-    with open(path, "rb") as f:
+    tells them apart (for an upload not checked here: its Content-Type); says when there is no
+    such file."""
+    with _open_trace(path) as f:
         return trace_format.open_upload(f)[0] != "jsonl"
 
 
@@ -333,8 +335,7 @@ def submit_trace(args, portal: Portal) -> int:
         err(_trace_summary(trace))
         document = trace.document
     else:
-        _open_trace(args.file).close()  # says when there is no such file
-        document = _is_document(path)
+        document = _is_document(args.file)
     key = args.upload_key
     if key is None and not document:
         key = _header_upload_key(path)
@@ -386,21 +387,26 @@ def _fmt_outcomes(outcomes: dict) -> str:
 PROGRESS_EVERY_S = 30.0
 
 
-def wait_and_summarise(args, portal: Portal, sid: int) -> int:
-    st = portal.get(f"submissions/{sid}/status/")
+def follow(args, fetch: Callable[[], dict], status_of: Callable[[dict], dict], label: str, resume: str) -> dict | None:
+    """Poll ``fetch()`` every ``args.interval`` s until the status in it (``status_of``) is
+    finished, with a progress bar on a terminal (else a line on each change and at least every
+    PROGRESS_EVERY_S) and a word once when no worker is live. Returns the last document, or
+    None after ``args.timeout`` s, having said how far it got and ``resume`` (the command that
+    goes on waiting) and, with --json, printed the document."""
+    doc = fetch()
     deadline = time.monotonic() + args.timeout if args.timeout else None
     warned = False
     last_line, last_at = "", -PROGRESS_EVERY_S
-    with tqdm(
-        total=st["total"], unit="kernel", desc=f"#{sid}", file=sys.stderr, disable=None, dynamic_ncols=True
-    ) as bar:
+    st = status_of(doc)
+    with tqdm(total=st["total"], unit="kernel", desc=label, file=sys.stderr, disable=None, dynamic_ncols=True) as bar:
         while True:
-            bar.total = st["total"]
-            bar.n = st["done"]
-            bar.set_postfix_str(_fmt_outcomes(st.get("outcomes", {})), refresh=False)
+            st = status_of(doc)
+            outcomes = _fmt_outcomes(st.get("outcomes", {}))
+            bar.total, bar.n = st["total"], st["done"]
+            bar.set_postfix_str(outcomes, refresh=False)
             bar.refresh()
             if bar.disable:
-                line = f"#{sid}: {st['done']}/{st['total']} evaluated; {_fmt_outcomes(st.get('outcomes', {}))}"
+                line = f"{label}: {st['done']}/{st['total']} evaluated; {outcomes}"
                 if st.get("queue"):
                     line += f"; queue: {st['queue']['text']}"
                 if line != last_line or time.monotonic() - last_at >= PROGRESS_EVERY_S:
@@ -410,19 +416,23 @@ def wait_and_summarise(args, portal: Portal, sid: int) -> int:
                 bar.write(f"waiting for a worker for {st['waiting_for']}: none is live right now", file=sys.stderr)
                 warned = True
             if st.get("finished") or st["total"] == 0:
-                break
+                return doc
             if deadline and time.monotonic() > deadline:
                 bar.close()
                 err(
                     f"timed out after {args.timeout:g}s: {st['done']}/{st['total']} evaluated; "
-                    f"run `status {sid} --wait` again to keep waiting"
+                    f"run `{resume}` to keep waiting"
                 )
                 if args.json:
-                    print(json.dumps(st, indent=2))
-                return EXIT_TIMEOUT
+                    print(json.dumps(doc, indent=2))
+                return None
             time.sleep(args.interval)
-            st = portal.get(f"submissions/{sid}/status/")
-    return print_summary(args, portal, sid, st)
+            doc = fetch()
+
+
+def wait_and_summarise(args, portal: Portal, sid: int) -> int:
+    st = follow(args, lambda: portal.get(f"submissions/{sid}/status/"), lambda d: d, f"#{sid}", f"status {sid} --wait")
+    return EXIT_TIMEOUT if st is None else print_summary(args, portal, sid, st)
 
 
 def _final(evaluations: list[dict]) -> list[tuple[tuple[str, int], dict]]:

@@ -6,13 +6,9 @@ from __future__ import annotations
 
 import json
 import pathlib
-import sys
-import time
-
-from tqdm import tqdm
 
 from jaxbench import limits, record
-from jaxbench.client.commands import PROGRESS_EVERY_S, err, show_errors
+from jaxbench.client.commands import err, follow, show_errors
 from jaxbench.client.http import EXIT_OK, EXIT_TIMEOUT, EXIT_USAGE, ClientError, Portal
 from jaxbench.client.tables import table
 
@@ -82,46 +78,16 @@ def test_run(args, portal: Portal) -> int:
 
 def wait_and_print(args, portal: Portal, run: dict) -> int:
     rid = run["id"]
-    deadline = time.monotonic() + args.timeout if args.timeout else None
-    last_line, last_at = "", -PROGRESS_EVERY_S
-    warned = False
-    with tqdm(
-        total=run["status"]["total"], unit="kernel", desc=f"test run #{rid}", file=sys.stderr, disable=None
-    ) as bar:
-        while True:
-            st = run["status"]
-            bar.total, bar.n = st["total"], st["done"]
-            bar.set_postfix_str(_outcomes(st), refresh=False)
-            bar.refresh()
-            if bar.disable:  # no terminal: a line on each change, and at least every PROGRESS_EVERY_S
-                line = f"test run #{rid}: {st['done']}/{st['total']} evaluated; {_outcomes(st)}"
-                if st.get("queue"):
-                    line += f"; queue: {st['queue']['text']}"
-                if line != last_line or time.monotonic() - last_at >= PROGRESS_EVERY_S:
-                    print(f"{time.strftime('%H:%M:%S')} {line}", file=sys.stderr, flush=True)
-                    last_line, last_at = line, time.monotonic()
-            if st.get("waiting_for") and not warned:
-                bar.write(f"waiting for a worker for {st['waiting_for']}: none is live right now", file=sys.stderr)
-                warned = True
-            if st["finished"]:
-                break
-            if deadline and time.monotonic() > deadline:
-                bar.close()
-                err(
-                    f"timed out after {args.timeout:g}s: {st['done']}/{st['total']} evaluated; "
-                    f"run `test-run-status {rid} --wait` to keep waiting"
-                )
-                if args.json:
-                    print(json.dumps(run, indent=2))
-                return EXIT_TIMEOUT
-            time.sleep(args.interval)
-            run = portal.get(f"test-runs/{rid}/")
-    print_test_run(args, run)
+    fetches = iter([run])  # the first status is the one in hand
+
+    def fetch() -> dict:
+        return next(fetches, None) or portal.get(f"test-runs/{rid}/")
+
+    done = follow(args, fetch, lambda r: r["status"], f"test run #{rid}", f"test-run-status {rid} --wait")
+    if done is None:
+        return EXIT_TIMEOUT
+    print_test_run(args, done)
     return EXIT_OK
-
-
-def _outcomes(st: dict) -> str:
-    return ", ".join(f"{k} {v}" for k, v in sorted(st.get("outcomes", {}).items(), key=lambda kv: -kv[1])) or "none yet"
 
 
 def _x(v) -> str:

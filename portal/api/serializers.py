@@ -251,11 +251,10 @@ class _MetaFields(serializers.Serializer):
     )
 
 
-class KernelSubmissionRequestSerializer(_MetaFields):
-    """Kernel files: JSON ``kernels`` ({workload: code}) or multipart ``files`` (one .py per
-    workload, named by ID, slug or public folder name) and/or ``zip``."""
+class SubmissionMetadataSerializer(serializers.Serializer):
+    """What a kernels submission says about itself: one definition for an upload and for a test
+    run promoted to a submission."""
 
-    hardware = serializers.CharField(help_text="Hardware target slug, e.g. cpu or tpu-v6e.")
     method = serializers.CharField(max_length=meta_limit("method"))
     model = serializers.CharField(max_length=meta_limit("model_name"), required=False, allow_blank=True)
     framework = serializers.CharField(max_length=meta_limit("framework"), required=False, allow_blank=True)
@@ -270,6 +269,13 @@ class KernelSubmissionRequestSerializer(_MetaFields):
         "Absent: shown as undeclared.",
     )
     selector = serializers.CharField(max_length=meta_limit("selector"), required=False, allow_blank=True)
+
+
+class KernelSubmissionRequestSerializer(_MetaFields, SubmissionMetadataSerializer):
+    """Kernel files: JSON ``kernels`` ({workload: code}) or multipart ``files`` (one .py per
+    workload, named by ID, slug or public folder name) and/or ``zip``."""
+
+    hardware = serializers.CharField(help_text="Hardware target slug, e.g. cpu or tpu-v6e.")
     kernels = serializers.DictField(
         child=serializers.CharField(allow_blank=True, trim_whitespace=False),
         required=False,

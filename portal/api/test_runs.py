@@ -19,7 +19,6 @@ from evaluator import run_logs
 from evaluator.models import Evaluation
 from evaluator.progress import submission_progress
 from jaxbench import limits
-from jaxbench import traces as trace_format
 from leaderboard import test_run_preview
 from leaderboard.submission_state import state_from_progress
 from leaderboard.submission_state_query import states_for
@@ -31,12 +30,13 @@ from portal.api.serializers import (
     IntakeErrorSerializer,
     QueueSerializer,
     StateSerializer,
+    SubmissionMetadataSerializer,
     SubmissionSerializer,
 )
 from portal.api.submissions import content_length, validated, with_counts
 from submissions import intake
 from submissions.intake.test_runs import LABEL
-from submissions.models import Submission, meta_limit
+from submissions.models import Submission
 
 # a test run's request: its kernel files, or one zip, and 1 MB of fields and framing
 MAX_TEST_RUN_REQUEST_BYTES = limits.MAX_ZIP_BYTES + limits.TEST_RUN_MAX_KERNELS * limits.MAX_KERNEL_BYTES + 1024 * 1024
@@ -70,19 +70,7 @@ class TestRunRequestSerializer(serializers.Serializer):
     )
 
 
-class PromoteRequestSerializer(serializers.Serializer):
-    method = serializers.CharField(max_length=meta_limit("method"))
-    model = serializers.CharField(max_length=meta_limit("model_name"), required=False, allow_blank=True)
-    framework = serializers.CharField(max_length=meta_limit("framework"), required=False, allow_blank=True)
-    description = serializers.CharField(max_length=meta_limit("description"), required=False, allow_blank=True)
-    link = serializers.URLField(max_length=meta_limit("link"), required=False, allow_blank=True)
-    selection = serializers.ChoiceField(
-        choices=list(trace_format.ONE_SAMPLE_SELECTIONS),
-        required=False,
-        allow_blank=True,
-        help_text="How the files were chosen: single_attempt or best_at_k (name the selector). Absent: undeclared.",
-    )
-    selector = serializers.CharField(max_length=meta_limit("selector"), required=False, allow_blank=True)
+class PromoteRequestSerializer(SubmissionMetadataSerializer):
     publish = serializers.BooleanField(
         required=False, default=False, help_text="publish at once; otherwise private to the team until published"
     )
