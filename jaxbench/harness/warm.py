@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from ..record import EvalRecord
+from ..sandbox import cores
 from ..sandbox.child import SandboxedChild
 from ..sandbox.options import Limits
 from .api import evaluate_case, evaluate_with
@@ -17,24 +18,34 @@ from .run import new_timer_child
 from .settings import DEFAULT_TIMEOUTS, InfrastructureError
 
 
+def auto_refill(platform: str) -> str:
+    """When a pool refills by default: "immediately" where starting children cannot disturb a
+    timing phase (an accelerator's, or a CPU timer's on its dedicated core), else "after"."""
+    return "immediately" if platform != "cpu" or cores.timing_cores() else "after"
+
+
 class WarmPool:
     """Keeps ``size`` pre-spawned sandboxed children (JAX imported, hello received) waiting
     for their single candidate, so that per-candidate overhead is compile + run + verdict.
 
     Each child serves ONE candidate and exits; a replacement is started right after a
-    candidate finishes (``refill="after"``, the default: never while a candidate is being
-    timed) or as soon as one is taken (``refill="immediately"``: faster, noisier timings). Children are spawned from the pool's own
+    candidate finishes (``refill="after"``: never while a candidate is being timed) or as soon
+    as one is taken (``refill="immediately"``: the next candidate finds its pair ready).
+    ``refill="auto"`` (the default) refills immediately where the start-up cannot touch the
+    timed core: on an accelerator (device-side timing, under the device's lock) and on a CPU
+    host with a dedicated timing core (``cores.timing_cores``: children start on the other
+    cores); otherwise after. Children are spawned from the pool's own
     long-lived thread (bubblewrap ties a child's life to the spawning thread). Children are
     sized for ``profile``'s largest inputs via ``limits`` (default: generous for ``full``)."""
 
     def __init__(
-        self, platform: str | None = None, *, size: int = 1, limits: Limits | None = None, refill: str = "after"
+        self, platform: str | None = None, *, size: int = 1, limits: Limits | None = None, refill: str = "auto"
     ):
-        if refill not in ("after", "immediately"):
-            raise ValueError("refill must be 'after' or 'immediately'")
+        if refill not in ("after", "immediately", "auto"):
+            raise ValueError("refill must be 'after', 'immediately' or 'auto'")
         self.platform = platform or platform_hint(None)
         self.size = max(1, int(size))
-        self.refill = refill
+        self.refill = refill if refill != "auto" else auto_refill(self.platform)
         # CPU: as limits_for's floor (interpret-mode paged attention holds > 4 GiB, and the
         # baseline is compiled and timed in the same child)
         self.limits = limits or (

@@ -172,3 +172,13 @@ def test_a_contended_phase_is_timed_again_never_labelled(evaluate, monkeypatch):
 
 
 _EXAMPLE_12P = (pathlib.Path(__file__).resolve().parents[3] / "jaxbench/kernels/examples/12p-rmsnorm.py").read_text()
+
+
+def test_a_pool_refills_ahead_only_where_the_start_up_cannot_touch_the_timed_core(monkeypatch):
+    from jaxbench.harness.warm import auto_refill
+
+    monkeypatch.setenv("JAXBENCH_TIMING_CORES", "none")
+    assert auto_refill("cpu") == "after"  # children would start on the core a timer may use
+    assert auto_refill("tpu") == auto_refill("gpu") == "immediately"  # device-side timing
+    monkeypatch.setenv("JAXBENCH_TIMING_CORES", "last")
+    assert auto_refill("cpu") == "immediately"  # the timer has a core of its own
