@@ -76,19 +76,19 @@ typecheck: venv-test
 # that start workers, a browser, a fresh clone or the whole corpus run by themselves.
 test-embedded:
 	@echo "== tests: embedded (SQLite + embedded Redis), on both cores =="
-	$(PY) -m pytest -m "not integration and not browser and not alone" -n 2 --dist loadfile
+	$(PY) -m pytest -m "not integration and not browser and not alone" -n 2 --dist loadfile --durations=15
 	@echo "== tests: embedded (SQLite + embedded Redis), integration, browser and alone tests =="
-	$(PY) -m pytest -m "integration or browser or alone"
+	$(PY) -m pytest -m "integration or browser or alone" --durations=15
 
 test-postgres-redis:
 	@echo "== integration tests: PostgreSQL + Redis =="
 	JAXBENCH_VARIANT=postgres-redis DATABASE_URL=$(PG_URL) DRAMATIQ_BROKER_URL=$(REDIS_URL) \
-	  $(PY) -m pytest -m integration
+	  $(PY) -m pytest -m integration --durations=10
 
 test-postgres-rabbitmq:
 	@echo "== integration tests: PostgreSQL + RabbitMQ =="
 	JAXBENCH_VARIANT=postgres-rabbitmq DATABASE_URL=$(PG_URL) DRAMATIQ_BROKER_URL=$(AMQP_URL) \
-	  $(PY) -m pytest -m integration
+	  $(PY) -m pytest -m integration --durations=10
 
 bench: venv-test
 	$(PY) benchmarks/workloads_small.py

@@ -90,6 +90,9 @@ def main():
     ap.add_argument("--workloads", default="12p,8p,1p,19k,46k")
     ap.add_argument("--no-load", action="store_true", help="do not start the busy loop")
     ap.add_argument(
+        "--differences", type=int, default=0, help="repeats of each real difference (default: a quarter of --repeats)"
+    )
+    ap.add_argument(
         "--same-core",
         action="store_true",
         help="pin the children to the busy loop's core (a stress case: they then get half a core, preempted mid-call)",
@@ -132,12 +135,19 @@ def main():
             for k in total:
                 total[k] += out[k]
             widths = [r["speedup_ci"][1] - r["speedup_ci"][0] for r in recs if r.get("speedup_ci")]
+            reached = [r["resolution"]["halfwidth"] for r in recs if (r.get("resolution") or {}).get("halfwidth")]
+            rounds = [r["resolution"]["rounds"] for r in recs if r.get("resolution")]
             print(
                 f"   {wid:<9} {len(recs):>3} {statistics.median(sp):>7.3f} {min(sp):>7.3f} "
                 f"{max(sp):>7.3f}  {out['correct_faster']:>6}  {out['correct_tie']:>3}  "
                 f"{out['correct_slower']:>6}  {out['other']:>5}  "
                 f"{statistics.median(widths) if widths else float('nan'):.3f}"
             )
+            if reached:
+                print(
+                    f"      adaptive sampling: half-width reached median {100 * statistics.median(reached):.1f}% "
+                    f"(max {100 * max(reached):.1f}%), rounds median {statistics.median(rounds):g} (max {max(rounds)})"
+                )
             for r in recs:
                 if r["outcome"] != "correct_tie":
                     print(f"      {r['outcome']}: {r['message'][:200]} {r['notes'][-1:]}")
@@ -159,12 +169,14 @@ def main():
             ),
         ):
             recs = []
-            for _ in range(max(3, args.repeats // 4)):
+            for _ in range(args.differences or max(3, args.repeats // 4)):
                 pool.wait_ready()
                 recs.append(pool.evaluate(w, src, profile="small", hardware="cpu", require_pallas=False))
             sp, out = _summary(recs)
+            shown = sp if len(sp) <= 12 else [min(sp), statistics.median(sp), max(sp)]
             print(
-                f"   {label}: speedups {' '.join(f'{s:.2f}' for s in sp)}; "
+                f"   {label}: speedups {'min/median/max ' if len(sp) > 12 else ''}"
+                f"{' '.join(f'{s:.2f}' for s in shown)}; "
                 f"faster {out['correct_faster']}, tie {out['correct_tie']}, "
                 f"slower {out['correct_slower']}, other {out['other']}"
             )

@@ -816,6 +816,10 @@ class Job:
         order: Sequence[int] | None = None,
         offset: int = 0,
     ) -> Message:
+        if offset:
+            # the trusted side has read the earlier rounds' traces and written outputs: their
+            # space in this work directory (a tmpfs of a fixed size) is this round's
+            _forget_earlier_rounds(trace_dir)
         sets = [load_set(self.manifest, sid) for sid in set_ids]
         m = len(sets)
         progs = [self.compiled] + ([self.baseline] if getattr(self, "baseline", None) else [])
@@ -878,6 +882,19 @@ class Job:
             + sum(walls[1] if len(walls) > 1 else [])
             + getattr(self, "baseline_compile_s", 0.0),
         }
+
+
+def _forget_earlier_rounds(trace_dir: str) -> None:
+    """Remove the traces of the timing rounds before the one that writes ``trace_dir``, and the
+    timed outputs written in them (``out/t<i>``)."""
+    parent = os.path.dirname(trace_dir)
+    for name in os.listdir(parent) if os.path.isdir(parent) else ():
+        if os.path.join(parent, name) != trace_dir:
+            shutil.rmtree(os.path.join(parent, name), ignore_errors=True)
+    out = os.path.join(OPTS["work"], "out")
+    for name in os.listdir(out) if os.path.isdir(out) else ():
+        if name.startswith("t") and name[1:].isdigit():
+            shutil.rmtree(os.path.join(out, name), ignore_errors=True)
 
 
 def _jaxlib_version() -> str:
