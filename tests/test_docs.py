@@ -102,6 +102,7 @@ def test_the_docs_page_states_the_adaptive_samplings_numbers_as_the_harness_has_
         f"{s.TIMING_BUDGET_S['cpu']:g} s on the CPU target",
         f"{s.TIMING_BUDGET_S_DEFAULT:g} s on an",
         f"round of {s.ITERS} pairs",
+        f"never fewer than {s.MIN_TIMING_ROUNDS['cpu']} rounds on the CPU target, {s.MIN_TIMING_ROUNDS_DEFAULT} on an",
     )
     missing = [x for x in stated if x not in para]
     assert not missing, f"the docs page's adaptive sampling paragraph does not say {missing}"

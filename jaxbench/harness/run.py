@@ -52,6 +52,8 @@ from .settings import (
     COMPILE_WALL_SLACK,
     ITERS,
     MAX_TIMING_ROUNDS,
+    MIN_TIMING_ROUNDS,
+    MIN_TIMING_ROUNDS_DEFAULT,
     RESOLUTION_TARGET,
     RESOLUTION_TARGET_DEFAULT,
     TIMING_BUDGET_S,
@@ -543,7 +545,9 @@ class Run:
         rec["roofline"] = limit.as_dict() if limit else None  # what the hold for review compares with
         goal = RESOLUTION_TARGET.get(platform, RESOLUTION_TARGET_DEFAULT)
         budget = TIMING_BUDGET_S.get(platform, TIMING_BUDGET_S_DEFAULT)
+        least = MIN_TIMING_ROUNDS.get(platform, MIN_TIMING_ROUNDS_DEFAULT)
         rounds: list[dict[str, Any]] = []
+        est: dict[str, Any] = {}
         stopped: str | None = None
         width = None
         while stopped is None:
@@ -551,11 +555,17 @@ class Run:
             if rounds[-1]["implausible"] or not base_name:
                 break  # the baseline measured alone needs its median only, no interval
             est = numerics.paired_speedup(
-                [x for r in rounds for x in r["b"]], [x for r in rounds for x in r["c"]], CONFIDENCE, block=BLOCK
+                [x for r in rounds for x in r["b"]],
+                [x for r in rounds for x in r["c"]],
+                CONFIDENCE,
+                block=BLOCK,
+                rounds=len(rounds),
             )
             width = est["sampling_halfwidth"]
             spent = [r["elapsed"] for r in rounds]  # each round's wall, its trace's parsing included
-            stopped = numerics.keep_sampling(width, goal, len(rounds), MAX_TIMING_ROUNDS, sum(spent), spent[-1], budget)
+            stopped = numerics.keep_sampling(
+                width, goal, len(rounds), MAX_TIMING_ROUNDS, sum(spent), spent[-1], budget, least
+            )
         t_v = time.monotonic()
         phases["timing_s"] = round(sum(r["phase_wall"] for r in rounds), 6)
         phases["timing_rounds"] = len(rounds)
@@ -592,6 +602,8 @@ class Run:
                 "pairs": len(rec["timing"]["samples"]),
                 "stopped": stopped or "implausible",
                 "budget_s": budget,
+                "min_rounds": least,
+                "round_speedups": est.get("round_speedups"),
             }
         rec["phase"] = "verdict"
         # each round's own checks and trace parsing, and the summary here

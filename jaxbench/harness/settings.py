@@ -38,6 +38,12 @@ BLOCK = 5  # candidate and baseline alternate in blocks of this many calls (ABBA
 RESOLUTION_TARGET = {"cpu": 0.05}
 RESOLUTION_TARGET_DEFAULT = 0.02  # accelerators
 MAX_TIMING_ROUNDS = 6
+# At least this many rounds, whatever the width or the budget: a shared host's speed drifts
+# between rounds and changes two programs' ratio (paired_speedup's two-stage bootstrap over
+# rounds shows it only with several); on the CPU target per-round ratios of one quiet run
+# spread by up to +-20% (1p's example kernel).
+MIN_TIMING_ROUNDS = {"cpu": 3}
+MIN_TIMING_ROUNDS_DEFAULT = 2
 TIMING_BUDGET_S = {"cpu": 30.0}
 TIMING_BUDGET_S_DEFAULT = 20.0
 N_CHECK_SETS = 3

@@ -63,6 +63,7 @@ def speed_verdict(rec: dict[str, Any], alone: dict[str, Any], remeasure: Callabl
         confidence=CONFIDENCE,
         block=BLOCK,
         systematic=SYSTEMATIC.get(rec["platform"], SYSTEMATIC_DEFAULT),
+        rounds=(rec.get("resolution") or {}).get("rounds") or 1,
     )
     est = paired
     rec["baseline_source"] = "interleaved"

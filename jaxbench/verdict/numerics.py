@@ -20,6 +20,7 @@ the same program, and by the cheat probes).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -129,6 +130,7 @@ def paired_speedup(
     seed: int = BOOTSTRAP_SEED,
     block: int = 1,
     systematic: float = 0.0,
+    rounds: int = 1,
 ) -> dict[str, Any]:
     """Speedup of a candidate over the baseline from interleaved, paired timings.
 
@@ -141,7 +143,13 @@ def paired_speedup(
     would be too narrow. ``systematic`` widens the interval by that relative amount on each
     side: what differs between two runs of the same code and no resampling within one run can
     see (where each program's buffers landed in memory, say), measured with identical code by
-    benchmarks/self_speedup.py.
+    benchmarks/self_speedup.py. ``rounds``: the pairs were timed in that many rounds of equal
+    length, one after another (adaptive sampling); a machine whose speed drifts between rounds
+    can change the two programs' ratio (a shared host slows a memory-bound program more than a
+    compute-bound one: 1p's example kernel against XLA gave per-round ratios of 0.75-1.08 in
+    one quiet run on a 2-core VM). The bootstrap then resamples rounds first and blocks within
+    each chosen round (a two-stage bootstrap), so the interval is as wide as the rounds
+    disagree.
     """
     b = np.asarray(baseline_s, dtype=np.float64)
     c = np.asarray(candidate_s, dtype=np.float64)
@@ -153,16 +161,25 @@ def paired_speedup(
         raise ValueError("timings must be finite and positive")
     if not 0 < confidence < 1:
         raise ValueError("confidence must be in (0, 1)")
-    block = int(block)
+    block, rounds = int(block), int(rounds)
     if block < 1 or b.size % block or b.size // block < 2:
         raise ValueError(f"{b.size} pairs do not form at least two blocks of {block}")
+    if rounds < 1 or (b.size // block) % rounds or b.size // block // rounds < 2:
+        raise ValueError(f"{b.size} pairs do not form {rounds} equal rounds of at least two blocks of {block}")
     ratios = b / c
-    groups = ratios.reshape(-1, block)
+    groups = ratios.reshape(rounds, -1, block)  # rounds x blocks x pairs
+    n_blocks = groups.shape[1]
     rng = np.random.default_rng(seed)
-    idx = rng.integers(0, groups.shape[0], size=(int(resamples), groups.shape[0]))
-    medians = np.median(groups[idx].reshape(int(resamples), -1), axis=1)
+    pick_rounds = rng.integers(0, rounds, size=(int(resamples), rounds, 1))
+    pick_blocks = rng.integers(0, n_blocks, size=(int(resamples), rounds, n_blocks))
+    medians = np.median(groups[pick_rounds, pick_blocks].reshape(int(resamples), -1), axis=1)
     alpha = (1.0 - confidence) / 2.0
     lo, hi = np.quantile(medians, [alpha, 1.0 - alpha])
+    if rounds > 1:
+        # a bootstrap over few clusters underestimates their spread by (R - 1) / R in variance:
+        # the ends move out from the median by sqrt(R / (R - 1)) in log space
+        point, k = float(np.median(ratios)), math.sqrt(rounds / (rounds - 1))
+        lo, hi = point * (lo / point) ** k, point * (hi / point) ** k
     return {
         "speedup": float(np.median(ratios)),
         # what sampling alone reached (the adaptive sampling's stop rule reads it: more samples
@@ -171,10 +188,13 @@ def paired_speedup(
         "lo": float(lo) / (1.0 + systematic),
         "hi": float(hi) * (1.0 + systematic),
         "n": int(ratios.size),
+        "rounds": rounds,
+        "round_speedups": [float(np.median(g)) for g in groups],
         "confidence": confidence,
         "systematic": systematic,
-        "method": f"median of paired ratios; percentile bootstrap over "
-        f"{'pairs' if block == 1 else f'blocks of {block} pairs'}, "
+        "method": "median of paired ratios; percentile bootstrap over "
+        + (f"{rounds} rounds, then " if rounds > 1 else "")
+        + f"{'pairs' if block == 1 else f'blocks of {block} pairs'}, "
         f"{int(resamples)} resamples, seed {seed}"
         + (f"; widened by {systematic:.0%} run-to-run systematic uncertainty" if systematic else ""),
     }
@@ -196,13 +216,17 @@ def keep_sampling(
     elapsed_s: float,
     last_round_s: float,
     budget_s: float,
+    min_rounds: int = 1,
 ) -> str | None:
     """The adaptive sampling's stop rule: None while another round of interleaved blocks should
     be timed, else why timing stops: ``"target"`` (the sampling interval is as narrow as the
     target), ``"rounds"`` (``max_rounds`` timed) or ``"budget"`` (another round as long as the
-    last would end past ``budget_s`` of timing). It reads the interval's width only, never where
-    the interval lies, so stopping early cannot favour a label; an interval that still straddles
-    1 when timing stops is a tie."""
+    last would end past ``budget_s`` of timing). Fewer than ``min_rounds`` never stop it: the
+    interval cannot show how far rounds disagree before there are several (paired_speedup's
+    ``rounds``). It reads the interval's width only, never where the interval lies, so stopping
+    early cannot favour a label; an interval that still straddles 1 when timing stops is a tie."""
+    if rounds < min_rounds:
+        return None
     if halfwidth <= target:
         return "target"
     if rounds >= max_rounds:
