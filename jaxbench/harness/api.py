@@ -228,7 +228,7 @@ def evaluate_case(
         def remeasure() -> Record:
             return dict(measure_baseline(wl, profile=profile, hardware=slug, timeouts=timeouts, cpus=cpus))
 
-        speed_verdict(run.rec, alone, remeasure)
+        speed_verdict(run.rec, run.estimate, alone, remeasure)
         run.rec["cached_baseline_from"] = alone.get("cache") or "given"
         run.rec["cached_baseline_measured_at"] = alone.get("measured_at")
         run.phases["total_s"] = round(time.monotonic() - t0, 6)

@@ -164,6 +164,9 @@ class Run:
         self.checked: dict[str, list[np.ndarray]] = {}
         self.replied_ns = 0
         self.contention: dict[str, Any] | None = None
+        # the paired speedup of the last timing round's samples, before the systematic widening
+        # (speed.speed_verdict widens it; no second bootstrap)
+        self.estimate: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------ asking a child
 
@@ -561,6 +564,7 @@ class Run:
                 block=BLOCK,
                 rounds=len(rounds),
             )
+            self.estimate = est
             width = est["sampling_halfwidth"]
             spent = [r["elapsed"] for r in rounds]  # each round's wall, its trace's parsing included
             stopped = numerics.keep_sampling(
@@ -603,7 +607,9 @@ class Run:
                 "stopped": stopped or "implausible",
                 "budget_s": budget,
                 "min_rounds": least,
-                "round_speedups": est.get("round_speedups"),
+                # one per round; None for a last round whose timing could not be true
+                "round_speedups": list(est.get("round_speedups") or [])
+                + [None] * (len(rounds) - len(est.get("round_speedups") or [])),
             }
         rec["phase"] = "verdict"
         # each round's own checks and trace parsing, and the summary here

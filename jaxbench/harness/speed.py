@@ -27,8 +27,15 @@ SYSTEMATIC = {"cpu": 0.03, "gpu": 0.06}
 SYSTEMATIC_DEFAULT = 0.01
 
 
-def speed_verdict(rec: dict[str, Any], alone: dict[str, Any], remeasure: Callable[[], dict[str, Any]]) -> None:
-    """The outcome of a correct candidate from the paired timings (pure math in verdict_math),
+def speed_verdict(
+    rec: dict[str, Any],
+    estimate: dict[str, Any] | None,
+    alone: dict[str, Any],
+    remeasure: Callable[[], dict[str, Any]],
+) -> None:
+    """The outcome of a correct candidate from the paired timings' ``estimate`` (the timing
+    rounds' last ``verdict_math.paired_speedup``, widened here by the platform's systematic
+    uncertainty; recomputed from the samples where the caller has none),
     guarded by the baseline measured alone in a clean child. Where the guard trips, the
     baseline is measured alone again at once, on the candidate's core (``remeasure()``): load
     that changed since the cached measurement then explains the difference and the pairing
@@ -57,15 +64,15 @@ def speed_verdict(rec: dict[str, Any], alone: dict[str, Any], remeasure: Callabl
                 f"{guard['message']}, also against a clean re-measurement "
                 f"({alone['median_s'] * 1e3:.4g} ms): the machine's load changed while timing; timing again later"
             )
-    paired = verdict_math.paired_speedup(
-        b["samples"],
-        c["samples"],
-        confidence=CONFIDENCE,
-        block=BLOCK,
-        systematic=SYSTEMATIC.get(rec["platform"], SYSTEMATIC_DEFAULT),
-        rounds=(rec.get("resolution") or {}).get("rounds") or 1,
-    )
-    est = paired
+    if estimate is None:
+        estimate = verdict_math.paired_speedup(
+            b["samples"],
+            c["samples"],
+            confidence=CONFIDENCE,
+            block=BLOCK,
+            rounds=(rec.get("resolution") or {}).get("rounds") or 1,
+        )
+    est = verdict_math.widen(estimate, SYSTEMATIC.get(rec["platform"], SYSTEMATIC_DEFAULT))
     rec["baseline_source"] = "interleaved"
     rec["speedup"] = est["speedup"]
     rec["speedup_ci"] = [est["lo"], est["hi"]]

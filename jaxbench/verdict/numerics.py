@@ -167,6 +167,7 @@ def paired_speedup(
     if rounds < 1 or (b.size // block) % rounds or b.size // block // rounds < 2:
         raise ValueError(f"{b.size} pairs do not form {rounds} equal rounds of at least two blocks of {block}")
     ratios = b / c
+    point = float(np.median(ratios))
     groups = ratios.reshape(rounds, -1, block)  # rounds x blocks x pairs
     n_blocks = groups.shape[1]
     rng = np.random.default_rng(seed)
@@ -178,25 +179,41 @@ def paired_speedup(
     if rounds > 1:
         # a bootstrap over few clusters underestimates their spread by (R - 1) / R in variance:
         # the ends move out from the median by sqrt(R / (R - 1)) in log space
-        point, k = float(np.median(ratios)), math.sqrt(rounds / (rounds - 1))
+        k = math.sqrt(rounds / (rounds - 1))
         lo, hi = point * (lo / point) ** k, point * (hi / point) ** k
-    return {
-        "speedup": float(np.median(ratios)),
+    est = {
+        "speedup": point,
         # what sampling alone reached (the adaptive sampling's stop rule reads it: more samples
         # narrow this part, never the systematic one)
-        "sampling_halfwidth": resolution(float(np.median(ratios)), float(lo), float(hi)),
-        "lo": float(lo) / (1.0 + systematic),
-        "hi": float(hi) * (1.0 + systematic),
+        "sampling_halfwidth": resolution(point, float(lo), float(hi)),
+        "lo": float(lo),
+        "hi": float(hi),
         "n": int(ratios.size),
         "rounds": rounds,
         "round_speedups": [float(np.median(g)) for g in groups],
         "confidence": confidence,
-        "systematic": systematic,
+        "systematic": 0.0,
         "method": "median of paired ratios; percentile bootstrap over "
         + (f"{rounds} rounds, then " if rounds > 1 else "")
         + f"{'pairs' if block == 1 else f'blocks of {block} pairs'}, "
-        f"{int(resamples)} resamples, seed {seed}"
-        + (f"; widened by {systematic:.0%} run-to-run systematic uncertainty" if systematic else ""),
+        f"{int(resamples)} resamples, seed {seed}",
+    }
+    return widen(est, systematic)
+
+
+def widen(est: dict[str, Any], systematic: float) -> dict[str, Any]:
+    """``est`` (a :func:`paired_speedup` result) with its interval widened by the relative
+    ``systematic`` uncertainty on each side; the sampling part (``sampling_halfwidth``) stays."""
+    if not systematic >= 0:
+        raise ValueError("systematic must be >= 0")
+    if not systematic:
+        return dict(est)
+    return {
+        **est,
+        "lo": est["lo"] / (1.0 + systematic),
+        "hi": est["hi"] * (1.0 + systematic),
+        "systematic": est["systematic"] + systematic,
+        "method": f"{est['method']}; widened by {systematic:.0%} run-to-run systematic uncertainty",
     }
 
 

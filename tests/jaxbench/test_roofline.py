@@ -176,7 +176,7 @@ def _speed(cand_s, *, limit, platform="gpu"):
     def remeasure():  # pragma: no cover - the guard trusts an identical baseline
         raise AssertionError("the guard should not trip")
 
-    speed_verdict(rec, {"median_s": base[0], "timing": {"samples": base}}, remeasure)
+    speed_verdict(rec, None, {"median_s": base[0], "timing": {"samples": base}}, remeasure)
     return rec
 
 

@@ -135,7 +135,7 @@ def _speed(ratio, *, pallas=None, require_pallas=True, platform="cpu"):
     def remeasure():  # pragma: no cover - the guard trusts an identical baseline
         raise AssertionError("the guard should not trip")
 
-    speed_verdict(rec, alone, remeasure)
+    speed_verdict(rec, None, alone, remeasure)
     return rec
 
 
@@ -157,7 +157,7 @@ def _guarded(beside_ms, alone_ms, again_ms):
         calls.append(again_ms)
         return {"median_s": again_ms * 1e-3, "timing": {"samples": [again_ms * 1e-3] * 50}}
 
-    speed_verdict(rec, {"median_s": alone_ms * 1e-3, "timing": {"samples": [alone_ms * 1e-3] * 50}}, remeasure)
+    speed_verdict(rec, None, {"median_s": alone_ms * 1e-3, "timing": {"samples": [alone_ms * 1e-3] * 50}}, remeasure)
     return rec, calls
 
 
