@@ -68,3 +68,41 @@ def test_open_run_logs_do_not_scroll_the_page_sideways_at_390px(phone, workloads
     phone.locator(f'#run-log-{ev.pk} pre[data-stream="export-stdout"]').scroll_into_view_if_needed()
     phone.screenshot(path=str(SCREENSHOTS / "run-log-390.png"), full_page=False)
     assert phone.js_errors == []
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_sampling_width_reads_on_one_screen(width, live_server, monkeypatch, workloads, hardware, users):
+    """The line that says how far the adaptive sampling narrowed the speedup's interval sits
+    inside the screen, wrapped, at desktop and phone widths, with the figures of the record."""
+    logged = make_logged(workloads, hardware, users)
+    ev = logged["good"]
+    rec = dict(ev.record)
+    rec["resolution"] = {
+        "target": 0.05,
+        "halfwidth": 0.0734,
+        "rounds": 6,
+        "pairs": 300,
+        "stopped": "rounds",
+        "budget_s": 30.0,
+        "min_rounds": 3,
+        "round_speedups": [1.02, 0.97, 1.05, 0.99, 1.01, None],
+    }
+    Evaluation.objects.filter(pk=ev.pk).update(record=rec)
+    with chromium_page(live_server, monkeypatch, width, 844) as pg:
+        pg.goto(pg.base + f"/submissions/{logged['sub'].pk}/")
+        pg.evaluate(f"document.querySelector('#run-log-{ev.pk}').open = true")
+        line = pg.locator(f"#run-log-{ev.pk} [data-resolution]")
+        line.scroll_into_view_if_needed()
+        text = " ".join(line.inner_text().split())
+        assert "sampling reached ±7.3% of the speedup in 300 pairs (target ±5%; stopped: rounds)" in text, text
+        box = line.evaluate(
+            "e => { const r = e.getBoundingClientRect(); const p = e.parentElement.getBoundingClientRect();"
+            " return {left: r.left, right: r.right, pl: p.left, pr: p.right, vw: document.documentElement.clientWidth}; }"
+        )
+        assert box["vw"] == width
+        assert 0 <= box["pl"] and box["pr"] <= width, box  # the paragraph fits the screen
+        assert 0 <= box["left"] and box["right"] <= width, box
+        got = pg.evaluate(LOGS_ALONE)
+        assert got["page"] <= width, got  # the open log does not scroll the page sideways
+        pg.screenshot(path=str(SCREENSHOTS / f"run-log-resolution-{width}.png"), full_page=False)
+        assert pg.js_errors == []
