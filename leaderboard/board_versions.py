@@ -275,6 +275,7 @@ def _summaries(
                 "complete": summary.complete,
                 "counts": summary.counts,
                 "solved_all": summary.solved_all,
+                **{f"attempted_{name}": getattr(summary, f"attempted_{name}") for name in SET_NAMES},
                 "jax_versions": summary.jax_versions,
                 "harness_versions": summary.harness_versions,
                 "versions_used": used,

@@ -65,6 +65,15 @@ COLUMNS: tuple[Column, ...] = (
         optional=False,
     ),
     Column(
+        "upstream",
+        "Upstream score",
+        "The public suite's own agent score, beside ours: the geometric mean over the workloads ATTEMPTED "
+        "(at least one kernel evaluated) of each one's best speedup, floored at 1x, at the full budget. It "
+        "never falls below the floored geomean, which divides by every workload of the set: leaving a "
+        "workload out costs nothing here and 1.0x there.",
+        sort="upstream",
+    ),
+    Column(
         "ugeomean",
         "Unfloored geomean",
         "The geometric mean of the raw best speedups (not floored at 1, below 1 when slower than XLA) over "

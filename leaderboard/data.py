@@ -45,6 +45,7 @@ SORTS = {
     "solved": ("Solved", "solved"),
     "correctness": ("Per-sample correctness", "correctness"),
     "fast": ("fast@N", "fast"),
+    "upstream": ("Upstream score", "upstream"),
     "expert": ("% of expert", "expert_pct"),
     "tokens": ("Tokens per solved", "tokens_per_solved"),
     "cost": ("Cost per solved", "cost_per_solved"),
@@ -290,6 +291,7 @@ _SUMMARY_FIELDS = (
     "earlier_versions",
     "earlier_harness_versions",
     "solved_all",
+    *(f"attempted_{name}" for name in SET_NAMES),
     "submission__team__name",
     "submission__team__slug",
     "submission__method",
@@ -343,6 +345,10 @@ def _row(s: Mapping, q: Query, point, expert_point, sizes: Mapping[str, int], ex
         "ugeomean_low": v.get("ulow"),
         "ugeomean_high": v.get("uhigh"),
         "fast": v["fast"],
+        # the public suite's score (over the attempted workloads only): a full-budget figure,
+        # as the suite computes it for a finished run
+        "attempted": s[f"attempted_{q.wset}"],
+        "upstream": metrics.upstream_score(v["geomean"], v["size"], s[f"attempted_{q.wset}"]) if q.n is None else None,
         "expert_geomean": ex["geomean"] if sizes["expert"] else None,
         "expert_pct": (ex["geomean"] / expert_gm) if expert_gm and sizes["expert"] else None,
         "tokens_per_solved": metrics.per_solved(s["tokens_total"], solved_all),
@@ -528,6 +534,7 @@ def _compute(q: Query) -> dict:
             "geomean_low": 1.0,
             "geomean_high": 1.0,
             "ugeomean": 1.0,
+            "upstream": 1.0,
             "solved": None,
             "fast": 0.0,
             "expert_pct": None,
@@ -558,6 +565,10 @@ def _compute(q: Query) -> dict:
                 "geomean_high": ex_gm_set,
                 "ugeomean": metrics.unfloored_geomean_of(
                     _expert_speedup(experts.get(w["pk"])) for w in members[q.wset]
+                ),
+                # over the workloads with an expert kernel: the ones the experts attempted
+                "upstream": metrics.floored_geomean_of(
+                    s for s in (_expert_speedup(experts.get(w)) for w in ex_ids) if s is not None
                 ),
                 "solved": solved,
                 "fast": fast / len(ex_ids) if ex_ids else 0.0,

@@ -54,6 +54,13 @@ class SubmissionSummary(models.Model):
     fast_kernelbench = models.FloatField(default=0)
     fast_expert = models.FloatField(default=0)
     fast_level2 = models.FloatField(default=0)
+    # Workloads of each set with at least one evaluated kernel (full budget): the public suite's
+    # own score divides by these (metrics.upstream_score), ours by the whole set.
+    attempted_all = models.PositiveIntegerField(default=0)
+    attempted_production = models.PositiveIntegerField(default=0)
+    attempted_kernelbench = models.PositiveIntegerField(default=0)
+    attempted_expert = models.PositiveIntegerField(default=0)
+    attempted_level2 = models.PositiveIntegerField(default=0)
     sets = models.JSONField(default=dict, help_text="per set: size, solved, geomean, low, high, fast")
 
     # Curves of every set for N = 1..curve_length (aggregates.pack_curves).

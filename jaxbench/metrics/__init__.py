@@ -97,6 +97,7 @@ from .over_sets import (
     unfloored_geomean,
     unfloored_geomean_of,
     unfloored_log_sum,
+    upstream_score,
 )
 from .per_workload import (
     best_within,
@@ -131,6 +132,7 @@ __all__ = [
     "floored_geomean_of",
     "unfloored_geomean",
     "unfloored_geomean_of",
+    "upstream_score",
     "unfloored_log_sum",
     "solved",
     "fast_p",

@@ -51,6 +51,21 @@ def floored_geomean_of(speedups: Iterable[float | None]) -> float:
     return math.exp(math.fsum(logs) / len(logs))
 
 
+def upstream_score(floored_geomean: float, size: int, attempted: int | float) -> float | None:
+    """The public suite's own agent score (its evaluation utilities): the geometric mean, over
+    the workloads ATTEMPTED (at least one kernel evaluated), of each one's speedup floored at 1;
+    None when nothing was attempted. From the set's ``floored_geomean`` over all ``size``
+    workloads (those not attempted count 1.0 there, adding 0 to its log sum): the log sum is
+    ``size * ln(floored_geomean)``, divided here by the attempted workloads only, so the score
+    is never below the floored geomean and leaving a workload out costs nothing."""
+    if attempted <= 0 or size <= 0:
+        return None
+    if not floored_geomean >= 1.0 - 1e-9:  # 1e-9: the float error of exp(log sum / size)
+        raise ValueError(f"a floored geomean is >= 1, got {floored_geomean!r}")
+    # a count kept from before a workload left the set may exceed it until the summary is rebuilt
+    return math.exp(max(0.0, math.log(floored_geomean)) * size / min(attempted, size))
+
+
 def solved(aggregates: Iterable[WorkloadAggregate | None], n: int | None = None, mode: str = SEQUENTIAL) -> int | float:
     """Sequential: number of workloads with a correct sample with index < n (an int).
     Independent: the expected number over random n-subsets (a float)."""

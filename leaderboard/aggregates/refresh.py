@@ -78,10 +78,13 @@ def workload_set_map(workload_ids: Iterable[int] | None = None) -> dict[int, tup
 
 
 def _apply_set_scalars(summary: SubmissionSummary, set_curves: Mapping[str, Mapping], sizes: Mapping[str, int]):
-    """Store the curves and full-budget values of the sets in ``set_curves`` (others unchanged)."""
+    """Store the curves and full-budget values of the sets in ``set_curves`` (others unchanged);
+    the summary's ``attempted_<set>`` are set already."""
     sets = dict(summary.sets or {})
     for name, curves in set_curves.items():
         v = set_values(curves, sizes.get(name, 0))
+        v["attempted"] = getattr(summary, f"attempted_{name}")
+        v["upstream"] = metrics.upstream_score(v["geomean"], v["size"], v["attempted"])
         sets[name] = v
         setattr(summary, f"solved_{name}", v["solved"])
         setattr(summary, f"geomean_{name}", v["geomean"])
@@ -164,6 +167,8 @@ def summary_from_states(
     summary.last_evaluated_at = acc["last_evaluated_at"]
     summary.precheck_stopped = sum(st.precheck_stopped for st in states.values())
     summary.best = best
+    for name in SET_NAMES:
+        setattr(summary, f"attempted_{name}", sum(1 for wl_id in states if name in workload_sets[wl_id][1]))
     _counts_fields(summary)
     summary.curve_length, summary.sets = 0, {}
     _apply_set_scalars(summary, set_curves, sizes)
@@ -288,6 +293,8 @@ def refresh_for_evaluation(evaluation) -> WorkloadResult | None:
         old_curves = unpack_curves(row.curves) if row is not None else empty_curves()
         update = row is not None
         if row is None:
+            for name in names:  # the workload's first folded kernel: attempted now
+                setattr(summary, f"attempted_{name}", getattr(summary, f"attempted_{name}") + 1)
             row = WorkloadResult(
                 summary=summary,
                 submission_id=cand["submission_id"],

@@ -10,6 +10,7 @@ from rest_framework import permissions, serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from jaxbench import metrics
 from jaxbench.metrics.curves import set_values, unpack_curves
 from jaxbench.workloads.sets import SET_NAMES
 from leaderboard.data import SORTS, Query, leaderboard_data, set_members
@@ -44,6 +45,12 @@ class LeaderboardRowSerializer(serializers.Serializer):
     ugeomean_low = serializers.FloatField(allow_null=True)
     ugeomean_high = serializers.FloatField(allow_null=True)
     fast = serializers.FloatField(help_text="fast_p@N")
+    attempted = serializers.IntegerField(help_text="workloads of the set with at least one evaluated kernel")
+    upstream = serializers.FloatField(
+        allow_null=True,
+        help_text="the public suite's own score: geomean over the attempted workloads only, each floored at 1 "
+        "(null below the full budget, or when nothing was attempted)",
+    )
     expert_pct = serializers.FloatField(allow_null=True, help_text="floored geomean / experts' on the expert set")
     tokens_per_solved = serializers.FloatField(allow_null=True)
     cost_per_solved = serializers.FloatField(allow_null=True)
@@ -76,6 +83,7 @@ class ReferenceRowSerializer(serializers.Serializer):
     method = serializers.CharField()
     geomean = serializers.FloatField()
     ugeomean = serializers.FloatField(allow_null=True)
+    upstream = serializers.FloatField(allow_null=True, help_text="the public suite's own score (full budget)")
     solved = serializers.FloatField(allow_null=True)
     fast = serializers.FloatField()
     note = serializers.CharField()
@@ -124,7 +132,8 @@ class SubmissionAggregatesSerializer(serializers.Serializer):
     harness_versions = serializers.ListField(child=serializers.CharField())
     sets = serializers.DictField(
         help_text="per workload set at budget N: size, solved, geomean, low, high, fast, "
-        "ugeomean, ulow, uhigh (unfloored, over the solved workloads)"
+        "ugeomean, ulow, uhigh (unfloored, over the solved workloads), attempted (workloads with an evaluated "
+        "kernel) and upstream (the public suite's own score, over the attempted ones; null below the full budget)"
     )
     workloads = WorkloadAggregateSerializer(many=True)
     workload_versions = serializers.DictField(
@@ -237,6 +246,9 @@ class SubmissionAggregatesAPIView(APIView):
                 name: set_values(unpack_curves(getattr(s, f"curves_{name}")), len(members[name]), n)
                 for name in SET_NAMES
             }
+            for name, v in sets.items():  # the public suite's score: a full-budget figure
+                v["attempted"] = getattr(s, f"attempted_{name}")
+                v["upstream"] = metrics.upstream_score(v["geomean"], v["size"], v["attempted"]) if n is None else None
             out.append(
                 {
                     "submission": sub.pk,

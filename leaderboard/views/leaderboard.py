@@ -55,6 +55,8 @@ EXPORT_COLUMNS = [
     "ugeomean_low",
     "ugeomean_high",
     "fast",
+    "attempted",
+    "upstream",
     "expert_pct",
     "tokens_per_solved",
     "cost_per_solved",
@@ -181,6 +183,14 @@ _TD = {
 }
 
 
+def _upstream_cell(r: dict) -> str:
+    if r.get("upstream") is None:
+        why = "defined at the full budget" if r.get("budget") != "all" else "no workload attempted"
+        return f'<span class="muted" title="{why}">—</span>'
+    # the count in the tooltip: a second line would widen the ranking past 1280 px
+    return f'<span title="over the {num(r["attempted"])} attempted workloads">{fx(r["upstream"])}</span>'
+
+
 def _row_cells(r: dict) -> dict[str, str]:
     """The cells of one row by column key (leaderboard.columns gives their order), as HTML. Text
     from the rows is escaped (``esc``); numbers formatted here (``x``, ``pct``, ``num``, ``big``,
@@ -193,6 +203,7 @@ def _row_cells(r: dict) -> dict[str, str]:
             "geomean": f"<strong>{fx(r['geomean'])}</strong>",
             "solved": esc(f"{r['solved']}/{r['set_size']}") if r.get("solved") is not None else "",
             "fast": pct(r["fast"]),
+            "upstream": fx(r["upstream"]) if r.get("upstream") is not None else "",
             "ugeomean": fx(r["ugeomean"]) if r.get("ugeomean") is not None else "",
             "expert": pct(r["expert_pct"], 0) if r.get("expert_pct") else "",
             "provenance": f'<span class="muted">{note}</span>',
@@ -223,6 +234,7 @@ def _row_cells(r: dict) -> dict[str, str]:
         "geomean": f'<strong title="interval {iv}">{fx(r["geomean"])}</strong> <span class="interval muted small">{iv}</span>',
         "solved": f"{num(r['solved'])}/{esc(r['set_size'])}",
         "fast": pct(r["fast"]),
+        "upstream": _upstream_cell(r),
         "ugeomean": f'{fx(r["ugeomean"]) if r["ugeomean"] is not None else "—"} '
         f'<span class="muted small">{interval(r, "ugeomean")}</span>',
         "expert": pct(r["expert_pct"], 0),

@@ -201,7 +201,9 @@ def _render_body(submission, evaluated, reported, primary, rows, code: bool) -> 
             if not size:  # a level without workloads yet
                 continue
             v = set_values(c, size)
-            sets.append(dict(v, key=name, label=SET_LABELS[name]))
+            attempted = getattr(primary, f"attempted_{name}")
+            upstream = metrics.upstream_score(v["geomean"], size, attempted)
+            sets.append(dict(v, key=name, label=SET_LABELS[name], attempted=attempted, upstream=upstream))
             if size and len(c["fast"]):
                 curves.append(
                     {

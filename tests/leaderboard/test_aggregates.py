@@ -57,6 +57,7 @@ def _snapshot(submission):
                     "tokens_total",
                     "cost_total",
                     "curve_length",
+                    *(f"attempted_{name}" for name in A.SET_NAMES),
                 )
             },
             "floats": {
