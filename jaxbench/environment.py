@@ -198,6 +198,13 @@ VARIABLES: tuple[Variable, ...] = (
         "worker",
     ),
     V(
+        "JAXBENCH_BROKER_HEARTBEAT_SECONDS",
+        "number",
+        60.0,
+        "Redis broker: a consumer silent this long counts as dead, and the reconciler re-sends what it held",
+        "worker",
+    ),
+    V(
         "JAXBENCH_WORKER_HARDWARE",
         "string",
         "cpu",

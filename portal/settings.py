@@ -24,6 +24,11 @@ try:
         "default": database_config(environment.get("DATABASE_URL"), VAR_DIR / "db.sqlite3", VAR_DIR / "test-db.sqlite3")
     }
     DRAMATIQ_BROKER = broker_config(environment.get("DRAMATIQ_BROKER_URL"), EMBEDDED_REDIS_SOCKET)
+    if DRAMATIQ_BROKER["BROKER"].endswith("RedisBroker"):
+        # dramatiq's own default is 60 s; a consumer heartbeats only while it has room to prefetch
+        DRAMATIQ_BROKER["OPTIONS"]["heartbeat_timeout"] = int(
+            environment.get("JAXBENCH_BROKER_HEARTBEAT_SECONDS") * 1000
+        )
     EMAIL_BACKEND = environment.get("DJANGO_EMAIL_BACKEND")
     DEFAULT_FROM_EMAIL = environment.get("DJANGO_DEFAULT_FROM_EMAIL")
     API_RATES = {
