@@ -28,7 +28,7 @@ from django.utils import timezone
 
 from catalog.models import ExpertReference, HardwareTarget, Workload
 from jaxbench import metrics
-from jaxbench.metrics.curves import point_of, set_values, unpack_curves, unpack_point
+from jaxbench.metrics.curves import point_of, set_values, unpack_curves, unpack_point, with_upstream
 from jaxbench.record import faster_than
 from jaxbench.traces import SELECTION_LABELS
 from jaxbench.workloads.sets import SET_FILTERS, SET_LABELS, SET_NAMES
@@ -310,7 +310,8 @@ _SHOWN_ON = TruncDate(Coalesce("submission__published_at", "submission__created_
 def _row(s: Mapping, q: Query, point, expert_point, sizes: Mapping[str, int], expert_gm: float | None) -> dict:
     """A board row; ``point``/``expert_point``: the chosen set's and the expert set's curves at
     the query's budget (``unpack_point``)."""
-    v = set_values(point, sizes[q.wset])
+    # the public suite's score: a full-budget figure, as the suite computes it for a finished run
+    v = with_upstream(set_values(point, sizes[q.wset]), s[f"attempted_{q.wset}"], full_budget=q.n is None)
     ex = set_values(expert_point, sizes["expert"])
     if s["source"] == SubmissionSummary.REPORTED:
         provenance = "self-reported"
@@ -345,10 +346,8 @@ def _row(s: Mapping, q: Query, point, expert_point, sizes: Mapping[str, int], ex
         "ugeomean_low": v.get("ulow"),
         "ugeomean_high": v.get("uhigh"),
         "fast": v["fast"],
-        # the public suite's score (over the attempted workloads only): a full-budget figure,
-        # as the suite computes it for a finished run
-        "attempted": s[f"attempted_{q.wset}"],
-        "upstream": metrics.upstream_score(v["geomean"], v["size"], s[f"attempted_{q.wset}"]) if q.n is None else None,
+        "attempted": v["attempted"],
+        "upstream": v["upstream"],
         "expert_geomean": ex["geomean"] if sizes["expert"] else None,
         "expert_pct": (ex["geomean"] / expert_gm) if expert_gm and sizes["expert"] else None,
         "tokens_per_solved": metrics.per_solved(s["tokens_total"], solved_all),
@@ -566,10 +565,8 @@ def _compute(q: Query) -> dict:
                 "ugeomean": metrics.unfloored_geomean_of(
                     _expert_speedup(experts.get(w["pk"])) for w in members[q.wset]
                 ),
-                # over the workloads with an expert kernel: the ones the experts attempted
-                "upstream": metrics.floored_geomean_of(
-                    s for s in (_expert_speedup(experts.get(w)) for w in ex_ids) if s is not None
-                ),
+                # the workloads with an expert kernel are the ones the experts attempted
+                "upstream": metrics.upstream_score(ex_gm_set, len(ex_ids), solved),
                 "solved": solved,
                 "fast": fast / len(ex_ids) if ex_ids else 0.0,
                 "expert_pct": 1.0,

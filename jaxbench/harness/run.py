@@ -599,6 +599,7 @@ class Run:
         rec["timing"] = {**stats_of("c", "walls", self.name, floor), "contention": worst}
         if base_name:
             rec["baseline_timing"] = stats_of("b", "b_walls", base_name, None)
+            ratios = list(est.get("round_speedups") or [])
             rec["resolution"] = {
                 "target": goal,
                 "halfwidth": width,
@@ -608,8 +609,7 @@ class Run:
                 "budget_s": budget,
                 "min_rounds": least,
                 # one per round; None for a last round whose timing could not be true
-                "round_speedups": list(est.get("round_speedups") or [])
-                + [None] * (len(rounds) - len(est.get("round_speedups") or [])),
+                "round_speedups": ratios + [None] * (len(rounds) - len(ratios)),
             }
         rec["phase"] = "verdict"
         # each round's own checks and trace parsing, and the summary here

@@ -421,3 +421,12 @@ def set_values(curves: Mapping[str, Any], size: int, n: int | None = None) -> di
         "ulow": ulow,
         "uhigh": uhigh,
     }
+
+
+def with_upstream(values: dict[str, Any], attempted: int, full_budget: bool = True) -> dict[str, Any]:
+    """``values`` (a :func:`set_values` result) with the set's ``attempted`` workload count and
+    ``upstream``, the public suite's own score over them (``metrics.upstream_score``); None below
+    the full budget, where the suite's score is not defined."""
+    values["attempted"] = attempted
+    values["upstream"] = metrics.upstream_score(values["geomean"], values["size"], attempted) if full_budget else None
+    return values

@@ -38,6 +38,7 @@ from jaxbench.metrics.curves import (
     pack_curves,
     set_values,
     unpack_curves,
+    with_upstream,
 )
 from jaxbench.workloads.sets import SET_NAMES, sets_of
 from jaxbench.workloads.sets import sizes as sizes_of_sets
@@ -82,9 +83,7 @@ def _apply_set_scalars(summary: SubmissionSummary, set_curves: Mapping[str, Mapp
     the summary's ``attempted_<set>`` are set already."""
     sets = dict(summary.sets or {})
     for name, curves in set_curves.items():
-        v = set_values(curves, sizes.get(name, 0))
-        v["attempted"] = getattr(summary, f"attempted_{name}")
-        v["upstream"] = metrics.upstream_score(v["geomean"], v["size"], v["attempted"])
+        v = with_upstream(set_values(curves, sizes.get(name, 0)), getattr(summary, f"attempted_{name}"))
         sets[name] = v
         setattr(summary, f"solved_{name}", v["solved"])
         setattr(summary, f"geomean_{name}", v["geomean"])

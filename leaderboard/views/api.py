@@ -10,8 +10,7 @@ from rest_framework import permissions, serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from jaxbench import metrics
-from jaxbench.metrics.curves import set_values, unpack_curves
+from jaxbench.metrics.curves import set_values, unpack_curves, with_upstream
 from jaxbench.workloads.sets import SET_NAMES
 from leaderboard.data import SORTS, Query, leaderboard_data, set_members
 from leaderboard.models import SubmissionSummary, WorkloadResult
@@ -243,12 +242,13 @@ class SubmissionAggregatesAPIView(APIView):
                     }
                 )
             sets = {
-                name: set_values(unpack_curves(getattr(s, f"curves_{name}")), len(members[name]), n)
+                name: with_upstream(
+                    set_values(unpack_curves(getattr(s, f"curves_{name}")), len(members[name]), n),
+                    getattr(s, f"attempted_{name}"),
+                    full_budget=n is None,
+                )
                 for name in SET_NAMES
             }
-            for name, v in sets.items():  # the public suite's score: a full-budget figure
-                v["attempted"] = getattr(s, f"attempted_{name}")
-                v["upstream"] = metrics.upstream_score(v["geomean"], v["size"], v["attempted"]) if n is None else None
             out.append(
                 {
                     "submission": sub.pk,

@@ -12,7 +12,7 @@ from django.utils.safestring import mark_safe
 
 from catalog.models import ExpertReference
 from jaxbench import metrics
-from jaxbench.metrics.curves import set_values, unpack_curves
+from jaxbench.metrics.curves import set_values, unpack_curves, with_upstream
 from jaxbench.workloads.sets import SET_LABELS, SET_NAMES
 from leaderboard import charts
 from leaderboard.data import cache_key, set_members
@@ -200,10 +200,8 @@ def _render_body(submission, evaluated, reported, primary, rows, code: bool) -> 
             size = len(members[name])
             if not size:  # a level without workloads yet
                 continue
-            v = set_values(c, size)
-            attempted = getattr(primary, f"attempted_{name}")
-            upstream = metrics.upstream_score(v["geomean"], size, attempted)
-            sets.append(dict(v, key=name, label=SET_LABELS[name], attempted=attempted, upstream=upstream))
+            v = with_upstream(set_values(c, size), getattr(primary, f"attempted_{name}"))
+            sets.append(dict(v, key=name, label=SET_LABELS[name]))
             if size and len(c["fast"]):
                 curves.append(
                     {
