@@ -208,7 +208,7 @@ def bwrap_argv(
     stage: Callable[[str], str],
     *,
     prefix: str,
-    site: str,
+    site: str | list[str],
     pybin: str,
     child_file: str,
     in_dir: str,
@@ -220,7 +220,9 @@ def bwrap_argv(
 ) -> list[str]:
     """The bubblewrap command line that runs ``child_file`` with ``env`` as the child uid;
     ``stage(path)`` gives the host path to bind for ``path`` (see :class:`host.Stager`);
-    ``nodes``: the device nodes to bind (:func:`device_nodes` when None)."""
+    ``nodes``: the device nodes to bind (:func:`device_nodes` when None); ``site``: the
+    directories the child imports from (``host.site_dirs``), their allowed entries bound into one
+    ``/site``, the first directory's where two hold the same name."""
     # never None here: a bwrap mode is chosen (or forced, probe.best_mode) only where bwrap exists
     info = cast("BwrapInfo", bwrap_info())
     flags = set(info["flags"])
@@ -257,8 +259,12 @@ def bwrap_argv(
     base_site = os.path.join(prefix, "lib", f"python{sys.version_info[0]}.{sys.version_info[1]}", "site-packages")
     if os.path.isdir(base_site):
         argv += ["--tmpfs", base_site]  # hide the base interpreter's packages
-    for entry in site_entries(site):
-        argv += ["--ro-bind", stage(os.path.join(site, entry)), f"/site/{entry}"]
+    bound: set[str] = set()
+    for d in [site] if isinstance(site, str) else site:
+        for entry in site_entries(d):
+            if entry not in bound:
+                bound.add(entry)
+                argv += ["--ro-bind", stage(os.path.join(d, entry)), f"/site/{entry}"]
     argv += ["--ro-bind", stage(child_file), CHILD_PATH]
     argv += ["--ro-bind", in_dir, "/in", "--bind", work_dir, "/work", "--proc", "/proc", "--dev", "/dev"]
     if "--size" in flags:

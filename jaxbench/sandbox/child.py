@@ -18,7 +18,7 @@ from typing import IO, TYPE_CHECKING, Any, Self, cast
 
 from ..hardware import export_platform
 from . import cores, device, host, proc_stat, rundir
-from .bwrap import BwrapInfo, bwrap_argv, bwrap_info, device_nodes
+from .bwrap import BwrapInfo, bwrap_argv, bwrap_info, device_nodes, site_entries
 from .cgroups import Cgroup, cgroup_info
 from .options import ChildGone, PhaseTimeout, SandboxError, SandboxOptions
 from .output import Drain
@@ -123,7 +123,7 @@ class SandboxedChild:
             uid = gid = SANDBOX_UID_BASE + secrets.randbelow(1 << 20)
         src_for = host.Stager(self.run_dir, uid)
 
-        site = host.site_packages()
+        sites = host.site_dirs(site_entries)
         prefix = host.python_prefix()
         pybin = host.python_binary()
         env = {
@@ -159,7 +159,7 @@ class SandboxedChild:
                 env,
                 src_for,
                 prefix=prefix,
-                site=site,
+                site=sites,
                 pybin=pybin,
                 child_file=CHILD_FILE,
                 in_dir=self.in_dir,
@@ -180,7 +180,6 @@ class SandboxedChild:
                 staged = src_for(prefix)
                 pybin = os.path.join(staged, os.path.relpath(pybin, prefix))
                 env["LD_LIBRARY_PATH"] = os.path.join(staged, "lib")
-            child_site = src_for(site)
             child_file = src_for(CHILD_FILE)
             argv = [
                 pybin,
@@ -192,8 +191,7 @@ class SandboxedChild:
                 self.in_dir,
                 "--work",
                 self.host_work,
-                "--site",
-                child_site,
+                *(a for d in sites for a in ("--site", src_for(d))),
             ]
             if fake_dir:
                 argv += ["--fake-device", src_for(fake_dir)]

@@ -7,7 +7,7 @@ import importlib.util
 import os
 import stat
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
 from .. import environment
@@ -93,6 +93,28 @@ def site_packages() -> str:
     if spec is None or not spec.origin:
         raise SandboxError("jax is not installed")
     return os.path.dirname(os.path.dirname(spec.origin))
+
+
+def site_dirs(allowed: Callable[[str], list[str]]) -> list[str]:
+    """The directories a child imports from: JAX's own, then every other directory on this
+    process's ``sys.path`` holding an entry ``allowed(dir)`` lists that no earlier one holds (in
+    ``sys.path``'s order, as this process would import it). One directory on most hosts; more
+    where JAX is installed in one place and the rest in another (a TPU VM's preinstalled JAX
+    beside packages installed with ``pip --target``, a user site)."""
+    first = site_packages()
+    out, seen = [first], set(allowed(first))
+    for entry in sys.path:
+        d = os.path.abspath(entry) if entry else ""
+        if not d or d in out or not os.path.isdir(d):
+            continue
+        try:
+            new = set(allowed(d)) - seen
+        except OSError:
+            continue
+        if new:
+            out.append(d)
+            seen |= new
+    return out
 
 
 def reachable_by_others(path: str) -> bool:
