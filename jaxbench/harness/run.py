@@ -62,7 +62,7 @@ from .settings import (
     InfrastructureError,
     MeasurementUntrusted,
 )
-from .timer_files import block_order, differing_calls, load_outputs, read_trace
+from .timer_files import block_order, differing_calls, load_outputs, pair_executions, read_summary, read_trace
 
 Timeouts = dict[str, float]
 Message = dict[str, Any]
@@ -676,11 +676,13 @@ class Run:
             durations, method = walls, "wall_clock"
         else:
             try:
-                also = (base_name,) if base_name else ()
-                ex, space = read_trace(timer.work, self.name, platform, also=also, round_no=n)
+                if base_name and order is not None:
+                    space = read_summary(timer.work, [self.name, base_name], platform, round_no=n)
+                    ex, b_ex = pair_executions(space, self.name, base_name, order)
+                    b_durations = b_ex.durations_s
+                else:
+                    ex, space = read_trace(timer.work, self.name, platform, round_no=n)
                 n_events, profile_ns = space.n_events, space.profile_window_ns()
-                if base_name:
-                    b_durations = read_trace(timer.work, base_name, platform, space)[0].durations_s
             except (OSError, xplane.TraceError) as exc:
                 if not candidate:
                     raise InfrastructureError(f"baseline trace unusable: {exc}") from None

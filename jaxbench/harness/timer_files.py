@@ -14,7 +14,7 @@ import numpy as np
 from .. import arrays
 from ..profiling import xplane
 from ..sandbox.safedir import SafeDir
-from .settings import ITERS, TRACE_CAP, InfrastructureError, MeasurementUntrusted
+from .settings import BLOCK, ITERS, TRACE_CAP, InfrastructureError, MeasurementUntrusted
 
 OutSpecs = list[tuple[str, tuple[int, ...]]]
 
@@ -55,39 +55,80 @@ def differing_calls(claimed: object, saved: dict[str, Any], first: int = 0, n: i
     return out
 
 
+def read_summary(work: SafeDir, names: list[str], platform: str, round_no: int = 0) -> xplane.TraceSummary:
+    """The summary of the child's one trace file of timing round ``round_no`` for the programs
+    ``names``, parsed in a resource-limited process (:func:`xplane.parse_in_subprocess`: it gets
+    the file's descriptor, never the bytes)."""
+    base = f"trace/r{int(round_no)}/plugins/profile"
+    runs = work.listdir(base)
+    if len(runs) != 1:
+        raise xplane.TraceError(f"expected one profile run, found {len(runs)}")
+    files = work.listdir(f"{base}/{runs[0]}")
+    pbs = [f for f in files if f.endswith(".xplane.pb")]
+    if len(pbs) != 1 or len(files) > 16:
+        raise xplane.TraceError(f"expected one .xplane.pb, found {len(pbs)}")
+    fd = work.open(f"{base}/{runs[0]}/{pbs[0]}", TRACE_CAP)
+    try:
+        return xplane.parse_in_subprocess(fd, names, platform, expected=ITERS)
+    except xplane.ParserStarved as exc:  # the load's doing: time the case again
+        raise MeasurementUntrusted(str(exc)) from None
+    except xplane.ParserUnavailable as exc:  # the host's failure, not the candidate's
+        raise InfrastructureError(str(exc)) from None
+    finally:
+        os.close(fd)
+
+
 def read_trace(
-    work: SafeDir,
-    name: str,
-    platform: str,
-    space: xplane.TraceSummary | None = None,
-    also: tuple[str, ...] = (),
-    round_no: int = 0,
+    work: SafeDir, name: str, platform: str, round_no: int = 0
 ) -> tuple[xplane.Executions, xplane.TraceSummary]:
-    """(Executions of program ``name``, the trace's summary) from the child's one trace file of
-    timing round ``round_no``, parsed in a resource-limited process together with the programs
-    ``also`` (:func:`xplane.parse_in_subprocess`: it gets the file's descriptor, never the
-    bytes); with ``space``, the summary of an earlier call, from that summary."""
-    if space is None:
-        base = f"trace/r{int(round_no)}/plugins/profile"
-        runs = work.listdir(base)
-        if len(runs) != 1:
-            raise xplane.TraceError(f"expected one profile run, found {len(runs)}")
-        files = work.listdir(f"{base}/{runs[0]}")
-        pbs = [f for f in files if f.endswith(".xplane.pb")]
-        if len(pbs) != 1 or len(files) > 16:
-            raise xplane.TraceError(f"expected one .xplane.pb, found {len(pbs)}")
-        fd = work.open(f"{base}/{runs[0]}/{pbs[0]}", TRACE_CAP)
-        try:
-            space = xplane.parse_in_subprocess(fd, [name, *also], platform, expected=ITERS)
-        except xplane.ParserStarved as exc:  # the load's doing: time the case again
-            raise MeasurementUntrusted(str(exc)) from None
-        except xplane.ParserUnavailable as exc:  # the host's failure, not the candidate's
-            raise InfrastructureError(str(exc)) from None
-        finally:
-            os.close(fd)
-    ex = space.executions(name)
+    """(the ITERS executions of program ``name``, the summary) of timing round ``round_no``."""
+    space = read_summary(work, [name], platform, round_no)
+    return _counted(space.executions(name)), space
+
+
+def _counted(ex: xplane.Executions) -> xplane.Executions:
     if len(ex.durations_s) != ITERS:
         raise xplane.TraceError(
             f"the trace holds {len(ex.durations_s)} executions of the program, expected exactly {ITERS}"
         )
-    return ex, space
+    return ex
+
+
+SHARED = "+call_order"  # the method's suffix where one executable served both programs
+
+
+def call_sequence(order: list[int], block: int = BLOCK, iters: int = ITERS) -> list[int]:
+    """The program of each timed call of a round, in the order the timer makes them (0: the
+    candidate, 1: the baseline): the timer's loop (``child_main``'s ``timing``) rebuilt from the
+    block order the trusted side drew."""
+    seq: list[int] = []
+    for b, first in enumerate(range(0, iters, block)):
+        n = min(first + block, iters) - first
+        for k in (1, 0) if order[b] else (0, 1):
+            seq += [k] * n
+    return seq
+
+
+def pair_executions(
+    space: xplane.TraceSummary, name: str, base_name: str, order: list[int]
+) -> tuple[xplane.Executions, xplane.Executions]:
+    """(the candidate's, the baseline's) executions in one timing round's trace. Where the
+    candidate's program is the baseline's program, a runtime may compile the second into the
+    first's executable (the TPU runtime caches executables by their content, not their name):
+    then every one of the 2 x ITERS executions carries one of the two names and none the other.
+    Device executions run one at a time (the timer waits for each call), so their start order is
+    the call order, which the trusted side drew: each execution is attributed by it."""
+    c, b = space.programs.get(name), space.programs.get(base_name)
+    if isinstance(c, xplane.Executions) and isinstance(b, xplane.Executions):
+        counts = sorted((len(c.durations_s), len(b.durations_s)))
+        if counts == [0, 2 * ITERS]:
+            shared = c if c.durations_s else b
+            ends = [s + d * 1e12 for s, d in zip(shared.starts_ps, shared.durations_s)]
+            if any(nxt < end for nxt, end in zip(shared.starts_ps[1:], ends)):
+                raise xplane.TraceError("the executions of the program's shared executable overlap")
+            split = [xplane.Executions([], [], shared.method + SHARED, shared.plane) for _ in range(2)]
+            for k, d, s in zip(call_sequence(order), shared.durations_s, shared.starts_ps):
+                split[k].durations_s.append(d)
+                split[k].starts_ps.append(s)
+            return split[0], split[1]
+    return _counted(space.executions(name)), _counted(space.executions(base_name))

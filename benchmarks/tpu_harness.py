@@ -1,0 +1,171 @@
+"""The harness alone on a TPU host (no portal, no database, no sockets): what the two-process
+harness does on one chip, with figures. Needs only JAX (with libtpu), numpy, tqdm and, for the
+expert kernels, tokamax (``benchmarks/tpu_check.sh`` installs those from carried wheels).
+
+Every honest kernel the project has, each once, through the worker's own warm pool (the device
+lock, one chip-holding child at a time): the TPU example kernels, the expert (Tokamax) kernels
+and JAX's own TPU kernels wrapped as candidates, the Pallas rule on; then the XLA reference as a
+candidate against itself (the rule off), ``--repeats`` times for three workloads: identical code,
+so a label of faster or slower is a measurement error. Prints one line per evaluation (outcome,
+speedup and interval, both medians, the sampling width reached, the fraction of the chip's
+roofline, the phases) and a summary; every record goes to ``--json`` after each evaluation, so
+that a run stopped at its time limit still leaves what it measured. ``--budget`` seconds: no new
+evaluation starts after it.
+
+    PYTHONPATH=. python3 benchmarks/tpu_harness.py [--profile small] [--repeats 2] [--json F]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from catalog.starter import starter_source  # noqa: E402 - plain Python, no Django
+from jaxbench import hardware, harness, workloads  # noqa: E402
+from jaxbench.hardware import detect_in_child  # noqa: E402
+from jaxbench.kernels import examples, experts  # noqa: E402
+from jaxbench.record import format_speedup  # noqa: E402
+
+JAX_CANDIDATES = ROOT / "tests" / "jaxbench" / "kernels" / "jax_candidates"
+IDENTICAL = ("12p", "8p", "1p")
+
+# JAX's own figures for the chip, read in a child that keeps off the chip (JAX_PLATFORMS=cpu), to
+# set beside hardware.PEAKS: the table the roofline uses is a copy of them.
+TPU_INFO = """
+import json, sys
+from jax.experimental.pallas import tpu as pltpu
+chip, cores = sys.argv[1], int(sys.argv[2])
+info = pltpu.get_tpu_info_for_chip(pltpu.ChipVersion(chip), cores)
+print(json.dumps({k: getattr(info, k) for k in ("bf16_ops_per_second", "mem_bw_bytes_per_second") if hasattr(info, k)}))
+"""
+
+
+def kernels(platform: str):
+    for wid in examples.EXAMPLES:
+        yield "example", wid, examples.source(wid, platform=platform), True
+    for wid in experts.EXPERTS:
+        yield "expert", wid, experts.source(wid), True
+    for p in sorted(JAX_CANDIDATES.glob("*.py")):
+        yield "jax", p.name.split("_")[0], p.read_text(), True
+    for wid in IDENTICAL:
+        yield "identical", wid, starter_source(workloads.get(wid)), False
+
+
+def line(kind: str, wid: str, rec: dict, wall: float) -> None:
+    p = rec.get("phases") or {}
+    t, b = rec.get("timing") or {}, rec.get("baseline_timing") or {}
+    sp = format_speedup(rec["speedup"], *rec["speedup_ci"]) if rec.get("speedup") else "-"
+    res = rec.get("resolution") or {}
+    reached = f"+-{100 * res['halfwidth']:.1f}% r{res.get('rounds')}" if res.get("halfwidth") is not None else "-"
+    roof = rec.get("roofline") or {}
+    frac = None
+    if roof.get("time_s") and t.get("median_s"):
+        frac = roof["time_s"] / t["median_s"]
+    print(
+        f"{kind:<9} {wid:<4} {rec['outcome']:<15} {str(rec.get('error_category') or ''):<18} {sp:<22} "
+        f"cand {1e3 * (t.get('median_s') or 0):9.4f} ms  xla {1e3 * (b.get('median_s') or 0):9.4f} ms  "
+        f"{reached:<11} limit {'-' if frac is None else f'{100 * frac:5.1f}%'}  "
+        f"compile {p.get('compile_s') or 0:5.2f}s timing {p.get('timing_s') or 0:5.2f}s total {wall:6.1f}s",
+        flush=True,
+    )
+    if not rec["outcome"].startswith("correct_"):
+        print("    " + (rec.get("message") or "")[:500].replace("\n", "\n    "), flush=True)
+
+
+def peaks_check(target) -> None:
+    peaks = hardware.PEAKS.get(target.slug)
+    if target.slug not in hardware.TPU_CHIPS:
+        print(f"no TPU chip entry for {target.slug}")
+        return
+    chip, cores = hardware.TPU_CHIPS[target.slug]
+    got = subprocess.run(
+        [sys.executable, "-c", TPU_INFO, chip, str(cores)],
+        capture_output=True,
+        text=True,
+        env={**__import__("os").environ, "JAX_PLATFORMS": "cpu"},
+        timeout=120,
+    )
+    print(f"JAX's TPU info for {chip} x{cores}: {got.stdout.strip() or got.stderr.strip()[-300:]}")
+    if peaks:
+        print(f"hardware.PEAKS[{target.slug}]: {peaks.flops:.3g} FLOP/s, {peaks.bandwidth:.3g} B/s")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--profile", default="small")
+    ap.add_argument("--repeats", type=int, default=2, help="identical-code evaluations per workload")
+    ap.add_argument(
+        "--only", default="", help="comma-separated kinds (example,expert,jax,identical) or kind:workload (expert:8p)"
+    )
+    ap.add_argument("--budget", type=float, default=480.0, help="seconds after which no evaluation starts")
+    ap.add_argument("--any-hardware", action="store_true", help="run on a host without a TPU (a dry run)")
+    ap.add_argument("--json", default="")
+    args = ap.parse_args()
+    t0 = time.monotonic()
+    target = detect_in_child()
+    print(f"hardware detected in a child: {target.slug} ({target.platform})", flush=True)
+    if target.platform != "tpu" and not args.any_hardware:
+        raise SystemExit(f"this check needs a TPU target; this host is {target.slug}")
+    peaks_check(target)
+    print(json.dumps(harness.probe_environment(target.platform), default=str)[:3000], flush=True)
+    only = set(filter(None, args.only.split(",")))
+    records: list[dict] = []
+    skipped: list[str] = []
+    with harness.WarmPool(target.platform) as pool:
+        for kind, wid, code, require in kernels(target.platform):
+            if only and kind not in only and f"{kind}:{wid}" not in only:
+                continue
+            for i in range(args.repeats if kind == "identical" else 1):
+                if time.monotonic() - t0 > args.budget:
+                    skipped.append(f"{kind} {wid}")
+                    continue
+                t = time.monotonic()
+                try:
+                    rec = pool.evaluate(
+                        wid,
+                        code + f"\n# repeat {i}\n",
+                        profile=args.profile,
+                        hardware=target.slug,
+                        require_pallas=require,
+                    )
+                except harness.InfrastructureError as exc:
+                    print(f"{kind:<9} {wid:<4} (harness error) {exc!s:.400}", flush=True)
+                    records.append({"kind": kind, "workload": wid, "harness_error": str(exc)[:2000]})
+                    continue
+                wall = time.monotonic() - t
+                line(kind, wid, rec, wall)
+                records.append({**rec, "kind": kind, "wall_s": wall})
+                if args.json:
+                    pathlib.Path(args.json).write_text(json.dumps(records, default=str))
+    summary(records, skipped, time.monotonic() - t0)
+
+
+def summary(records: list[dict], skipped: list[str], total: float) -> None:
+    print(f"\nwhole check: {total:.0f} s; not started (budget): {', '.join(skipped) or 'none'}")
+    for kind in ("example", "expert", "jax", "identical"):
+        rows = [r for r in records if r.get("kind") == kind and "outcome" in r]
+        if not rows:
+            continue
+        outs = [r["outcome"] for r in rows]
+        print(
+            f"{kind}: {len(rows)} evaluations, "
+            + ", ".join(f"{o} {outs.count(o)}" for o in sorted(set(outs)))
+            + f"; median wall {statistics.median(r['wall_s'] for r in rows):.1f} s"
+        )
+        if kind == "identical":
+            sps = [r["speedup"] for r in rows if r.get("speedup")]
+            labelled = sum(o in ("correct_faster", "correct_slower") for o in outs)
+            if sps:
+                print(f"  identical code: speedups {min(sps):.3f}-{max(sps):.3f}, labelled {labelled} of {len(rows)}")
+
+
+if __name__ == "__main__":
+    main()
