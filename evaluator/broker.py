@@ -39,24 +39,30 @@ def pending_messages(queues) -> dict[str, int]:
     """{queue: messages the broker holds for it and its delay queue}; raises when the broker
     cannot be asked."""
     broker = dramatiq.get_broker()
+    if not is_rabbitmq(broker):
+        return _redis_alive(broker, list(queues))
     out: dict[str, int] = {}
     for q in queues:
-        if is_rabbitmq(broker):
-            ready, delayed, _dead = broker.get_queue_message_counts(q)
-            out[q] = int(ready) + int(delayed)
-        else:
-            out[q] = _redis_alive(broker, q)
+        ready, delayed, _dead = broker.get_queue_message_counts(q)
+        out[q] = int(ready) + int(delayed)
     return out
 
 
-def _redis_alive(broker, queue: str) -> int:
+def _redis_alive(broker, queues: list[str]) -> dict[str, int]:
+    """Two round trips whatever the number of queues and consumers (the health page and the
+    reconciler ask often): the live consumers, then every list length and ack set size."""
     ns, client = broker.namespace, broker.client
     now_ms = int(time.time() * 1000)
-    live = client.zrangebyscore(f"{ns}:__heartbeats__", now_ms - broker.heartbeat_timeout, "+inf")
-    total = 0
-    for q in (queue, f"{queue}.DQ"):
-        total += int(client.llen(f"{ns}:{q}"))
-        for consumer in live:
-            name = consumer.decode() if isinstance(consumer, bytes) else consumer
-            total += int(client.scard(f"{ns}:__acks__.{name}.{q}"))
-    return total
+    live = [
+        c.decode() if isinstance(c, bytes) else c
+        for c in client.zrangebyscore(f"{ns}:__heartbeats__", now_ms - broker.heartbeat_timeout, "+inf")
+    ]
+    pipe = client.pipeline(transaction=False)
+    for queue in queues:
+        for q in (queue, f"{queue}.DQ"):
+            pipe.llen(f"{ns}:{q}")
+            for name in live:
+                pipe.scard(f"{ns}:__acks__.{name}.{q}")
+    counts = iter(pipe.execute())
+    per_queue = 2 * (1 + len(live))
+    return {queue: sum(int(next(counts)) for _ in range(per_queue)) for queue in queues}
