@@ -8,7 +8,7 @@ PG_URL     ?= postgres://postgres@127.0.0.1:5432/jaxbench
 REDIS_URL  ?= redis://127.0.0.1:6379/15
 AMQP_URL   ?= amqp://guest:guest@127.0.0.1:5672/%2F
 
-.PHONY: run test setup venv venv-test venv-gpu system-deps lint format typecheck test-embedded test-postgres test-postgres-redis test-postgres-rabbitmq demo bench clean
+.PHONY: run test setup venv venv-test venv-gpu system-deps lint format typecheck test-embedded test-embedded-fast test-embedded-integration test-alone test-side-by-side test-postgres test-postgres-redis test-postgres-rabbitmq demo bench clean
 
 # Every install step prints what it installs, pip's progress bars and the time it took
 # (.ci/pip_install.py); the times quoted were measured on 2 cores with a fast package mirror.
@@ -57,7 +57,7 @@ system-deps:
 	@bash .ci/system-deps.sh
 
 test: venv-test system-deps
-	$(MAKE) --no-print-directory lint typecheck test-embedded test-postgres
+	$(MAKE) --no-print-directory lint typecheck test-embedded-fast test-side-by-side test-alone
 
 # Lint and types run first: they take seconds and fail before the long tests start.
 lint: venv-test
@@ -72,13 +72,30 @@ format: venv-test
 typecheck: venv-test
 	$(BIN)/mypy
 
-# Every test that can share the machine runs on both cores (the heavy kernel checks too); tests
-# that start workers, a browser, a fresh clone or the whole corpus run by themselves.
-test-embedded:
+# Every test that can share the machine runs on both cores (the heavy kernel checks too); the
+# integration and browser tests beside the production configurations' (test-side-by-side);
+# tests that start a worker over the whole corpus, a fresh clone or a benchmark by themselves.
+test-embedded: test-embedded-fast test-embedded-integration test-alone
+
+test-embedded-fast:
 	@echo "== tests: embedded (SQLite + embedded Redis), on both cores =="
 	$(PY) -m pytest -m "not integration and not browser and not alone" -n 2 --dist loadfile --durations=15
-	@echo "== tests: embedded (SQLite + embedded Redis), integration, browser and alone tests =="
-	$(PY) -m pytest -m "integration or browser or alone" --durations=15
+
+test-embedded-integration:
+	@echo "== tests: embedded (SQLite + embedded Redis), integration and browser tests =="
+	$(PY) -m pytest -m "(integration or browser) and not alone" --durations=15
+
+# Tests that start their own worker over a whole corpus, a fresh clone or time a benchmark:
+# by themselves, after everything else.
+test-alone:
+	@echo "== tests: embedded (SQLite + embedded Redis), alone =="
+	$(PY) -m pytest -m alone --durations=15
+
+# The three configurations' integration tests side by side (each its own database, broker and
+# var dir): their workers wait on brokers, databases and children as much as they compute, and
+# a verdict must not depend on the load the others add.
+test-side-by-side:
+	@$(MAKE) --no-print-directory -j3 --output-sync=target test-embedded-integration test-postgres-redis test-postgres-rabbitmq
 
 # The two production configurations side by side (each its own database and var dir; their
 # brokers are separate services): their workers wait on brokers and databases as much as they
