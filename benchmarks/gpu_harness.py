@@ -19,13 +19,13 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
-import statistics
 import sys
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.device_summary import print_summary  # noqa: E402
 from catalog.starter import starter_source  # noqa: E402 - plain Python, no Django
 from jaxbench import harness, workloads  # noqa: E402
 from jaxbench.hardware import detect_in_child  # noqa: E402
@@ -79,21 +79,7 @@ def main():
                 line(kind, wid, rec, wall)
                 records.append({**rec, "kind": kind, "wall_s": wall})
     print(f"\nwhole check: {time.monotonic() - t0:.0f} s")
-    for kind in ("example", "reference"):
-        rows = [r for r in records if r["kind"] == kind]
-        outs = [r["outcome"] for r in rows]
-        print(
-            f"{kind}: {len(rows)} evaluations, outcomes "
-            + ", ".join(f"{o} {outs.count(o)}" for o in sorted(set(outs)))
-            + f"; median wall {statistics.median(r['wall_s'] for r in rows):.1f} s"
-        )
-        if kind == "reference":
-            meds = [r["speedup"] for r in rows if r.get("speedup")]
-            if meds:
-                print(
-                    f"  identical code: speedups {min(meds):.3f}-{max(meds):.3f}, labelled faster/slower: "
-                    f"{sum(o in ('correct_faster', 'correct_slower') for o in outs)} of {len(rows)}"
-                )
+    print_summary(records, ("example", "reference"), identical="reference")
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(records, default=str))
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
-import statistics
 import subprocess
 import sys
 import time
@@ -28,6 +27,7 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.device_summary import print_summary  # noqa: E402
 from catalog.starter import starter_source  # noqa: E402 - plain Python, no Django
 from jaxbench import hardware, harness, workloads  # noqa: E402
 from jaxbench.hardware import detect_in_child  # noqa: E402
@@ -150,21 +150,7 @@ def main() -> None:
 
 def summary(records: list[dict], skipped: list[str], total: float) -> None:
     print(f"\nwhole check: {total:.0f} s; not started (budget): {', '.join(skipped) or 'none'}")
-    for kind in ("example", "expert", "jax", "identical"):
-        rows = [r for r in records if r.get("kind") == kind and "outcome" in r]
-        if not rows:
-            continue
-        outs = [r["outcome"] for r in rows]
-        print(
-            f"{kind}: {len(rows)} evaluations, "
-            + ", ".join(f"{o} {outs.count(o)}" for o in sorted(set(outs)))
-            + f"; median wall {statistics.median(r['wall_s'] for r in rows):.1f} s"
-        )
-        if kind == "identical":
-            sps = [r["speedup"] for r in rows if r.get("speedup")]
-            labelled = sum(o in ("correct_faster", "correct_slower") for o in outs)
-            if sps:
-                print(f"  identical code: speedups {min(sps):.3f}-{max(sps):.3f}, labelled {labelled} of {len(rows)}")
+    print_summary(records, ("example", "expert", "jax", "identical"), identical="identical")
 
 
 if __name__ == "__main__":
