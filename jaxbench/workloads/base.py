@@ -222,10 +222,13 @@ class Workload:
         return tuple(self.create_inputs_fn(self.config(profile), key))
 
     def input_specs(self, profile: str):
-        """ShapeDtypeStructs of the inputs, without creating them."""
+        """ShapeDtypeStructs of the inputs, without creating them. The key too stays abstract: a
+        concrete one would open JAX's default backend in this process (on a TPU VM the chip,
+        which one process at a time can hold: a web server showing a starter file, or a worker,
+        would lock every timer child out)."""
         import jax  # deferred: the portal reads workload metadata without JAX
 
-        return jax.eval_shape(lambda k: self.create_inputs(profile, k), jax.random.key(0))
+        return jax.eval_shape(lambda: self.create_inputs(profile, jax.random.key(0)))
 
     def output_spec(self, profile: str):
         import jax  # deferred: the portal reads workload metadata without JAX
