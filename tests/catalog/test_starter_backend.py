@@ -8,7 +8,6 @@ a VM, reads every workload's starter, input and output shapes; no backend may ex
 import os
 import subprocess
 import sys
-
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,8 +26,6 @@ print(sorted(xla_bridge._backends))
 
 def test_metadata_opens_no_backend():
     env = {k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"}
-    out = subprocess.run(
-        [sys.executable, "-c", PROBE], capture_output=True, text=True, env=env, cwd=ROOT, timeout=600
-    )
+    out = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout
