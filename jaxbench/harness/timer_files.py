@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import arrays
 from ..profiling import xplane
+from ..profiling.parser_process import TraceParser
 from ..sandbox.safedir import SafeDir
 from .settings import BLOCK, ITERS, TRACE_CAP, InfrastructureError, MeasurementUntrusted
 
@@ -55,10 +56,12 @@ def differing_calls(claimed: object, saved: dict[str, Any], first: int = 0, n: i
     return out
 
 
-def read_summary(work: SafeDir, names: list[str], platform: str, round_no: int = 0) -> xplane.TraceSummary:
+def read_summary(
+    work: SafeDir, names: list[str], platform: str, round_no: int = 0, parser: TraceParser | None = None
+) -> xplane.TraceSummary:
     """The summary of the child's one trace file of timing round ``round_no`` for the programs
-    ``names``, parsed in a resource-limited process (:func:`xplane.parse_in_subprocess`: it gets
-    the file's descriptor, never the bytes)."""
+    ``names``, parsed in a resource-limited process that gets the file's descriptor, never the
+    bytes: ``parser``'s (the timing phase keeps one for its rounds), else one of its own."""
     base = f"trace/r{int(round_no)}/plugins/profile"
     runs = work.listdir(base)
     if len(runs) != 1:
@@ -69,6 +72,8 @@ def read_summary(work: SafeDir, names: list[str], platform: str, round_no: int =
         raise xplane.TraceError(f"expected one .xplane.pb, found {len(pbs)}")
     fd = work.open(f"{base}/{runs[0]}/{pbs[0]}", TRACE_CAP)
     try:
+        if parser is not None:
+            return parser.parse(fd, names, platform, expected=ITERS)
         return xplane.parse_in_subprocess(fd, names, platform, expected=ITERS)
     except xplane.ParserStarved as exc:  # the load's doing: time the case again
         raise MeasurementUntrusted(str(exc)) from None
@@ -79,10 +84,10 @@ def read_summary(work: SafeDir, names: list[str], platform: str, round_no: int =
 
 
 def read_trace(
-    work: SafeDir, name: str, platform: str, round_no: int = 0
+    work: SafeDir, name: str, platform: str, round_no: int = 0, parser: TraceParser | None = None
 ) -> tuple[xplane.Executions, xplane.TraceSummary]:
     """(the ITERS executions of program ``name``, the summary) of timing round ``round_no``."""
-    space = read_summary(work, [name], platform, round_no)
+    space = read_summary(work, [name], platform, round_no, parser)
     return _counted(space.executions(name)), space
 
 

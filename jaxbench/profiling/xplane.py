@@ -63,15 +63,11 @@ from __future__ import annotations
 import array
 import dataclasses
 import errno
-import json
 import mmap
 import os
 import re
 import stat as _st
 import struct
-import subprocess
-import sys
-import time
 
 import numpy as np
 
@@ -887,85 +883,12 @@ def parse_in_subprocess(
     cpu_s: int = PARSE_CPU_S,
     wall_s: float = PARSE_WALL_S,
 ) -> TraceSummary:
-    """Parse the trace at ``path`` (or behind the open descriptor ``path``, which stays open)
-    in a separate process and select the programs ``names`` (``jit_<name>`` modules) for
-    ``platform``; ``expected``: how many executions of each the child ran (GPU's kernel
-    grouping needs it). The trusted side's one entry point.
+    """Parse one trace in a parser process of its own (:class:`.parser_process.TraceParser`,
+    which the harness keeps for the rounds of a timing phase; its ``parse`` says what is raised
+    when). The parser (``python -I``, :mod:`.xplane_worker`) gets the descriptor, never the
+    bytes, and runs under RLIMIT_AS ``mem_bytes``, RLIMIT_CPU ``cpu_s`` and a wall-clock timeout
+    ``wall_s``."""
+    from .parser_process import TraceParser  # deferred: the parser process imports this module
 
-    The parser (``python -I``, :mod:`.xplane_worker`) gets the descriptor, never the bytes, and
-    runs under RLIMIT_AS ``mem_bytes``, RLIMIT_CPU ``cpu_s`` and a wall-clock timeout
-    ``wall_s``; it answers JSON. A malformed trace, one over a cap, or one whose program does
-    not select raises TraceError (per program: when :meth:`TraceSummary.executions` asks for
-    it); a parser that runs out of memory or CPU time raises TraceError ("trace too large or
-    complex to parse within limits"): all of it is the trace's fault, never a reason to retry.
-    A parser that cannot be started at all, or that runs out of wall time with CPU time to
-    spare (the machine starved it: ParserStarved), raises ParserUnavailable (the host's fault: a
-    retry)."""
-    fd = _open_trace(path, MAX_FILE_BYTES) if isinstance(path, str) else path
-    try:
-        _check_fd(fd, MAX_FILE_BYTES)
-        request = {"fd": fd, "names": list(names), "platform": platform, "expected": expected}
-        request.update(mem_bytes=int(mem_bytes), cpu_s=int(cpu_s))
-        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        code = f"import sys; sys.path.insert(0, {root!r}); from jaxbench.profiling import xplane_worker; xplane_worker.main()"
-        env = {"PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"}
-        env.update({k: "1" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")})
-        t = time.monotonic()
-        try:
-            proc = subprocess.Popen(
-                [sys.executable, "-I", "-c", code],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                pass_fds=(fd,),
-                cwd="/",
-                env=env,
-            )
-        except OSError as exc:  # no process, no pipe: nothing the trace did
-            raise ParserUnavailable(f"the trace parser could not start: {exc}") from None
-        try:
-            stdout, stderr = proc.communicate(json.dumps(request).encode(), timeout=wall_s)
-        except subprocess.TimeoutExpired:
-            # deferred: the parser process imports this module under tight memory limits; only
-            # the trusted side, past a wall limit, needs the sandbox package
-            from ..sandbox import proc_stat
-
-            used = proc_stat.cpu_seconds(proc.pid)
-            proc.kill()
-            proc.communicate()
-            # RLIMIT_CPU ends a parser that does too much work, whatever the load; one that
-            # runs out of wall time short of it was starved by the machine, not by the trace
-            if used is not None and used < cpu_s * 0.9:
-                raise ParserStarved(
-                    f"the trace parser got {used:.1f} s of CPU in {wall_s:g} s of wall time: "
-                    "the machine is too busy to parse the trace"
-                ) from None
-            raise TraceError(f"{_LIMIT_MESSAGE} (the parser ran past {wall_s:g} s)") from None
-        wall = time.monotonic() - t
-    finally:
-        if isinstance(path, str):
-            os.close(fd)
-    try:
-        reply = json.loads(stdout.decode("utf-8", "replace"))
-        if not isinstance(reply, dict):
-            raise ValueError
-    except ValueError:
-        reply = None
-    if reply is None or "error" in reply and reply.get("kind") == "limits":
-        how = f"signal {-proc.returncode}" if proc.returncode < 0 else f"exit status {proc.returncode}"
-        tail = stderr.decode("utf-8", "replace").strip().splitlines()[-1:]
-        detail = (reply or {}).get("error") or (tail[0][:300] if tail else "")
-        raise TraceError(f"{_LIMIT_MESSAGE} (the parser: {how}{': ' + detail if detail else ''})")
-    parser = dict(reply.get("parser") or {}, wall_s=round(wall, 6))
-    if "error" in reply:
-        err = TraceError(str(reply["error"]))
-        err.parser = parser
-        raise err
-    programs: dict = {}
-    for name, got in (reply.get("programs") or {}).items():
-        if "error" in got:
-            programs[name] = TraceError(got["error"])
-        else:
-            programs[name] = Executions(got["durations_s"], got["starts_ps"], got["method"], got["plane"])
-    window = reply.get("window_ns")
-    return TraceSummary(programs, int(reply["n_events"]), tuple(window) if window else None, parser)
+    with TraceParser(mem_bytes=mem_bytes, cpu_s=cpu_s, wall_s=wall_s) as parser:
+        return parser.parse(path, names, platform, expected)

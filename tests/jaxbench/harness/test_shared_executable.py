@@ -66,8 +66,8 @@ def test_the_split_of_a_real_trace_gives_back_each_programs_own_executions(evalu
     seen = []
     real = timer_files.read_summary
 
-    def merged(work, names, platform, round_no=0):
-        space = real(work, names, platform, round_no)
+    def merged(work, names, platform, round_no=0, parser=None):
+        space = real(work, names, platform, round_no, parser)
         c, b = (space.executions(n) for n in names)
         both = sorted(zip(c.starts_ps + b.starts_ps, c.durations_s + b.durations_s))
         seen.append((list(c.starts_ps), list(b.starts_ps)))

@@ -1,5 +1,5 @@
 """The bounded trace parser: caps, the resource-limited parser process and its answers
-(``xplane.parse_in_subprocess``), against real and built traces."""
+(``xplane.parse_in_subprocess``, ``parser_process.TraceParser``), against real and built traces."""
 
 import importlib.util
 import os
@@ -9,6 +9,7 @@ import time
 import pytest
 
 from jaxbench.profiling import xplane
+from jaxbench.profiling.parser_process import TraceParser
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 
@@ -259,3 +260,46 @@ def test_empty_events_and_stats_select_nothing():
         line = f(2, b"tf_XLAEigen/0") + f(3, 10**18) + events
         plane = f(2, b"/host:CPU") + f(3, line) + bench._metadata(5, {1: "hlo_module", 2: "run_id", 3: "jit_cand"})
         assert xplane.program_executions(xplane.XSpace(f(1, plane)), "cand", "cpu").durations_s == []
+
+
+# --------------------------------------------------------------------------- one process, rounds
+
+
+def test_one_parser_process_serves_every_round_and_answers_as_a_fresh_one(real_trace, tmp_path):
+    fresh = xplane.parse_in_subprocess(str(real_trace), ["cand", "base"], "cpu", expected=55)
+    bloated = tmp_path / "bloated.xplane.pb"
+    n = xplane.MAX_EVENTS_PER_LINE + 1
+    bloated.write_bytes(bench.synthetic_trace(n, per_line=n, fields_per_event=9))
+    fd = os.open(real_trace, os.O_RDONLY)
+    with TraceParser() as parser:
+        for _ in range(3):
+            got = parser.parse(fd, ["cand", "base"], "cpu", expected=55)
+            assert got.programs == fresh.programs and got.n_events == fresh.n_events
+            assert got.window_ns == fresh.window_ns
+            os.fstat(fd)  # the caller's descriptor stays open
+        # a trace the reader refuses is the trace's answer; the process stays
+        with pytest.raises(xplane.TraceError, match="events in a line"):
+            parser.parse(str(bloated), ["cand"], "cpu")
+        assert parser.parse(str(real_trace), ["cand"], "cpu").executions("cand") == fresh.executions("cand")
+        assert parser.started == 1
+    os.close(fd)
+
+
+def test_a_limit_in_a_reused_parser_is_a_fresh_processs_verdict(real_trace, tmp_path):
+    mid = tmp_path / "mid.xplane.pb"  # 77 MiB: ~255 MiB of address space to parse
+    mid.write_bytes(bench.synthetic_trace(800_000, per_line=200_000, fields_per_event=10, event_bytes=100))
+    with TraceParser(mem_bytes=200 << 20) as parser:  # the real trace needs ~160 MiB
+        assert len(parser.parse(str(real_trace), ["cand"], "cpu").executions("cand").durations_s) == 55
+        # out of memory in the process that had served: parsed again in a fresh one, which
+        # says the same; the failed processes are gone and the next request starts another
+        with pytest.raises(xplane.TraceError, match="within limits .*out of memory"):
+            parser.parse(str(mid), ["cand"], "cpu")
+        assert parser.started == 2
+        assert len(parser.parse(str(real_trace), ["cand"], "cpu").executions("cand").durations_s) == 55
+        assert parser.started == 3
+    with TraceParser() as parser:  # within the default limits the same trace parses
+        assert len(parser.parse(str(mid), ["cand"], "cpu").executions("cand").durations_s) == 55
+        # a starved parser (wall time out, CPU to spare) is the host's failure, also when reused
+        parser.wall_s = 0.001
+        with pytest.raises(xplane.ParserStarved, match="too busy to parse"):
+            parser.parse(str(real_trace), ["cand"], "cpu")
