@@ -13,6 +13,11 @@ HARNESS_DIR = ROOT / "tests" / "jaxbench" / "harness" / "candidates"
 ADVERSARIAL_DIR = ROOT / "tests" / "jaxbench" / "adversarial" / "candidates"
 DIRS = [HARNESS_DIR, ADVERSARIAL_DIR]
 EXPECT_RE = re.compile(r"^# expect: (.+)$", re.M)
+# The corpus's compile bombs, and what one evaluation of such an upload (under 1 MiB) may cost
+# the worker at the default limits (tests/jaxbench/harness/test_compile_cost.py says why it is
+# enough; the corpus pipeline test holds each bomb to it)
+COMPILE_BOMBS = ("compile_bomb_ops.py", "compile_bomb_slow_xla.py", "huge_compile.py")
+WORKER_SECONDS = 60.0
 
 
 def files() -> list[pathlib.Path]:

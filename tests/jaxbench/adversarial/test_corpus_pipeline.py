@@ -17,7 +17,7 @@ from submissions import intake
 from tests import factories
 from tests.conftest import wait_for
 
-from .corpus import expectations, files, source
+from .corpus import COMPILE_BOMBS, WORKER_SECONDS, expectations, files, source
 
 pytestmark = [pytest.mark.slow, pytest.mark.alone, pytest.mark.django_db(transaction=True)]
 
@@ -77,6 +77,16 @@ def test_corpus_through_the_pipeline(start_worker, purge_queues):
         if ev.state != Evaluation.DONE or not any(got[0] == o and (c is None or got[1] == c) for o, c in expected):
             wrong.append(f"{path.name}: got {ev.state}/{got}, expected {expected}: {ev.message[:300]}")
     assert not wrong, "\n".join(wrong)
+    # A compile bomb (a small upload) buys the worker under a minute at the default compile limit,
+    # and its verdict is the candidate's, never the harness's.
+    for i, (path, _) in enumerate(items):
+        if path.name in COMPILE_BOMBS:
+            ev = rows[i]
+            assert len(source(path).encode()) < 1 << 20
+            cost = (ev.finished_at - ev.started_at).total_seconds()
+            assert cost <= WORKER_SECONDS, (path.name, cost, ev.record.get("phases"))
+            assert ev.outcome in ("rejected", "compile_error", "runtime_error", "timeout"), (path.name, ev.outcome)
+    assert {p.name for p, _ in items} >= set(COMPILE_BOMBS)
 
     # Nothing secret reached any child: no record mentions the canary or the worker's database.
     dump = json.dumps([e.record for e in rows.values()])
