@@ -71,6 +71,9 @@ class SubmissionSummary(models.Model):
     curves_expert = models.BinaryField(default=b"")
     curves_level2 = models.BinaryField(default=b"")
     best = models.JSONField(default=dict, help_text="workload wid -> best speedup (full budget)")
+    # fast_p@N for p != 1 (not in the curves): every workload's lows, packed in one blob
+    # (jaxbench.metrics.fast_lows; empty: not packed yet, the WorkloadResult aggregates answer)
+    fast_lows = models.BinaryField(default=b"")
 
     tokens_total = models.BigIntegerField(null=True, blank=True)
     cost_total = models.FloatField(null=True, blank=True)

@@ -38,6 +38,23 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - math.comb(n - c, k) / math.comb(n, k)
 
 
+def pass_at_k_curve(n: int, c: int, top: int) -> list[float]:
+    """``[pass_at_k(n, c, k) for k in 1..top]``, the same values: the exact binomials are
+    carried from one k to the next (C(m, k) = C(m, k - 1) (m - k + 1) / k) instead of computed
+    afresh for every k, and each ratio is rounded once, as there."""
+    if not (0 <= c <= n) or top < 0:
+        raise ValueError(f"need 0 <= c <= n and top >= 0, got n={n}, c={c}, top={top}")
+    if c == 0:
+        return [0.0] * top
+    out = []
+    num = den = 1  # C(n - c, k), C(n, k) at k = 0
+    for k in range(1, min(top, n) + 1):
+        num = num * (n - c - k + 1) // k  # 0 from k = n - c + 1 on
+        den = den * (n - k + 1) // k
+        out.append(1.0 - num / den)
+    return out + [1.0] * (top - len(out))  # k > n: the full-sample value (c > 0)
+
+
 def solve_probability(agg: WorkloadAggregate | None, n: int | None = None, mode: str = SEQUENTIAL) -> float:
     """Sequential: 1.0 if a correct sample has index < n, else 0.0. Independent: the unbiased
     probability that a random n-subset holds a correct sample."""
@@ -81,8 +98,7 @@ def fast_probabilities(
     if agg is None or agg.n_correct == 0:
         return [0.0] * top
     if mode == INDEPENDENT:
-        c = _n_fast(agg, p)
-        return [pass_at_k(agg.n_samples, c, n) for n in range(1, top + 1)]
+        return pass_at_k_curve(agg.n_samples, _n_fast(agg, p), top)
     first = _first_fast(agg, p)
     if first is None:
         return [0.0] * top

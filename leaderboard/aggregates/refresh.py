@@ -27,7 +27,7 @@ from django.db.models import Count, Q, Sum
 from catalog.models import Workload
 from evaluator.models import Evaluation, current_harness_version, current_versions, is_current
 from jaxbench import metrics
-from jaxbench.metrics import INDEPENDENT, SEQUENTIAL
+from jaxbench.metrics import INDEPENDENT, SEQUENTIAL, fast_lows
 from jaxbench.metrics.curves import (
     DuplicateSample,
     WorkloadState,
@@ -166,6 +166,7 @@ def summary_from_states(
     summary.last_evaluated_at = acc["last_evaluated_at"]
     summary.precheck_stopped = sum(st.precheck_stopped for st in states.values())
     summary.best = best
+    summary.fast_lows = fast_lows.pack({wl_id: st.agg for wl_id, st in states.items()}, summary.mode)
     for name in SET_NAMES:
         setattr(summary, f"attempted_{name}", sum(1 for wl_id in states if name in workload_sets[wl_id][1]))
     _counts_fields(summary)
@@ -318,6 +319,8 @@ def refresh_for_evaluation(evaluation) -> WorkloadResult | None:
         summary.counts = counts
         summary.precheck_stopped += new.precheck_stopped - old.precheck_stopped
         summary.best = dict(summary.best, **{cand["workload__wid"]: new.agg.best_speedup})
+        if created or summary.fast_lows:  # one packed before them stays empty (the aggregates answer)
+            summary.fast_lows = fast_lows.with_workload(summary.fast_lows, cand["workload_id"], new.agg, summary.mode)
         if not repeated:
             if sample.jax_version and sample.jax_version not in summary.jax_versions:
                 summary.jax_versions = sorted([*summary.jax_versions, sample.jax_version])

@@ -67,6 +67,8 @@ def _snapshot(submission):
             },
             "curves": curves,
             "rows": rows,
+            # every workload's lows, packed (fast_p@N for p != 1): folded one by one or rebuilt alike
+            "fast_lows": bytes(s.fast_lows),
         }
     return out
 

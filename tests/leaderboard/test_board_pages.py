@@ -19,7 +19,7 @@ from leaderboard import charts
 from leaderboard.aggregates.refresh import rebuild_submission
 from leaderboard.columns import COLUMNS
 from leaderboard.data import Query, chart_inputs, leaderboard_data
-from leaderboard.models import WorkloadResult
+from leaderboard.models import SubmissionSummary, WorkloadResult
 from tests.leaderboard.conftest import make_submission, random_interval_sequence
 
 pytestmark = pytest.mark.django_db
@@ -120,6 +120,9 @@ def test_fast_p_for_another_p_reads_only_what_it_needs_of_the_aggregates(populat
     old = WorkloadResult.objects.filter(submission=populated["a"], n_correct__gt=0).first()
     stripped = {k: v for k, v in old.aggregate.items() if k not in ("correct_lows", "low_progression")}
     WorkloadResult.objects.filter(pk=old.pk).update(aggregate=stripped)
+    # a summary stored before its lows were packed (SubmissionSummary.fast_lows): read through
+    # its aggregates; the others from their packed lows
+    SubmissionSummary.objects.filter(pk=old.summary_id).update(fast_lows=b"")
 
     q = Query.from_params({"hardware": "cpu", "p": "1.2"})
     with CaptureQueriesContext(connection) as ctx:
@@ -148,3 +151,43 @@ def test_fast_p_for_another_p_reads_only_what_it_needs_of_the_aggregates(populat
             assert plotted["fast"] == [
                 metrics.fast_p(aggs, n, q.p, r["mode"]) for n in range(1, len(plotted["fast"]) + 1)
             ]
+
+
+def test_fast_p_for_another_p_reads_one_row_per_summary(populated, workloads, hardware, django_assert_max_num_queries):
+    """Issue 34, item 8: with every summary's lows packed (``fast_lows``), a board at p != 1 reads
+    no per-workload aggregate at all (10,000 JSON aggregates on the load benchmark's board, ~0.3 s
+    of CPU on SQLite): one query of the packed lows for the rows, one for the plotted rows, and
+    the same values as the whole aggregates give (sequential and independent rows)."""
+    rng = random.Random(8)
+    independent = make_submission(
+        populated["b"].team,
+        hardware["cpu"],
+        {w: random_interval_sequence(rng, 6, 0.7) for w in workloads[:12]},
+        sampling="independent",
+        method="independent-sampler",
+    )
+    rebuild_submission(independent)
+    q = Query.from_params({"hardware": "cpu", "p": "1.3", "n": "4"})
+    base = Query.from_params({"hardware": "cpu", "n": "4"})
+    with CaptureQueriesContext(connection) as plain:
+        chart_inputs(base, leaderboard_data(base, use_cache=False))
+    with CaptureQueriesContext(connection) as ctx:
+        data = leaderboard_data(q, use_cache=False)
+        charts_in = chart_inputs(q, data)
+    assert not [c for c in ctx.captured_queries if 'FROM "leaderboard_workloadresult"' in c["sql"]]
+    assert len(ctx.captured_queries) <= len(plain.captured_queries) + 2
+    ids = [w["pk"] for w in data["members"]]
+    rows = data["rows"] + data["self_reported"] + data["in_progress"]
+    assert {r["mode"] for r in rows} == {metrics.SEQUENTIAL, metrics.INDEPENDENT}
+    for r in rows:
+        whole = {
+            wl: metrics.WorkloadAggregate.from_dict(a)
+            for wl, a in WorkloadResult.objects.filter(summary_id=r["summary_id"]).values_list(
+                "workload_id", "aggregate"
+            )
+        }
+        aggs = metrics.select(whole, ids)
+        assert r["fast"] == metrics.fast_p(aggs, q.n, q.p, r["mode"])
+        plotted = next((c for c in charts_in["rows"] if c["row"] is r), None)
+        if plotted is not None:
+            assert plotted["fast"] == [v for _, v in metrics.fast_p_curve(aggs, q.p, r["mode"])]
