@@ -407,7 +407,9 @@ def message_head(message: str | None, lines: int = 3) -> str:
 def message_where(message: str | None) -> list[str]:
     """The candidate's source lines a failure message names ("candidate.py:7 in workload: ..."),
     innermost last; empty when it names none."""
-    return [ln.strip()[3:] for ln in (message or "").splitlines() if ln.strip().startswith(_WHERE_PREFIX)]
+    if not message or _WHERE_PREFIX not in message:  # most messages: no line to split out
+        return []
+    return [ln.strip()[3:] for ln in message.splitlines() if ln.strip().startswith(_WHERE_PREFIX)]
 
 
 def json_safe(obj: Any) -> Any:

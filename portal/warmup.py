@@ -13,11 +13,16 @@ from __future__ import annotations
 import gc
 import pathlib
 
+from django.apps import apps
 from django.conf import settings
-from django.template import TemplateDoesNotExist, TemplateSyntaxError
+from django.core.cache import caches
+from django.db import connections
+from django.template import TemplateDoesNotExist, TemplateSyntaxError, engines
+from django.template.backends.django import DjangoTemplates
 from django.template.loader import get_template
 from django.urls import get_resolver
-from django.utils import translation
+from django.utils import formats, translation
+from django.utils.module_loading import import_string
 
 
 def warm_up() -> None:
@@ -30,10 +35,37 @@ def warm_up() -> None:
             get_template(template)  # compiled into the cached loader
         except (TemplateDoesNotExist, TemplateSyntaxError):
             continue  # a page with a broken template fails on its own request, as before
+    _first_use()
     # What was just built lives as long as the process: out of the collector's sight, so that the
     # full collections a request's garbage sets off do not walk it (~0.1 s each, measured)
     gc.collect()
     gc.freeze()
+
+
+def _first_use() -> None:
+    """What the first request built or imported besides (``benchmarks/endpoints_load.py``'s
+    fresh worker, ~15 ms of CPU on SQLite): the SQL compiler module, the cache backend, the
+    template context processors, the message storage and session serializer, the locale's
+    formats and every model's field maps. None of it opens a database connection."""
+    for alias in connections:
+        connections[alias].ops.compiler("SQLCompiler")  # imports the backend's compiler module
+    for alias in settings.CACHES:
+        caches[alias]
+    for engine in engines.all():
+        if isinstance(engine, DjangoTemplates):
+            engine.engine.template_context_processors  # noqa: B018 - imported on first render
+    import_string(settings.MESSAGE_STORAGE)
+    import_string(settings.SESSION_SERIALIZER)
+    formats.get_format("DATE_FORMAT")  # imports the locale's formats module
+    for model in apps.get_models(include_auto_created=True):
+        opts = model._meta
+        opts.get_fields()
+        opts.fields_map  # noqa: B018 - the cached maps a query's name lookups read
+        opts._forward_fields_map  # noqa: B018
+        opts.concrete_fields  # noqa: B018
+        opts.local_concrete_fields  # noqa: B018
+        opts.db_returning_fields  # noqa: B018
+        opts._property_names  # noqa: B018
 
 
 def _populate(resolver) -> None:
