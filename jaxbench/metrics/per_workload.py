@@ -4,6 +4,7 @@ independent mode (pass@k) and the expected log speedup."""
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 
 from .aggregate import DEFAULT_P, INDEPENDENT, SEQUENTIAL, WorkloadAggregate, _check_mode, _check_n
@@ -55,6 +56,13 @@ def pass_at_k_curve(n: int, c: int, top: int) -> list[float]:
     return out + [1.0] * (top - len(out))  # k > n: the full-sample value (c > 0)
 
 
+@functools.lru_cache(maxsize=512)
+def _pass_at_k_curve(n: int, c: int, top: int) -> tuple[float, ...]:
+    """``pass_at_k_curve`` remembered: it depends on three integers only, and a board's chart
+    asks for the same (n, c) of many workloads (n is the sample budget, c a count of lows)."""
+    return tuple(pass_at_k_curve(n, c, top))
+
+
 def solve_probability(agg: WorkloadAggregate | None, n: int | None = None, mode: str = SEQUENTIAL) -> float:
     """Sequential: 1.0 if a correct sample has index < n, else 0.0. Independent: the unbiased
     probability that a random n-subset holds a correct sample."""
@@ -98,7 +106,7 @@ def fast_probabilities(
     if agg is None or agg.n_correct == 0:
         return [0.0] * top
     if mode == INDEPENDENT:
-        return pass_at_k_curve(agg.n_samples, _n_fast(agg, p), top)
+        return list(_pass_at_k_curve(agg.n_samples, _n_fast(agg, p), top))
     first = _first_fast(agg, p)
     if first is None:
         return [0.0] * top
