@@ -39,6 +39,7 @@ from .xplane import (
     TraceError,
     TraceSummary,
     _check_fd,
+    _open_trace,
 )
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -145,8 +146,6 @@ class TraceParser:
         parse within limits"): the trace's fault. A parser that cannot be started, or that runs
         out of wall time with CPU time to spare (the machine starved it: ParserStarved), raises
         ParserUnavailable: the host's fault, a retry."""
-        from .xplane import _open_trace  # the one opener: no symlink, a regular file under the cap
-
         fd = _open_trace(path, MAX_FILE_BYTES) if isinstance(path, str) else path
         try:
             _check_fd(fd, MAX_FILE_BYTES)

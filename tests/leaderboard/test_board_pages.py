@@ -103,6 +103,29 @@ def test_workload_page_shows_the_baseline_timed_beside_the_best_sample(client, p
     assert "XLA baseline (alone)" in html and "XLA beside it" in html
 
 
+def _assert_fast_p_of_whole_aggregates(q, data, charts_in):
+    """Every row's fast_p@N (and each plotted row's curve, at every N) equals what the metrics give
+    over its whole stored aggregates; the rows hold both sampling modes."""
+    ids = [w["pk"] for w in data["members"]]
+    rows = data["rows"] + data["self_reported"] + data["in_progress"]
+    assert {r["mode"] for r in rows} == {metrics.SEQUENTIAL, metrics.INDEPENDENT}
+    for r in rows:
+        whole = {
+            wl: metrics.WorkloadAggregate.from_dict(a)
+            for wl, a in WorkloadResult.objects.filter(summary_id=r["summary_id"]).values_list(
+                "workload_id", "aggregate"
+            )
+        }
+        aggs = metrics.select(whole, ids)
+        assert r["fast"] == metrics.fast_p(aggs, q.n, q.p, r["mode"])
+        plotted = next((c for c in charts_in["rows"] if c["row"] is r), None)
+        if plotted is not None:
+            assert plotted["fast"] == [v for _, v in metrics.fast_p_curve(aggs, q.p, r["mode"])]
+            assert plotted["fast"] == [
+                metrics.fast_p(aggs, n, q.p, r["mode"]) for n in range(1, len(plotted["fast"]) + 1)
+            ]
+
+
 def test_fast_p_for_another_p_reads_only_what_it_needs_of_the_aggregates(populated, workloads, hardware):
     """Issue 34, item 8: for p != 1 the board cuts out of each stored aggregate only what
     fast_p@N reads (the whole aggregates of the load benchmark's board took ~1.3 s to load and
@@ -133,24 +156,7 @@ def test_fast_p_for_another_p_reads_only_what_it_needs_of_the_aggregates(populat
     whole = re.compile(r'(SELECT |, )"leaderboard_workloadresult"\."aggregate"( AS "aggregate")?(,| FROM)')
     assert reads and not any(whole.search(s) for s in reads), reads
 
-    ids = [w["pk"] for w in data["members"]]
-    rows = data["rows"] + data["self_reported"] + data["in_progress"]
-    assert {r["mode"] for r in rows} == {metrics.SEQUENTIAL, metrics.INDEPENDENT}
-    for r in rows:
-        whole = {
-            wl: metrics.WorkloadAggregate.from_dict(a)
-            for wl, a in WorkloadResult.objects.filter(summary_id=r["summary_id"]).values_list(
-                "workload_id", "aggregate"
-            )
-        }
-        aggs = metrics.select(whole, ids)
-        assert r["fast"] == metrics.fast_p(aggs, q.n, q.p, r["mode"])
-        plotted = next((c for c in charts_in["rows"] if c["row"] is r), None)
-        if plotted is not None:
-            assert plotted["fast"] == [v for _, v in metrics.fast_p_curve(aggs, q.p, r["mode"])]
-            assert plotted["fast"] == [
-                metrics.fast_p(aggs, n, q.p, r["mode"]) for n in range(1, len(plotted["fast"]) + 1)
-            ]
+    _assert_fast_p_of_whole_aggregates(q, data, charts_in)
 
 
 def test_fast_p_for_another_p_reads_one_row_per_summary(populated, workloads, hardware, django_assert_max_num_queries):
@@ -176,18 +182,4 @@ def test_fast_p_for_another_p_reads_one_row_per_summary(populated, workloads, ha
         charts_in = chart_inputs(q, data)
     assert not [c for c in ctx.captured_queries if 'FROM "leaderboard_workloadresult"' in c["sql"]]
     assert len(ctx.captured_queries) <= len(plain.captured_queries) + 2
-    ids = [w["pk"] for w in data["members"]]
-    rows = data["rows"] + data["self_reported"] + data["in_progress"]
-    assert {r["mode"] for r in rows} == {metrics.SEQUENTIAL, metrics.INDEPENDENT}
-    for r in rows:
-        whole = {
-            wl: metrics.WorkloadAggregate.from_dict(a)
-            for wl, a in WorkloadResult.objects.filter(summary_id=r["summary_id"]).values_list(
-                "workload_id", "aggregate"
-            )
-        }
-        aggs = metrics.select(whole, ids)
-        assert r["fast"] == metrics.fast_p(aggs, q.n, q.p, r["mode"])
-        plotted = next((c for c in charts_in["rows"] if c["row"] is r), None)
-        if plotted is not None:
-            assert plotted["fast"] == [v for _, v in metrics.fast_p_curve(aggs, q.p, r["mode"])]
+    _assert_fast_p_of_whole_aggregates(q, data, charts_in)
