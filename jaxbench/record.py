@@ -131,6 +131,12 @@ Timing keys
 ``floor_s``            the physical floor (FLOPs and bytes over the target's peaks, slack
                        applied) the median had to exceed.
 ``trace_events``       events in the trace file; ``program``: the harness-chosen name.
+``contention``         the cpu target's timing core over the round it was busiest with other
+                       work (``sandbox.cores.contention``), None elsewhere.
+``neighbours``         the cpu target's timing core's cache neighbours: ``cores`` and ``busy``
+                       (their busy time in cores, the busiest round); past
+                       ``harness.speed.NEIGHBOUR_LIMIT`` the interval is widened
+                       (``SHARED_SYSTEMATIC``, said in ``notes``). None elsewhere.
 """
 
 from __future__ import annotations
@@ -229,6 +235,8 @@ class Timing(TypedDict, total=False):
     floor_s: float | None
     trace_events: int | None
     program: str | None
+    contention: dict[str, Any] | None
+    neighbours: dict[str, Any] | None
 
 
 class EvalRecord(TypedDict):

@@ -599,7 +599,14 @@ class Run:
             )
             return st
 
-        rec["timing"] = {**stats_of("c", "walls", self.name, floor), "contention": worst}
+        # the busiest the timing core's cache neighbours were over a round (speed.py widens for it)
+        busy = [float(r["contention"].get("neighbour_busy") or 0.0) for r in rounds if r["contention"]]
+        near = next((r["contention"].get("neighbours") for r in rounds if r["contention"]), None)
+        rec["timing"] = {
+            **stats_of("c", "walls", self.name, floor),
+            "contention": worst,
+            "neighbours": {"cores": near, "busy": max(busy)} if busy and near is not None else None,
+        }
         if base_name:
             rec["baseline_timing"] = stats_of("b", "b_walls", base_name, None)
             ratios = list(est.get("round_speedups") or [])
@@ -741,7 +748,7 @@ class Run:
                 if dedicated and home and not timer.closed:
                     timer.confine(list(home))
         own = None if own0 is None or own1 is None else max(0.0, own1 - own0)
-        self.contention = cores.contention(stat0, stat1, where, own)
+        self.contention = cores.contention(stat0, stat1, where, own, cores.cache_neighbours(where))
 
     def _check_timed_outputs(self, reply: Message, first: int) -> None:
         """Every timed output of the round whose first call is ``first`` was hashed by the

@@ -19,6 +19,11 @@ that runs on that core is noise. Three things keep it out:
   time from ``/proc/stat`` less the timer's own CPU time is other work; steal is time the
   hypervisor gave to another guest. Above :data:`CONTENTION_LIMIT` of the phase the
   measurement is not trusted: the harness times it again (MeasurementUntrusted), never labels.
+* **Busy neighbours measured** too (:func:`cache_neighbours`): other work on the cores that share
+  the timing core's caches (and, on a VM, hyperthread siblings the guest cannot see) slows two
+  programs unequally while the timing core itself looks free. A verdict timed beside it is not
+  relabelled or retried for it; its interval is widened (``harness.speed.SHARED_SYSTEMATIC``),
+  so a loaded run can be less decisive than a quiet one, never contradict it.
 
 Accelerator timers are not pinned: the device lock (``device.py``) makes a device's timing
 exclusive, and the host core that dispatches to it is not what is timed.
@@ -28,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import os
 import time
 from collections.abc import Iterator
@@ -150,20 +156,90 @@ def timing_slot(cores: list[int]) -> Iterator[float]:
         yield time.monotonic() - t0
 
 
-def contention(before: CpuTimes, after: CpuTimes, cores: list[int], own_s: float | None) -> dict[str, Any]:
+def _cpu_list(raw: str) -> set[int]:
+    """sysfs's CPU list format ("0-3,8,10-11") as a set; empty where it is not one."""
+    out: set[int] = set()
+    try:
+        for part in raw.strip().split(","):
+            if not part:
+                continue
+            lo, _, hi = part.partition("-")
+            out.update(range(int(lo), int(hi or lo) + 1))
+    except ValueError:
+        return set()
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def under_hypervisor() -> bool:
+    """Whether this machine is a virtual machine (the ``hypervisor`` CPU flag)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            return any(line.startswith("flags") and " hypervisor" in line for line in f)
+    except OSError:
+        return False
+
+
+def cache_neighbours(timing: list[int], root: str = "/sys/devices/system/cpu") -> list[int]:
+    """The machine's other cores that share a cache or a physical core with the ``timing``
+    cores (sysfs: every cache level's ``shared_cpu_list``, ``thread_siblings_list``). Where
+    sysfs says nothing about a timing core, every other core counts: a VM's guest often cannot
+    see which of its cores are hyperthreads of one physical core; there, a core that shares
+    nothing with another by sysfs's account has every other core as neighbour too."""
+    machine = set(machine_cores())
+    near: set[int] = set()
+    for core in timing:
+        found: set[int] = set()
+        base = os.path.join(root, f"cpu{core}")
+        paths = [os.path.join(base, "topology", "thread_siblings_list")]
+        try:
+            paths += [
+                os.path.join(base, "cache", d, "shared_cpu_list")
+                for d in os.listdir(os.path.join(base, "cache"))
+                if d.startswith("index")
+            ]
+        except OSError:
+            pass
+        for path in paths:
+            try:
+                with open(path) as f:
+                    found |= _cpu_list(f.read())
+            except OSError:
+                continue
+        # nothing known, or a VM's core that shares nothing it can see: every other core
+        near |= found if found - {core} or (found and not under_hypervisor()) else machine
+    return sorted((near & machine) - set(timing))
+
+
+def contention(
+    before: CpuTimes, after: CpuTimes, cores: list[int], own_s: float | None, neighbours: list[int] = ()
+) -> dict[str, Any]:
     """How the timer's cores spent a timing phase, from two ``/proc/stat`` snapshots and the
     timer's own CPU seconds over the phase (None: unknown, then other work cannot be told
     from the timer's). Shares of the cores' elapsed time: ``busy`` (any process), ``own`` (the
     timer), ``foreign`` (busy less own: other processes), ``steal`` (another guest, per the
-    hypervisor). ``trusted``: foreign plus steal at most :data:`CONTENTION_LIMIT`."""
+    hypervisor). ``trusted``: foreign plus steal at most :data:`CONTENTION_LIMIT`.
+    ``neighbour_busy``: the busy time of the ``neighbours`` (:func:`cache_neighbours`), in
+    cores (1.0: one neighbour busy throughout); it never makes a phase untrusted."""
     hz = os.sysconf("SC_CLK_TCK")
+    near = [c for c in neighbours if c in before and c in after]
+    n_busy = sum(
+        (after[c].busy - before[c].busy) / (after[c].total - before[c].total)
+        for c in near
+        if after[c].total > before[c].total
+    )
     busy = total = steal = 0
     for c in cores:
         if c in before and c in after:
             busy += after[c].busy - before[c].busy
             total += after[c].total - before[c].total
             steal += after[c].steal - before[c].steal
-    out: dict[str, Any] = {"cores": list(cores), "elapsed_s": round(total / hz, 3)}
+    out: dict[str, Any] = {
+        "cores": list(cores),
+        "elapsed_s": round(total / hz, 3),
+        "neighbours": near,
+        "neighbour_busy": round(n_busy, 3),
+    }
     if total < MIN_TICKS * max(1, len(cores)):
         return {**out, "trusted": True, "note": "the phase was too short to read the cores' counters"}
     out.update(busy=round(busy / total, 3), steal=round(steal / total, 3))

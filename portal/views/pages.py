@@ -18,7 +18,9 @@ def home(request):
 
 
 def docs(request):
-    from jaxbench.sandbox import cores  # deferred: the web process imports no sandbox code at start-up
+    # deferred: the web process imports no harness or sandbox code at start-up
+    from jaxbench.harness import speed
+    from jaxbench.sandbox import cores
 
     pallas = {
         "required": settings.JAXBENCH_REQUIRE_PALLAS,
@@ -46,6 +48,8 @@ def docs(request):
             "timing_core": {
                 "contention": round(cores.CONTENTION_LIMIT * 100),
                 "min_cores": cores.MIN_CORES_FOR_DEDICATION,
+                "neighbours": speed.NEIGHBOUR_LIMIT,
+                "shared": round(speed.SHARED_SYSTEMATIC["cpu"] * 100),
             },
             "floor_slack": round(FLOOR_SLACK["tpu"] * 100),
         },
