@@ -273,8 +273,18 @@ VARIABLES: tuple[Variable, ...] = (
         "JAXBENCH_CACHE_DIR",
         "path",
         None,
-        "The command line's cache: the XLA baseline timed alone, reused by the next `jaxbench evaluate` "
-        "on this host (under baselines/); unset: $XDG_CACHE_HOME/jaxbench, else ~/.cache/jaxbench",
+        "The trusted side's caches on this host: the XLA baseline timed alone, reused by the next "
+        "`jaxbench evaluate` (under baselines/), and compiled XLA programs (under xla/); unset: "
+        "$XDG_CACHE_HOME/jaxbench, else ~/.cache/jaxbench",
+        "harness",
+    ),
+    V(
+        "JAXBENCH_XLA_CACHE_MB",
+        "number",
+        512.0,
+        "Size of the trusted side's persistent XLA compilation cache (inputs, references, exact answers "
+        "compiled once per host, not per process; least recently used first out); 0: off. Candidates' "
+        "children never use one",
         "harness",
     ),
     V(

@@ -52,16 +52,21 @@ Record = dict[str, Any]
 Key = dict[str, Any]
 
 
-def cache_dir() -> str:
-    """Where baseline records go: ``$JAXBENCH_CACHE_DIR/baselines``, else
-    ``$XDG_CACHE_HOME/jaxbench/baselines`` (an absolute XDG_CACHE_HOME only, as the XDG
-    specification says), else ``~/.cache/jaxbench/baselines``."""
-    root = environment.get("JAXBENCH_CACHE_DIR")
+def cache_root() -> str:
+    """The trusted side's cache directory on this host: ``$JAXBENCH_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/jaxbench`` (an absolute XDG_CACHE_HOME only, as the XDG specification
+    says), else ``~/.cache/jaxbench``."""
+    root = str(environment.get("JAXBENCH_CACHE_DIR") or "")
     if not root:
         xdg = os.environ.get("XDG_CACHE_HOME") or ""
         base = xdg if os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".cache")
         root = os.path.join(base, "jaxbench")
-    return os.path.join(os.path.abspath(os.path.expanduser(root)), "baselines")
+    return os.path.abspath(os.path.expanduser(root))
+
+
+def cache_dir() -> str:
+    """Where baseline records go: ``baselines`` under :func:`cache_root`."""
+    return os.path.join(cache_root(), "baselines")
 
 
 def max_age_s() -> float:

@@ -18,6 +18,7 @@ from ..profiling import cpu_twin, hlo_cost
 from ..sandbox import device
 from ..sandbox.options import Limits
 from ..workloads.base import Workload
+from . import xla_cache
 from .settings import (
     DEFAULT_TIMEOUTS,
     N_CHECK_SETS,
@@ -47,6 +48,7 @@ def trusted_jax() -> Any:
         initialised = True
     if not initialised and not os.environ.get("JAX_PLATFORMS"):
         jax.config.update("jax_platforms", "cpu")
+    xla_cache.enable(jax)  # once per process: compiled programs kept on disk for the next
     return jax
 
 

@@ -36,7 +36,7 @@ import fcntl
 import functools
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import environment
@@ -212,7 +212,7 @@ def cache_neighbours(timing: list[int], root: str = "/sys/devices/system/cpu") -
 
 
 def contention(
-    before: CpuTimes, after: CpuTimes, cores: list[int], own_s: float | None, neighbours: list[int] = ()
+    before: CpuTimes, after: CpuTimes, cores: list[int], own_s: float | None, neighbours: Sequence[int] = ()
 ) -> dict[str, Any]:
     """How the timer's cores spent a timing phase, from two ``/proc/stat`` snapshots and the
     timer's own CPU seconds over the phase (None: unknown, then other work cannot be told

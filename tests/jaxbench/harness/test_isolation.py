@@ -97,6 +97,8 @@ def test_environment_is_cleared(monkeypatch):
         "LD_LIBRARY_PATH",
         "TPU_SKIP_MDS_QUERY",
     }
+    # never a compilation cache: the trusted side's (harness/xla_cache.py) holds executables it runs
+    assert env.get("JAX_ENABLE_COMPILATION_CACHE") == "false"
 
 
 def test_no_network(evaluate):
