@@ -163,8 +163,8 @@ def test_a_contended_phase_is_timed_again_never_labelled(evaluate, monkeypatch):
     monkeypatch.setattr(api, "LOAD_RETRY_WAITS_S", (0.0,))
     real = cores.contention
 
-    def contended(before, after, where, own_s):
-        return {**real(before, after, where, own_s), "foreign": 0.9, "steal": 0.0, "trusted": False}
+    def contended(*args):
+        return {**real(*args), "foreign": 0.9, "steal": 0.0, "trusted": False}
 
     monkeypatch.setattr(run_module.cores, "contention", contended)
     with pytest.raises(harness.MeasurementUntrusted, match=r"timing core .* \(2 attempts\)"):
