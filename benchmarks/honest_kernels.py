@@ -53,6 +53,15 @@ def _reached(rec):
     return f"+-{100 * res['halfwidth']:.1f}% r{res['rounds']}"
 
 
+def _neighbours(rec):
+    """How busy the timing core's cache neighbours were, and whether the interval was widened for it."""
+    near = (rec.get("timing") or {}).get("neighbours")
+    if not near:
+        return ""
+    widened = "widened" in (rec.get("message") or "")
+    return f"  (neighbours {near['busy']:.2f} cores busy{', interval widened' if widened else ''})"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", default="", help="comma-separated workload IDs")
@@ -98,7 +107,8 @@ def run(only: set[str]) -> None:
                 f"{c.get('max_abs', float('nan')):>9.4f} {x.get('max_abs', float('nan')):>9.4f} "
                 f"{str(c.get('n_beyond_tol', '-')) + '/' + str(x.get('n_beyond_tol', '-')):>15} "
                 f"{_share(rec):>10} {_reached(rec):>12} {wall:>7.1f}  {name}"
-                + (f"  (timed again for load x{len(rec['load_retries'])})" if rec.get("load_retries") else ""),
+                + (f"  (timed again for load x{len(rec['load_retries'])})" if rec.get("load_retries") else "")
+                + _neighbours(rec),
                 flush=True,
             )
             if not rec["outcome"].startswith("correct_"):
