@@ -13,6 +13,7 @@ from django.db import transaction
 
 from evaluator.models import Evaluation
 from jaxbench import traces as trace_format
+from jaxbench.harness.settings import COMPILE_WALL_SLACK
 from submissions import intake
 from tests import factories
 from tests.conftest import wait_for
@@ -78,13 +79,23 @@ def test_corpus_through_the_pipeline(start_worker, purge_queues):
             wrong.append(f"{path.name}: got {ev.state}/{got}, expected {expected}: {ev.message[:300]}")
     assert not wrong, "\n".join(wrong)
     # A compile bomb (a small upload) buys the worker under a minute at the default compile limit,
-    # and its verdict is the candidate's, never the harness's.
+    # and its verdict is the candidate's, never the harness's. The compile side's limits count the
+    # child's CPU time (Run.recv_within_cpu), which the machine's load does not stretch: where the
+    # record has it, that is the minute; the wall time may stretch with the load up to the point
+    # where the harness calls the machine too busy (COMPILE_WALL_SLACK), never further.
     for i, (path, _) in enumerate(items):
         if path.name in COMPILE_BOMBS:
             ev = rows[i]
             assert len(source(path).encode()) < 1 << 20
-            cost = (ev.finished_at - ev.started_at).total_seconds()
-            assert cost <= WORKER_SECONDS, (path.name, cost, ev.record.get("phases"))
+            wall = (ev.finished_at - ev.started_at).total_seconds()
+            phases = ev.record.get("phases") or {}
+            cpu = [float(v) for k, v in phases.items() if k.endswith("_cpu_s")]
+            said = (path.name, wall, phases)
+            if cpu:
+                assert sum(cpu) <= WORKER_SECONDS, said
+                assert wall <= WORKER_SECONDS * COMPILE_WALL_SLACK, said
+            else:
+                assert wall <= WORKER_SECONDS, said
             assert ev.outcome in ("rejected", "compile_error", "runtime_error", "timeout"), (path.name, ev.outcome)
     assert {p.name for p, _ in items} >= set(COMPILE_BOMBS)
 
