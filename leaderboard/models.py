@@ -162,3 +162,17 @@ class WorkloadResult(models.Model):
     @property
     def agg(self):
         return WorkloadAggregate.from_dict(self.aggregate) if self.aggregate else WorkloadAggregate()
+
+
+class HighlightedSource(models.Model):
+    """A kernel's syntax-highlighted HTML, keyed by the digest of its text (``Candidate.code_sha256``).
+
+    Written by the worker when a kernel becomes one a submission page shows (a plain
+    submission's kernels at intake, a trace's best sample of a workload when its evaluation is
+    folded), so that no visitor's first view highlights up to 100 sources on the request (~4 ms
+    per 64-line kernel: ~0.2-0.4 s a page). Content-addressed, so never stale; rows of another
+    Pygments version are not read (``renderer``)."""
+
+    code_sha256 = models.CharField(max_length=64, primary_key=True)
+    renderer = models.CharField(max_length=40)
+    html = models.TextField()

@@ -16,12 +16,11 @@ from jaxbench.verdict import pallas_share
 from jaxbench.verdict import review as review_rules
 from leaderboard.configurations import rows as configuration_rows
 from leaderboard.data import experts_for
-from leaderboard.highlight import highlighted
+from leaderboard.highlight import MAX_SOURCES, highlighted_many
 from leaderboard.models import SubmissionSummary, WorkloadResult
 from leaderboard.submission_state_query import held_counts
 from submissions.models import Candidate, Submission
 
-MAX_SOURCES = 100
 MAX_FAILURES = 200  # failed samples listed on the page; the rest are in the per-workload views
 
 
@@ -283,19 +282,22 @@ def best_sources(submission, best: dict[int, int]) -> list[dict]:
         if not best:
             return []
         qs = qs.filter(pk__in=list(best))
-    out = []
-    shown = qs.select_related("workload").only("index", "filename", "code", "code_sha256", "workload__wid")
-    for c in shown.order_by("workload__number", "index")[:MAX_SOURCES]:
-        out.append(
-            {
-                "wid": c.workload.wid,
-                "index": c.index,
-                "filename": c.filename,
-                "sha": c.code_sha256,
-                "html": highlighted(c.code),
-            }
-        )
-    return out
+    shown = list(
+        qs.select_related("workload")
+        .only("index", "filename", "code", "code_sha256", "workload__wid")
+        .order_by("workload__number", "index")[:MAX_SOURCES]
+    )
+    html = highlighted_many((c.code_sha256, c.code) for c in shown)
+    return [
+        {
+            "wid": c.workload.wid,
+            "index": c.index,
+            "filename": c.filename,
+            "sha": c.code_sha256,
+            "html": html[c.code_sha256],
+        }
+        for c in shown
+    ]
 
 
 def _failures(submission):
