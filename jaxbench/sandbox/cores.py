@@ -189,26 +189,35 @@ def cache_neighbours(timing: list[int], root: str = "/sys/devices/system/cpu") -
     machine = set(machine_cores())
     near: set[int] = set()
     for core in timing:
-        found: set[int] = set()
-        base = os.path.join(root, f"cpu{core}")
-        paths = [os.path.join(base, "topology", "thread_siblings_list")]
-        try:
-            paths += [
-                os.path.join(base, "cache", d, "shared_cpu_list")
-                for d in os.listdir(os.path.join(base, "cache"))
-                if d.startswith("index")
-            ]
-        except OSError:
-            pass
-        for path in paths:
-            try:
-                with open(path) as f:
-                    found |= _cpu_list(f.read())
-            except OSError:
-                continue
+        found = _sharing(core, root)
         # nothing known, or a VM's core that shares nothing it can see: every other core
         near |= found if found - {core} or (found and not under_hypervisor()) else machine
     return sorted((near & machine) - set(timing))
+
+
+@functools.lru_cache(maxsize=256)
+def _sharing(core: int, root: str) -> frozenset[int]:
+    """The cores sysfs says share a cache or a physical core with ``core`` (itself included;
+    empty: sysfs says nothing). Read once per process: the topology does not change under a
+    running worker, and every timing round asks."""
+    found: set[int] = set()
+    base = os.path.join(root, f"cpu{core}")
+    paths = [os.path.join(base, "topology", "thread_siblings_list")]
+    try:
+        paths += [
+            os.path.join(base, "cache", d, "shared_cpu_list")
+            for d in os.listdir(os.path.join(base, "cache"))
+            if d.startswith("index")
+        ]
+    except OSError:
+        pass
+    for path in paths:
+        try:
+            with open(path) as f:
+                found |= _cpu_list(f.read())
+        except OSError:
+            continue
+    return frozenset(found)
 
 
 def contention(

@@ -170,3 +170,15 @@ def test_the_docs_page_states_the_rule_with_its_figures(client):
     assert f"busier than {speed.NEIGHBOUR_LIMIT} of a core" in html
     # the guard's outcome as it is now: timed again, never held
     assert "held for review. A result" not in html and "never labelled or held for it" in html
+
+
+def test_sysfs_is_read_once_per_core_and_process(tmp_path, machine):
+    """Every timing round asks; the topology is read the first time only."""
+    import shutil
+
+    machine(4, vm=False)
+    _sysfs(tmp_path / "t", {c: (str(c), [str(c), "0-1" if c < 2 else "2-3"]) for c in range(4)})
+    assert cores.cache_neighbours([1], str(tmp_path / "t")) == [0]
+    shutil.rmtree(tmp_path / "t")  # gone: a second read would find nothing and say every core
+    assert cores.cache_neighbours([1], str(tmp_path / "t")) == [0]
+    assert cores.cache_neighbours([3], str(tmp_path / "t")) == [0, 1, 2]  # never read: nothing known
