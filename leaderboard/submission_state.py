@@ -197,10 +197,14 @@ def held_sentence(measured: str, reasons: list[str] | tuple[str, ...]) -> str:
     )
 
 
-def state_from_progress(progress: Mapping) -> State:
+def state_from_progress(progress: Mapping, first_failure: FirstFailure | None = None) -> State:
     """The state from ``evaluator.progress.submission_progress``'s dict (or the page's
     ``progress_for``), which a submission's page has already read: no query more."""
     running = sum(int(states.get("running", 0)) for states in (progress.get("stages") or {}).values())
     return submission_state(
-        int(progress.get("total") or 0), int(progress.get("done") or 0), progress.get("outcomes") or {}, running=running
+        int(progress.get("total") or 0),
+        int(progress.get("done") or 0),
+        progress.get("outcomes") or {},
+        running=running,
+        first_failure=first_failure,
     )

@@ -8,6 +8,7 @@ from django.db.models import Count, Max
 from django.http import JsonResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils.safestring import mark_safe
 
 from catalog.models import ExpertReference
@@ -17,11 +18,12 @@ from jaxbench.workloads.sets import SET_LABELS, SET_NAMES
 from leaderboard import charts
 from leaderboard.data import cache_key, set_members
 from leaderboard.highlight import STYLE_DEFS
-from leaderboard.submission_state import state_from_progress
-from leaderboard.submission_state_query import held_results, state_of
+from leaderboard.submission_state import INFRASTRUCTURE, FirstFailure, state_from_progress
+from leaderboard.submission_state_query import held_results
 from leaderboard.versions import earlier_versions
 from leaderboard.views.exports import export_response, wants_export
 from leaderboard.views.submission_rows import (
+    EXPORT_FAILURES,
     best_candidates,
     best_sources,
     can_manage,
@@ -96,16 +98,8 @@ def submission_detail(request, pk):
             "message",
         ]
         rows = workload_rows(submission, primary)
-        # a workload's message: why its first failed sample failed. The JSON lists every failure
-        # (the first of each among them); the CSV names only the first ones, read apart: every
-        # failure (6,045 of a 7,200-sample submission) and the state cost it 60 + 27 ms of ~85.
-        if fmt == "json":
-            failures, _ = failed_samples(submission, limit=None, heads=False)
-            first: dict[str, dict] = {}
-            for f in failures:
-                first.setdefault(f["wid"], f)
-        else:
-            first = first_failures(submission)
+        # a workload's message: why its first failed sample failed (two small queries)
+        first = first_failures(submission)
         for r in rows:
             r["message"] = failure_message(first[r["wid"]]) if r["wid"] in first else ""
         # the best samples' share outside Pallas and, per multi-configuration workload, configurations
@@ -113,6 +107,11 @@ def submission_detail(request, pk):
         cols.append("outside_pallas")
         extra = None
         if fmt == "json":  # a CSV holds the rows only
+            # The first EXPORT_FAILURES failed samples, in workload and sample order; past them the
+            # API's paginated list of the submission's evaluations. Listing all of a 7,200-sample
+            # trace's (6,045: 0.8 MB, a read of every row) put the export over 100 ms, and a
+            # larger trace would go further: an export's size is bounded, the API pages.
+            failures, more = failed_samples(submission, EXPORT_FAILURES, rows, heads=False)
             extra = {
                 "sets": primary.sets if primary else {},
                 "earlier_versions": versions["rows"],
@@ -120,7 +119,11 @@ def submission_detail(request, pk):
                 "failures": [
                     {k: f[k] for k in ("wid", "index", "outcome", "category", "message", "where")} for f in failures
                 ],
-                "state": state_of(submission).as_dict(),
+                "failures_more": more,
+                "failures_rest": reverse("api-submission-evaluations", args=[submission.pk]) if more else None,
+                # the page's own state (its progress, the summary's counts once settled: no
+                # count of every row), with the first failure the rows' messages come from
+                "state": state_from_progress(progress_for(submission, evaluated), _first(first)).as_dict(),
                 "claimed_by_agent": claimed_export(reported),
             }
         return export_response(fmt, f"submission-{submission.pk}-{hw.slug}", meta, rows, cols, extra=extra)
@@ -166,6 +169,12 @@ def submission_detail(request, pk):
         "versions": versions,
     }
     return render(request, "leaderboard/submission_detail.html", ctx)
+
+
+def _first(first: dict[str, dict]) -> FirstFailure | None:
+    """The submission's first failed sample (in workload order) among ``first_failures``'."""
+    f = next(iter(first.values()), None)
+    return FirstFailure(f["wid"], f["index"], f["outcome"] or INFRASTRUCTURE, f["message"]) if f else None
 
 
 def claimed_export(reported) -> dict | None:

@@ -22,6 +22,7 @@ from leaderboard.submission_state_query import held_counts
 from submissions.models import Candidate, Submission
 
 MAX_FAILURES = 200  # failed samples listed on the page; the rest are in the per-workload views
+EXPORT_FAILURES = 1000  # ... and in the JSON export; the rest are in the API's evaluations list
 
 
 # --------------------------------------------------------------------------------------------

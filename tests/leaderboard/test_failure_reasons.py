@@ -170,8 +170,33 @@ def test_the_csv_export_reads_each_workloads_first_failure_only(client, workload
         raise AssertionError("the CSV export reads every failure")
 
     monkeypatch.setattr(view, "failed_samples", refused)
-    monkeypatch.setattr(view, "state_of", refused)
+    monkeypatch.setattr(view, "progress_for", refused)  # the state: the JSON only
     rows = list(csv.DictReader(io.StringIO(client.get(f"/submissions/{sub.pk}/?format=csv").content.decode())))
     assert {r["wid"]: r["message"] for r in rows if r["message"]} == {
         w: failure_message(f) for w, f in expected.items()
     }
+
+
+def test_the_json_export_lists_a_bounded_number_of_failures_then_points_at_the_api(client, failing, monkeypatch):
+    """A 7,200-sample trace has thousands of failures: the export lists the first ones in
+    workload and sample order and says where the rest are (issue 34 item 8: no endpoint a visitor
+    can make slow); each workload's message still names its first failure."""
+    from leaderboard.views import submission as page
+
+    sub, w1, w2, _ = failing
+    body = json.loads(client.get(f"/submissions/{sub.pk}/?format=json").content)
+    assert [(f["wid"], f["index"]) for f in body["failures"]] == [(w1.wid, 0), (w2.wid, 0)]
+    assert body["failures_more"] is False and body["failures_rest"] is None
+    monkeypatch.setattr(page, "EXPORT_FAILURES", 1)
+    body = json.loads(client.get(f"/submissions/{sub.pk}/?format=json").content)
+    assert [(f["wid"], f["index"]) for f in body["failures"]] == [(w1.wid, 0)]
+    assert body["failures_more"] is True
+    assert body["failures_rest"] == f"/api/v1/submissions/{sub.pk}/evaluations/"
+    rest = client.get(body["failures_rest"]).json()
+    assert any(e["outcome"] == "incorrect" for e in rest["results"])  # w2's failure is there
+    by = {r["wid"]: r for r in body["rows"]}
+    assert by[w2.wid]["message"].startswith("sample 0: incorrect")  # not cut by the bound
+    # the state is the page's (its progress), the same as every list's, first failure included
+    from leaderboard.submission_state_query import state_of
+
+    assert body["state"] == state_of(sub).as_dict() and "(first: " in body["state"]["reason"]
