@@ -103,7 +103,7 @@ def status() -> dict:
     for row in (
         Evaluation.objects.filter(state__in=[Evaluation.QUEUED, Evaluation.RUNNING])
         .values("hardware__slug", "stage", "lane", "state")
-        .annotate(n=Count("pk"))
+        .annotate(n=Count("*"))  # not the pk: the count reads the queue index alone
         .order_by()
     ):
         q = stage_queue(row["stage"], row["hardware__slug"], row["lane"])

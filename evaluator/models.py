@@ -55,7 +55,7 @@ class Evaluation(models.Model):
 
     # Indexes (issue 13: every index is written once per row of a 7,200-sample upload): the
     # candidate and the state are the leading columns of the unique (candidate, hardware, stage)
-    # and the (state, hardware, stage) indexes, so they get none of their own; outcome and
+    # and the (state, hardware, stage, lane) indexes, so they get none of their own; outcome and
     # code_sha256 get plain b-trees in Meta (db_index would add a LIKE index on PostgreSQL).
     candidate = models.ForeignKey(
         "submissions.Candidate", on_delete=models.CASCADE, related_name="evaluations", db_index=False
@@ -127,7 +127,10 @@ class Evaluation(models.Model):
             )
         ]
         indexes = [
-            models.Index(fields=["state", "hardware", "stage"]),
+            # the queue's rows by state; lane too, so that counting a queue's waiting and running
+            # rows (the health page, the reconciler) reads the index alone, not each row:
+            # 21,600 queued rows after three 7,200-sample uploads cost the page ~0.1 s
+            models.Index(fields=["state", "hardware", "stage", "lane"], name="evaluation_queue_idx"),
             models.Index(fields=["outcome"], name="evaluation_outcome_idx"),
             models.Index(fields=["code_sha256"], name="evaluation_code_sha256_idx"),
             # only the held rows: the review page's list, at no cost to the other rows' inserts
