@@ -24,7 +24,7 @@ MAX_QUERIES = {
     # other evaluations (leaderboard.board_versions); an earlier harness alone: + the evaluations
     "leaderboard_all_versions": 12,
     "leaderboard_earlier_harness": 11,
-    "submission": 12,  # + the failed samples with their messages, + the run logs (one query)
+    "submission": 13,  # + the failed samples with their messages, + the run logs, + the stored highlighting (one query each)
     "workload": 9,
     "compare": 4,
     "api": 8,
