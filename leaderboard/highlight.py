@@ -4,7 +4,7 @@ Keyed by the source text (or its digest), so an entry never goes stale: a data c
 finished evaluation, a new summary) changes which sources a page shows, never what a source
 looks like. That is why a per-process LRU is safe to keep across the pages' own cache
 invalidations. The kernels a submission page shows are also highlighted ahead, by the worker and
-at intake (``store``, ``models.HighlightedSource``), and read back in one query
+at intake (``store``, ``models.HighlightedSource``; which ones: ``leaderboard.shown_sources``), and read back in one query
 (``highlighted_many``): a page of 50 real kernels costs a visitor no highlighting at all, also
 on a worker's first view after a restart."""
 
@@ -14,13 +14,11 @@ import functools
 from collections.abc import Iterable
 
 import pygments
-from django.db.models import Q
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
-from leaderboard.models import HighlightedSource, SubmissionSummary, WorkloadResult
-from submissions.models import Candidate, Submission
+from leaderboard.models import HighlightedSource
 
 # Building a lexer and a formatter costs more than highlighting a short kernel; both are
 # stateless between calls.
@@ -29,8 +27,6 @@ _FORMATTER = HtmlFormatter(cssclass="highlight")
 STYLE_DEFS = HtmlFormatter().get_style_defs(".highlight")
 # Stored HTML of another Pygments may use other classes than STYLE_DEFS styles: not read.
 RENDERER = f"pygments {pygments.__version__}"
-# A submission page shows at most this many sources (a plain submission's first ones).
-MAX_SOURCES = 100
 
 
 @functools.lru_cache(maxsize=1024)
@@ -72,19 +68,3 @@ def store(sources: Iterable[tuple[str, str]]) -> int:
         rows, update_conflicts=True, unique_fields=["code_sha256"], update_fields=["renderer", "html"]
     )
     return len(rows)
-
-
-def shown_sources(submission_id: int, kind: str) -> list[tuple[str, str]]:
-    """The ``(code_sha256, code)`` pairs a submission page shows: a plain submission's first
-    MAX_SOURCES kernels, a trace's best sample of each workload (its evaluated results)."""
-    qs = Candidate.objects.filter(submission_id=submission_id)
-    if kind == Submission.TRACE:
-        best = Q()
-        for w, i in WorkloadResult.objects.filter(
-            submission_id=submission_id, source=SubmissionSummary.EVALUATED, best_index__isnull=False
-        ).values_list("workload_id", "best_index"):
-            best |= Q(workload_id=w, index=i)
-        if not best:
-            return []
-        qs = qs.filter(best)
-    return list(qs.order_by("workload__number", "index").values_list("code_sha256", "code")[:MAX_SOURCES])

@@ -23,6 +23,7 @@ from django.dispatch import receiver
 from evaluator.signals import evaluation_finished
 from leaderboard import highlight
 from leaderboard.aggregates.refresh import ensure_reported, refresh_for_evaluation
+from leaderboard.shown_sources import shown_sources
 from submissions.models import Candidate, Submission
 
 log = logging.getLogger(__name__)
@@ -47,7 +48,7 @@ def _build(submission_id: int, plain: bool, close: bool = False) -> None:
 def _highlight_shown(submission_id: int) -> None:
     """A plain submission's page shows its kernels from the start: highlight them ahead."""
     try:
-        highlight.store(highlight.shown_sources(submission_id, Submission.KERNELS))
+        highlight.store(shown_sources(Submission._base_manager.get(pk=submission_id)))
     except Exception:  # display-only: the page highlights what is missing itself
         log.exception("highlighting the kernels of submission %s", submission_id)
 

@@ -18,13 +18,13 @@ from jaxbench.workloads.sets import SET_LABELS, SET_NAMES
 from leaderboard import charts
 from leaderboard.data import cache_key, set_members
 from leaderboard.highlight import STYLE_DEFS
+from leaderboard.shown_sources import best_candidates
 from leaderboard.submission_state import INFRASTRUCTURE, FirstFailure, state_from_progress
 from leaderboard.submission_state_query import held_results
 from leaderboard.versions import earlier_versions
 from leaderboard.views.exports import export_response, wants_export
 from leaderboard.views.submission_rows import (
     EXPORT_FAILURES,
-    best_candidates,
     best_sources,
     can_manage,
     can_view_code,

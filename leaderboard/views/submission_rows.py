@@ -3,7 +3,7 @@ per-workload rows and the sources of its best samples."""
 
 from __future__ import annotations
 
-from django.db.models import BigIntegerField, ExpressionWrapper, F, Min, Q
+from django.db.models import Min, Q
 from django.db.models.fields.json import KT
 from django.shortcuts import get_object_or_404
 
@@ -16,10 +16,11 @@ from jaxbench.verdict import pallas_share
 from jaxbench.verdict import review as review_rules
 from leaderboard.configurations import rows as configuration_rows
 from leaderboard.data import experts_for
-from leaderboard.highlight import MAX_SOURCES, highlighted_many
+from leaderboard.highlight import highlighted_many
 from leaderboard.models import SubmissionSummary, WorkloadResult
+from leaderboard.shown_sources import shown_candidates
 from leaderboard.submission_state_query import held_counts
-from submissions.models import Candidate, Submission
+from submissions.models import Submission
 
 MAX_FAILURES = 200  # failed samples listed on the page; the rest are in the per-workload views
 EXPORT_FAILURES = 1000  # ... and in the JSON export; the rest are in the API's evaluations list
@@ -219,30 +220,6 @@ def workload_rows(submission, summary: SubmissionSummary | None, n: int | None =
     return rows
 
 
-def best_candidates(submission, rows) -> dict[int, int]:
-    """candidate pk -> workload pk of every row's best sample. Two IN lists (workloads, indexes)
-    that the (submission, workload, index) unique index answers, and the pairs themselves as one
-    number per pair, so that only the best samples come back (not every workload x index
-    combination): SQLite plans a long OR of (workload, index) pairs as a scan of the
-    submission's candidates."""
-    wanted = {(r["workload_id"], r["best_index"]) for r in rows if r["best_index"] is not None}
-    if not wanted:
-        return {}
-    found = (
-        Candidate.objects.filter(
-            submission=submission, workload_id__in={w for w, _ in wanted}, index__in={i for _, i in wanted}
-        )
-        .alias(pair=ExpressionWrapper(F("workload_id") * _PAIR + F("index"), output_field=BigIntegerField()))
-        .filter(pair__in=[w * _PAIR + i for w, i in wanted])
-        .order_by()  # not the model's ordering: two joins and a sort for nothing
-        .values_list("id", "workload_id", "index")
-    )
-    return {pk: w for pk, w, i in found if (w, i) in wanted}
-
-
-_PAIR = 1 << 32  # a (workload, index) pair as one number: workload * _PAIR + index (an index < 2**32)
-
-
 def mark_outside_pallas(submission, rows, best: dict[int, int]) -> None:
     """Each row's best sample's share of FLOPs outside Pallas (its main evaluation's record),
     as ``outside_pallas`` ("3.0%") and ``outside_pallas_where`` (the largest outside op); and,
@@ -276,17 +253,11 @@ def mark_outside_pallas(submission, rows, best: dict[int, int]) -> None:
 
 
 def best_sources(submission, best: dict[int, int]) -> list[dict]:
-    """The kernels shown on the page: every candidate of a plain submission (up to
-    MAX_SOURCES), the best sample of each workload of a trace."""
-    qs = Candidate.objects.filter(submission=submission)
-    if submission.kind == submission.TRACE:
-        if not best:
-            return []
-        qs = qs.filter(pk__in=list(best))
+    """The kernels shown on the page (``shown_candidates``), highlighted."""
     shown = list(
-        qs.select_related("workload")
+        shown_candidates(submission, best)
+        .select_related("workload")
         .only("index", "filename", "code", "code_sha256", "workload__wid")
-        .order_by("workload__number", "index")[:MAX_SOURCES]
     )
     html = highlighted_many((c.code_sha256, c.code) for c in shown)
     return [

@@ -7,6 +7,8 @@ page itself reading them in one query."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.core.cache import cache
 from django.core.management import call_command
@@ -123,3 +125,42 @@ def test_stored_html_of_another_renderer_is_not_read_and_is_replaced(workloads, 
     assert highlight.store([(c.code_sha256, c.code)]) == 1
     row = HighlightedSource.objects.get()
     assert row.renderer == highlight.RENDERER and row.html == highlight.highlighted(c.code)
+
+
+def test_what_is_stored_ahead_is_what_the_page_shows(workloads, hardware, users, monkeypatch):
+    """One definition of the shown kernels (``leaderboard.shown_sources``): the page's sources and
+    the ones the backfill stores are the same, for a plain submission past MAX_SOURCES (its first
+    ones by workload, then index) and for a trace (each workload's best sample only)."""
+    from leaderboard import shown_sources as shown
+    from leaderboard.aggregates.refresh import rebuild_submission
+
+    monkeypatch.setattr(shown, "MAX_SOURCES", 3)
+    team = make_team("Alpha Lab", users["alice"])
+    w1, w2 = workloads[0], workloads[1]
+    plain = make_submission(
+        team, hardware["cpu"], {w2: [("correct_faster", 1.1)] * 2, w1: [("correct_faster", 1.1)] * 2}, kind="kernels"
+    )
+    trace = make_submission(
+        team, hardware["cpu"], {w1: [("correct_faster", 1.2), ("correct_faster", 2.0)], w2: [("correct_faster", 1.4)]}
+    )
+    rebuild_submission(trace)
+    for sub in (plain, trace):
+        sub.publish()
+    call_command("highlight_sources")
+    stored = set(HighlightedSource.objects.values_list("code_sha256", flat=True))
+
+    def page_shows(sub):
+        cache.clear()
+        html = Client().get(f"/submissions/{sub.pk}/").content.decode()
+        return {(w, int(i)) for w, i in re.findall(r'id="source-([^"]+)-(\d+)"', html)}
+
+    plain_first = list(Candidate.objects.filter(submission=plain).order_by("workload__number", "index")[:3])
+    assert [sha for sha, _ in shown.shown_sources(plain)] == [c.code_sha256 for c in plain_first]
+    assert page_shows(plain) == {(c.workload.wid, c.index) for c in plain_first}
+    best = [
+        Candidate.objects.get(submission=trace, workload=w1, index=1),
+        Candidate.objects.get(submission=trace, workload=w2, index=0),
+    ]
+    assert {sha for sha, _ in shown.shown_sources(trace)} == {c.code_sha256 for c in best}
+    assert page_shows(trace) == {(c.workload.wid, c.index) for c in best}
+    assert stored == {c.code_sha256 for c in plain_first + best}

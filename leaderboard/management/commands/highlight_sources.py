@@ -9,6 +9,7 @@ import time
 from django.core.management.base import BaseCommand
 
 from leaderboard import highlight
+from leaderboard.shown_sources import shown_sources
 from submissions.models import Submission
 
 
@@ -23,8 +24,8 @@ class Command(BaseCommand):
         if submissions:
             qs = qs.filter(pk__in=submissions)
         t0, written, n = time.perf_counter(), 0, 0
-        for pk, kind in qs.values_list("pk", "kind").iterator():
-            written += highlight.store(highlight.shown_sources(pk, kind))
+        for submission in qs.only("pk", "kind", "hardware_id").iterator():
+            written += highlight.store(shown_sources(submission))
             n += 1
         took = time.perf_counter() - t0
         self.stdout.write(self.style.SUCCESS(f"{written} sources highlighted for {n} submissions in {took:.1f}s"))
