@@ -50,7 +50,7 @@ from .prepare import (
 )
 from .settings import (
     BLOCK,
-    COMPILE_WALL_SLACK,
+    CPU_WALL_SLACK,
     ITERS,
     MAX_TIMING_ROUNDS,
     MIN_TIMING_ROUNDS,
@@ -62,13 +62,12 @@ from .settings import (
     WARMUP,
     InfrastructureError,
     MeasurementUntrusted,
+    cpu_time_limited,
 )
 from .timer_files import block_order, differing_calls, load_outputs, pair_executions, read_summary, read_trace
 
 Timeouts = dict[str, float]
 Message = dict[str, Any]
-# the phases whose limit is CPU time (Run.recv_within_cpu): the compile side
-CPU_LIMITED = ("compile", "export")
 
 
 class MachineBusy(Exception):
@@ -179,23 +178,24 @@ class Run:
         t = time.monotonic()
         child.send(cmd)
         try:
-            if key in CPU_LIMITED:
+            if cpu_time_limited(key, child.opt.platform):
                 return self.recv_within_cpu(child, phase, self.timeouts[key])
             return child.recv(self.timeouts[key])
         finally:
             self.phases[f"{phase}_s"] = round(time.monotonic() - t, 6)
 
     def recv_within_cpu(self, child: SandboxedChild, phase: str, budget: float) -> Message:
-        """The reply of a compile-side phase, whose limit is CPU time: the child's own work,
+        """The reply of a phase whose limit is CPU time (``settings.cpu_time_limited``: the
+        compile side; the check and timing runs on the cpu target): the child's own work,
         which the machine's load barely moves. Past ``budget`` CPU seconds the candidate's
         program has had its compile (PhaseTimeout: a verdict); a child that did not get that
-        much CPU within COMPILE_WALL_SLACK times the budget of wall time was starved by the
+        much CPU within CPU_WALL_SLACK times the budget of wall time was starved by the
         machine (MachineBusy: infrastructure, retried). Without per-child accounting (no
         cgroup) the budget is wall time, as for every other phase."""
         start = child.cpu_seconds()
         if start is None:
             return child.recv(budget)
-        end = time.monotonic() + budget * COMPILE_WALL_SLACK
+        end = time.monotonic() + budget * CPU_WALL_SLACK
         while True:
             try:
                 return child.recv(max(0.0, min(0.5, end - time.monotonic())))
@@ -206,8 +206,8 @@ class Run:
                     raise
                 if time.monotonic() >= end:
                     raise MachineBusy(
-                        f"the child got {used:.1f} s of CPU in {budget * COMPILE_WALL_SLACK:g} s of {phase}: "
-                        "the machine is too busy to tell a slow compile from a starved one"
+                        f"the child got {used:.1f} s of CPU in {budget * CPU_WALL_SLACK:g} s of {phase}: "
+                        "the machine is too busy to tell a slow child from a starved one"
                     ) from None
 
     def phase(

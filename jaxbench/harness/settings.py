@@ -8,10 +8,10 @@ from __future__ import annotations
 # most 478 KB at the full one; the figures are there, with its cap on operations)
 from ..verdict.artifact import MAX_MODULE_BYTES as MAX_ARTIFACT_BYTES  # noqa: F401 - re-exported
 
-# Per-phase limits, s: wall clock, except "compile" and "export", which are the child's CPU seconds
-# (below). "compile" bounds each of the three waits on the compile side of
-# an evaluation: the export child's import, trace and lowering, the timer's reading of the artifact
-# and its compilation; "export" the pre-check's lowering at the full profile (accelerator targets).
+# Per-phase limits, s: wall clock, except "compile" and "export" (and on the cpu target "check"
+# and "timing"), which are the child's CPU seconds (below). "compile" bounds each of the three
+# waits on the compile side of an evaluation: the export child's import, trace and lowering, the
+# timer's reading of the artifact and its compilation; "export" the pre-check's lowering at the full profile (accelerator targets).
 # Their overrun is the candidate's compile_error (compile_timeout, verdict/rules.py timeout_verdict),
 # never retried, so a small upload buys at most 3 x 15 s of compiling plus the children's ~2-3 s:
 # under 60 s of worker time (benchmarks/compile_bomb.py: 1 MB and smaller bombs end in 2-25 s), and
@@ -23,9 +23,24 @@ from ..verdict.artifact import MAX_MODULE_BYTES as MAX_ARTIFACT_BYTES  # noqa: F
 # whose full-profile compiles need more (none was measured on a TPU) raises "compile"
 # (JAXBENCH_TIMEOUTS) and the bound with it: 3 x compile + ~3 s.
 # "compile" and "export" are CPU seconds of the child (harness/run.py Run.recv_within_cpu): the
-# candidate's compile cost, which the machine's load barely moves; a child the machine starves of
-# that much CPU for COMPILE_WALL_SLACK times as long in wall time is retried as infrastructure.
-COMPILE_WALL_SLACK = 8.0
+# candidate's compile cost, which the machine's load barely moves. So are "check" and "timing"
+# where the program runs on the host's CPU (the cpu target): there the candidate's run is CPU
+# work, and a wall limit let a busy neighbour decide between a verdict and a timeout (the trace
+# bomb's correctness runs passed 60 s of wall time beside a busy loop, not quiet). On an
+# accelerator the device does the work, one timer per device (its lock), and a device-bound run
+# uses little host CPU, so those two stay wall-clock limits. A child the machine starves of its
+# CPU budget for CPU_WALL_SLACK times as long in wall time is retried as infrastructure.
+CPU_WALL_SLACK = 8.0
+CPU_TIME_PHASES = ("compile", "export")
+CPU_TIME_PHASES_ON_HOST = ("check", "timing")  # + the above, on the cpu target
+
+
+def cpu_time_limited(phase: str, platform: str) -> bool:
+    """Whether ``phase``'s limit (a key of DEFAULT_TIMEOUTS) counts the child's CPU seconds on
+    a timer of ``platform``, rather than wall seconds."""
+    return phase in CPU_TIME_PHASES or (platform == "cpu" and phase in CPU_TIME_PHASES_ON_HOST)
+
+
 DEFAULT_TIMEOUTS = {"startup": 120.0, "compile": 15.0, "check": 180.0, "timing": 300.0, "export": 10.0}
 WARMUP = 5
 ITERS = 50
