@@ -423,6 +423,9 @@ class Run:
             "artifact": "candidate.jaxexport",
             "kernels": None if kernels is None else [f"kernel_{i}.jaxexport" for i in range(len(kernels))],
             "max_bytes": MAX_ARTIFACT_BYTES,
+            # above it the timer counts and reads no further: the refusal is the count's, never a
+            # race with the reading's CPU limit that a slower machine loses
+            "max_ops": artifact_rules.MAX_OPS,
         }
         reply = self.phase(timer, "load", cmd, "loaded", key="compile")
         iso = reply.get("isolation") or {}
@@ -469,7 +472,12 @@ class Run:
         write_input(timer.in_dir, "candidate.jaxexport", data)
         write_artifact_model(timer.in_dir)
         self.send_job(timer, {"cmd": "job", "mode": "candidate", "name": program_name()})
-        cmd = {"cmd": "load", "artifact": "candidate.jaxexport", "max_bytes": MAX_ARTIFACT_BYTES}
+        cmd = {
+            "cmd": "load",
+            "artifact": "candidate.jaxexport",
+            "max_bytes": MAX_ARTIFACT_BYTES,
+            "max_ops": artifact_rules.MAX_OPS,
+        }
         try:
             reply = self.phase(timer, "load", cmd, "loaded", key="export")
         except outcomes.Stop:

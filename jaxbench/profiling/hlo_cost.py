@@ -694,11 +694,13 @@ def _trivial(shardings) -> bool:
     return True
 
 
-def module_cost(text: str, top: int = TOP_N) -> dict:
+def module_cost(text: str, top: int = TOP_N, max_ops: int | None = None) -> dict:
     """The walk over one StableHLO module given as text (``Exported.mlir_module()``).
 
     Returns ``custom_calls``, ``host_callbacks``, ``kernels``, ``outside_flops``, ``by_op``,
-    ``top_outside``, ``uncountable``, ``ops`` (see :func:`artifact_facts`)."""
+    ``top_outside``, ``uncountable``, ``ops`` (see :func:`artifact_facts`). A module of more
+    than ``max_ops`` operations is counted and not walked further (its cost fields stay empty):
+    the caller refuses it on the count alone."""
     from jax._src.interpreters import mlir  # deferred: as above
 
     out: dict = {
@@ -720,6 +722,11 @@ def module_cost(text: str, top: int = TOP_N) -> dict:
             return out
         try:
             out["custom_calls"], out["host_callbacks"], out["ops"] = _census(module)
+            if max_ops is not None and out["ops"] > max_ops:
+                # the costly walk (~60 us an operation) would make the refusal a race with the
+                # reader's CPU limit, which a slower machine loses (compile_timeout): the count
+                # decides it, on any machine
+                return out
             walker = _Walker(module)
             if walker.funcs.get("main") is None:
                 out["uncountable"] = ["the program has no main function"]
@@ -746,7 +753,7 @@ def module_cost(text: str, top: int = TOP_N) -> dict:
     return out
 
 
-def artifact_facts(exported, top: int = TOP_N) -> dict:
+def artifact_facts(exported, top: int = TOP_N, max_ops: int | None = None) -> dict:
     """Facts about a deserialized ``jax.export.Exported``, as plain JSON-ready data::
 
         {"in_avals": [[shape, dtype], ...], "out_avals": [...], "platforms": [...],
@@ -763,7 +770,7 @@ def artifact_facts(exported, top: int = TOP_N) -> dict:
     (see the module docstring for the model). It is a lower bound of nothing and an upper
     bound of nothing when ``uncountable`` is non-empty: the caller must then refuse to trust
     it (``pallas_share.assess_artifact`` does). Never raises for a malformed program: what
-    cannot be read is a reason in ``uncountable``."""
+    cannot be read is a reason in ``uncountable``. ``max_ops``: see :func:`module_cost`."""
     facts: dict = {
         "in_avals": [],
         "out_avals": [],
@@ -790,7 +797,7 @@ def artifact_facts(exported, top: int = TOP_N) -> dict:
         facts.update(module_cost("", top))
         facts["uncountable"] = [f"the artifact could not be read ({type(exc).__name__}: {str(exc)[:200]})"]
         return facts
-    facts.update(module_cost(text, top))
+    facts.update(module_cost(text, top, max_ops))
     return facts
 
 

@@ -423,16 +423,17 @@ def _deserialize(filename: str, max_bytes: int | None = None) -> Any:
         return jax.export.deserialize(bytearray(f.read()))
 
 
-def _facts(exp: Any) -> dict[str, Any]:
+def _facts(exp: Any, max_ops: int | None = None) -> dict[str, Any]:
     """What the trusted side verifies about an exported program, read from the program itself
     before any of it runs: its exact signature here, the rest (custom calls, kernels, FLOPs)
-    from the trusted side's ``hlo_cost.py``."""
+    from the trusted side's ``hlo_cost.py``; of a program above ``max_ops`` operations, only
+    the count (the trusted side refuses it on that)."""
     facts: dict[str, Any] = {}
     if _ARTIFACT_MODEL is None:
         facts["error"] = "no artifact model (hlo_cost.py)"
     else:
         try:
-            facts.update(_ARTIFACT_MODEL.artifact_facts(exp))
+            facts.update(_ARTIFACT_MODEL.artifact_facts(exp, max_ops=max_ops))
         except Exception as exc:  # noqa: BLE001 - reported: an artifact that cannot be read is rejected
             facts["error"] = f"{type(exc).__name__}: {exc}"[:2000]
     facts.update(
@@ -664,13 +665,25 @@ class Job:
         """``artifact``: the judged program. ``kernels`` (the cpu target): its kernels'
         interpreted programs, from which the cpu twin is built here, in a process that never ran
         candidate code (``cpu_twin.py``). The reply describes the program that will run
-        (``facts``) and the judged one (``share_facts``, the same where they are one)."""
+        (``facts``) and the judged one (``share_facts``, the same where they are one). A judged
+        program above ``max_ops`` operations gets no twin: its count is the reply's ``facts``."""
         t = time.perf_counter()
         stage = "artifact"
+        max_ops = cmd.get("max_ops")
+        share_facts = None
         try:
             judged = _deserialize(cmd["artifact"], cmd.get("max_bytes"))
             self.artifact = judged
             if cmd.get("kernels") is not None:
+                share_facts = _facts(judged, max_ops)
+                if (
+                    isinstance(max_ops, int)
+                    and isinstance(share_facts.get("ops"), int)
+                    and share_facts["ops"] > max_ops
+                ):
+                    # refused on the count (verdict/artifact.py): nothing more is built or read
+                    return {"type": "loaded", "facts": share_facts, "share_facts": None, "isolation": _isolation()}
+
                 stage = "twin"
                 kernels = [_deserialize(k, cmd.get("max_bytes")) for k in cmd["kernels"]]
                 twin = _load_by_path("cpu_twin.py")
@@ -687,12 +700,7 @@ class Job:
                 "where": [],
                 "pallas": False,
             }
-        facts = _facts(self.artifact)
-        reply: Message = {
-            "type": "loaded",
-            "facts": facts,
-            "share_facts": _facts(judged) if judged is not self.artifact else None,
-        }
+        reply: Message = {"type": "loaded", "facts": _facts(self.artifact, max_ops), "share_facts": share_facts}
         reply["isolation"] = _isolation()
         reply["load_s"] = time.perf_counter() - t
         return reply

@@ -78,6 +78,33 @@ def test_matmul_counts_2mnk_and_the_signature():
     assert facts["module_bytes"] > 0 and not facts["nontrivial_shardings"] and facts["ordered_effects"] == []
 
 
+def test_a_program_above_the_operation_cap_is_counted_not_walked(monkeypatch):
+    """The reader stops at the count when it is over the cap (the timer's ``max_ops``): the
+    refusal is the count's (artifact_too_large), not a race between the costly walk and the
+    reading's CPU limit that a slower machine loses (compile_timeout)."""
+    import jax
+    from jax.experimental import pallas as pl  # noqa: F401 - the same imports as a candidate's
+
+    def unrolled(x):
+        for _ in range(600):
+            x = x * 1.0001 + 0.5
+        return x
+
+    data = _export(unrolled, _f32(8, 128))
+    exp = jax.export.deserialize(bytearray(data))
+    full = hlo_cost.artifact_facts(exp)
+    assert full["ops"] > 1200 and full["by_op"]["multiply"] > 0
+    capped = hlo_cost.artifact_facts(exp, max_ops=1000)
+    assert capped["ops"] == full["ops"]
+    assert capped["by_op"] == {} and capped["outside_flops"] == 0 and capped["kernels"]["total"] == 0
+    assert capped["in_avals"] == full["in_avals"] and capped["platforms"] == ["cpu"]
+    # within the cap, the cap changes nothing
+    assert hlo_cost.artifact_facts(exp, max_ops=full["ops"]) == full
+    monkeypatch.setattr(artifact, "MAX_OPS", 1000)
+    bad = artifact.verify(capped, [[[8, 128], "float32"]], [[[8, 128], "float32"]], "cpu")
+    assert bad is not None and bad[0] == "artifact_too_large" and f"{full['ops']:,} operations" in bad[1]
+
+
 def test_elementwise_reductions_and_glue():
     import jax.numpy as jnp
 
