@@ -60,7 +60,11 @@ class Evaluation(models.Model):
     candidate = models.ForeignKey(
         "submissions.Candidate", on_delete=models.CASCADE, related_name="evaluations", db_index=False
     )
-    hardware = models.ForeignKey(HardwareTarget, on_delete=models.PROTECT, related_name="evaluations")
+    # No index of its own either: with statistics taken before a target's first rows (a new
+    # target; autoanalyze waits for 10% of the table) PostgreSQL estimated one row for it and
+    # walked every row of the target through this index for the queue's few running rows (49
+    # ms); the queue index below serves the queue, the unique index a candidate's rows.
+    hardware = models.ForeignKey(HardwareTarget, on_delete=models.PROTECT, related_name="evaluations", db_index=False)
     stage = models.CharField(max_length=10, choices=STAGES, default=MAIN)
     # user submissions, or demo and maintenance work that runs only when no user's waits
     # (evaluator/queues.py: the lane picks the queue and the actor's priority)
@@ -130,7 +134,9 @@ class Evaluation(models.Model):
             # the queue's rows by state; lane too, so that counting a queue's waiting and running
             # rows (the health page, the reconciler) reads the index alone, not each row:
             # 21,600 queued rows after three 7,200-sample uploads cost the page ~0.1 s
-            models.Index(fields=["state", "hardware", "stage", "lane"], name="evaluation_queue_idx"),
+            # and the id, so that the rows ahead of a queued row (id below its own) are a range
+            # of the index, not every queued row of the queue read and filtered
+            models.Index(fields=["state", "hardware", "stage", "lane", "id"], name="evaluation_queue_idx"),
             models.Index(fields=["outcome"], name="evaluation_outcome_idx"),
             models.Index(fields=["code_sha256"], name="evaluation_code_sha256_idx"),
             # only the held rows: the review page's list, at no cost to the other rows' inserts

@@ -4,13 +4,15 @@ and finish, from measured durations. For the submission page, the status API and
 * Position: the queued rows of the same queue (hardware target, stage, lane) created before the
   submission's first queued row; in the background lane every queued user row of the queue is
   ahead too (users go first, evaluator/queues.py).
-* Estimate: each row ahead and each of the submission's own queued rows costs the median of the
+* Estimate: each row ahead (of the first ``AHEAD_COSTED``; past them, each at their mean) and
+  each of the submission's own queued rows costs the median of the
   last ``WorkloadDuration.KEEP`` measured evaluations of its workload on that hardware and stage
   (claim to verdict, reused verdicts excluded), or ``DEFAULT_SECONDS`` for a workload never
   measured there; a running row costs what its median has left. The sum is divided by the live
   workers consuming the queue (each holds one device at a time). No live worker: no estimate.
 
-Every figure comes from a fixed number of grouped queries (seven, whatever the queue's length).
+Every figure comes from a fixed number of grouped queries (six, seven past ``AHEAD_COSTED``
+rows ahead), whatever the queue's length.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from evaluator.queues import BACKGROUND_LANE, USER_LANE, stage_queue
 DEFAULT_SECONDS = {Evaluation.MAIN: 60.0, Evaluation.PRECHECK: 20.0}
 RUNNING_SHOWN = 10  # rows listed under "runs now"
 RUNNING_COUNTED = 200  # running rows whose remaining time counts (more than any real fleet)
+# rows ahead whose workloads are read for the estimate; past them each row costs their mean
+AHEAD_COSTED = 2000
 
 
 def _of_queue(stage: str, hardware_id: int) -> Q:
@@ -74,6 +78,16 @@ def _grouped(qs, counted: Q | None = None) -> dict[tuple[int, int], int]:
     return out
 
 
+def _ahead(rows) -> tuple[dict[tuple[int, int], int], int]:
+    """({(hardware, workload): n} of the first AHEAD_COSTED ``rows`` in queue order, all of
+    ``rows``): a long queue's position is counted on the queue index alone, its workloads read
+    for a bounded head only (each row read joins its candidate: 14,400 rows ahead of a third
+    7,200-sample upload took 60-80 ms on PostgreSQL)."""
+    head = _grouped(Evaluation.objects.filter(pk__in=rows.order_by("pk").values("pk")[:AHEAD_COSTED]))
+    n = sum(head.values())
+    return head, (rows.count() if n == AHEAD_COSTED else n)
+
+
 def submission_queue(submission, now=None) -> dict | None:
     """The submission's place in its queue, or None when none of its rows is queued:
 
@@ -88,20 +102,25 @@ def submission_queue(submission, now=None) -> dict | None:
     # the state in the WHERE and statistics taken before 21,600 rows were queued, PostgreSQL
     # walked the whole queue for a 3-sample test run (117 ms; this form 8 ms, 31 ms for a
     # submission of 7,200 queued samples).
+    # One read of them, per queue and workload: which queue, where in it, and what they cost.
     queued = Q(state=Evaluation.QUEUED)
-    mine = [
-        r
-        for r in Evaluation.objects.filter(candidate__submission=submission)
-        .values("stage", "lane")
+    by_queue: dict[tuple[str, str], dict] = {}
+    for r in (
+        Evaluation.objects.filter(candidate__submission=submission)
+        .values("stage", "lane", "hardware_id", "candidate__workload_id")
         .annotate(first=Min("pk", filter=queued), n=Count("pk", filter=queued))
         .order_by()
-        if r["n"]
-    ]
-    if not mine:
+    ):
+        if r["n"]:
+            q = by_queue.setdefault((r["stage"], r["lane"]), {"first": r["first"], "n": 0, "own": {}})
+            q["first"] = min(q["first"], r["first"])
+            q["n"] += r["n"]
+            q["own"][(r["hardware_id"], r["candidate__workload_id"])] = r["n"]
+    if not by_queue:
         return None
     # the main stage's queue when rows wait there, else the pre-check's
-    mine.sort(key=lambda r: (r["stage"] != Evaluation.MAIN, r["lane"] != USER_LANE))
-    stage, lane, first, n_mine = mine[0]["stage"], mine[0]["lane"], mine[0]["first"], mine[0]["n"]
+    stage, lane = min(by_queue, key=lambda k: (k[0] != Evaluation.MAIN, k[1] != USER_LANE))
+    first, n_mine, own = by_queue[(stage, lane)]["first"], by_queue[(stage, lane)]["n"], by_queue[(stage, lane)]["own"]
     queue = stage_queue(stage, hw.slug, lane)
     ahead_q = Q(lane=lane, pk__lt=first)
     if lane == BACKGROUND_LANE:  # every queued user row of the queue goes first
@@ -110,9 +129,7 @@ def submission_queue(submission, now=None) -> dict | None:
     # top-level terms let SQLite search the (state, hardware, stage) index. Repeated inside each
     # branch, its planner scanned all 1.46 M rows (ANALYZE'd load benchmark database, a test
     # run's pre-check in the background lane: 720 ms for this query; 7 ms factored out).
-    ahead = _grouped(Evaluation.objects.filter(_of_queue(stage, hw.pk), ahead_q))
-    # from the submission's rows, as ``mine`` (the state counted, not searched)
-    own = _grouped(Evaluation.objects.filter(candidate__submission=submission, stage=stage, lane=lane), queued)
+    ahead, position = _ahead(Evaluation.objects.filter(_of_queue(stage, hw.pk), ahead_q))
     medians = median_seconds(stage, None if stage == Evaluation.PRECHECK else hw.pk)
     default = DEFAULT_SECONDS[stage]
     running_q = Q(state=Evaluation.RUNNING, stage=stage)
@@ -152,6 +169,9 @@ def submission_queue(submission, now=None) -> dict | None:
             running[-1]["text"] = describe_running(running[-1])
     workers = sum(1 for qs in live_heartbeats(now).values_list("queues", flat=True) if queue in qs)
     ahead_s, ahead_default = _cost(ahead, medians, default)
+    costed = sum(ahead.values())
+    if position > costed:  # past the first AHEAD_COSTED rows: each at the mean of those
+        ahead_s *= position / costed
     own_s, own_default = _cost(own, medians, default)
     start = finish = None
     if workers:
@@ -160,7 +180,8 @@ def submission_queue(submission, now=None) -> dict | None:
     out = {
         "queue": queue,
         "lane": lane,
-        "position": sum(ahead.values()),
+        "position": position,
+        "costed": costed,
         "queued": n_mine,
         "workers": workers,
         "start_in_s": start,
@@ -193,6 +214,8 @@ def describe(q: dict) -> str:
     )
     if q["estimated_with_default"]:
         text += f"; {q['estimated_with_default']} row(s) of workloads not yet measured here at {q['default_s']:.0f} s"
+    if q["position"] > q["costed"]:
+        text += f"; the first {q['costed']} rows ahead costed by workload, the other {q['position'] - q['costed']} at their mean"
     return text + ")"
 
 

@@ -321,6 +321,44 @@ def test_a_7200_sample_trace_behind_other_work_gets_its_position_and_estimate_in
     assert b["queue"] == "background.eval.cpu" and b["position"] == 299 + 7200
 
 
+def test_past_the_costed_head_the_position_is_counted_and_the_rest_costed_at_its_mean(monkeypatch):
+    """A long queue's workloads are read for its first AHEAD_COSTED rows only (each row read
+    joins its candidate: 14,400 rows ahead took 60-80 ms on PostgreSQL); the position stays
+    exact, and each row past the head costs the head's mean."""
+    monkeypatch.setattr(queue_status, "AHEAD_COSTED", 10)
+    _, team = factories.member()
+    cpu = factories.hardware("cpu")
+    factories.workload("12p")
+    factories.workload("8p")
+    _queued_trace(team, 10, ["12p"])  # the head: 10 x 12p at 2 s
+    _queued_trace(team, 30, ["8p"])  # past it: 8p (4 s), costed at the head's mean
+    trace = _queued_trace(team, 5, ["12p"])
+    WorkloadDuration.objects.create(hardware=cpu, workload=factories.workload("12p"), stage="main", recent=[2])
+    WorkloadDuration.objects.create(hardware=cpu, workload=factories.workload("8p"), stage="main", recent=[4])
+    now = timezone.now()
+    WorkerHeartbeat.objects.create(
+        name="host:1",
+        hostname="host",
+        pid=1,
+        hardware="cpu",
+        queues=sorted(queues_for("cpu")),
+        started_at=now,
+        last_seen_at=now,
+    )
+    with CaptureQueriesContext(connection) as ctx:
+        q = queue_status.submission_queue(trace, now=now)
+    assert len(ctx.captured_queries) <= 8, [c["sql"][:120] for c in ctx.captured_queries]
+    assert q["position"] == 40 and q["costed"] == 10 and q["queued"] == 5
+    assert q["start_in_s"] == pytest.approx(40 * 2.0)  # the head's mean (2 s) for all 40
+    assert q["finish_in_s"] == pytest.approx(40 * 2.0 + 5 * 2.0)
+    assert "the first 10 rows ahead costed by workload, the other 30 at their mean" in q["text"]
+    # within the head: every row costed by its workload, as before
+    monkeypatch.setattr(queue_status, "AHEAD_COSTED", 100)
+    q = queue_status.submission_queue(trace, now=now)
+    assert q["position"] == q["costed"] == 40 and q["start_in_s"] == pytest.approx(10 * 2 + 30 * 4)
+    assert "costed by workload" not in q["text"]
+
+
 def test_the_rows_ahead_are_read_with_the_queue_outside_the_or_of_the_lanes():
     """The queue's state and stage are top-level terms of the rows-ahead query, never repeated
     inside the OR of the lanes: SQLite (with ANALYZE's statistics) searches the (state,
@@ -335,9 +373,15 @@ def test_the_rows_ahead_are_read_with_the_queue_outside_the_or_of_the_lanes():
     assert b["position"] == 4 and b["queued"] == 3
     ahead = [c["sql"] for c in ctx.captured_queries if " OR " in c["sql"] and '"lane"' in c["sql"]]
     assert len(ahead) == 1, [c["sql"][:160] for c in ctx.captured_queries]
-    where = ahead[0].split(" WHERE ", 1)[1]
+    # the head of the rows ahead is read in a subquery (U0), the grouping joins it
+    where = ahead[0].split(" WHERE ", 2)[2]
     for column in ('"state"', '"stage"', '"hardware_id"'):
-        assert where.count(f'"evaluator_evaluation".{column}') == 1, (column, where)
+        assert where.count(f"U0.{column}") == 1, (column, where)
+    if connection.vendor == "sqlite":
+        with connection.cursor() as cur:
+            cur.execute("EXPLAIN QUERY PLAN " + ahead[0])
+            plan = " | ".join(str(row[-1]) for row in cur.fetchall())
+        assert "evaluation_queue_idx" in plan, plan
 
 
 def test_the_status_api_and_the_page_show_the_queue(client):
@@ -389,5 +433,7 @@ def test_the_docs_state_the_queue_rules_the_code_applies(client):
     assert f"or {queue_status.DEFAULT_SECONDS['main']:.0f} s (main stage)" in html
     assert f"/ {queue_status.DEFAULT_SECONDS['precheck']:.0f} s (pre-check)" in html
     assert f"the last {WorkloadDuration.KEEP} measured evaluations" in html
+    assert f"Past the first {queue_status.AHEAD_COSTED:,} rows ahead" in html
     design = (__import__("pathlib").Path(__file__).parents[2] / "docs" / "DESIGN.md").read_text()
+    assert f"first {queue_status.AHEAD_COSTED:,} rows ahead (`AHEAD_COSTED`)" in design.replace("\n  ", " ")
     assert f"the last {WorkloadDuration.KEEP} measured durations" in design and "60 s main / 20 s pre-check" in design
