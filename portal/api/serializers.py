@@ -1,6 +1,9 @@
 """Serializers of the v1 API: the catalogue (workloads, hardware, baselines, experts) and
 submissions with their evaluations."""
 
+import datetime
+
+from django.db.models import DateTimeField
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
@@ -317,6 +320,10 @@ class QueueSerializer(serializers.Serializer):
     queue = serializers.CharField()
     lane = serializers.CharField(help_text="user, or background (demo and maintenance work, after every user's)")
     position = serializers.IntegerField(help_text="queued rows ahead of this submission's first queued row")
+    costed = serializers.IntegerField(
+        help_text="rows ahead whose workloads the estimate reads (the first AHEAD_COSTED); past them each "
+        "row ahead costs their mean"
+    )
     queued = serializers.IntegerField(help_text="this submission's rows queued there")
     workers = serializers.IntegerField(help_text="live workers consuming the queue")
     start_in_s = serializers.FloatField(allow_null=True)
@@ -365,7 +372,22 @@ class ProgressSerializer(serializers.Serializer):
     )
 
 
+class UTCDateTimeField(serializers.DateTimeField):
+    """DRF's output for UTC (TIME_ZONE, never activated otherwise): ISO 8601 with ``Z``, without
+    its per-value time-zone lookup (7 ms of a 250-row evaluations page)."""
+
+    def to_representation(self, value):
+        if not value:
+            return None
+        return value.astimezone(datetime.UTC).isoformat().replace("+00:00", "Z")
+
+
+# the serializer context's key of an evaluation's log URL with _PK_SLOT in place of the id
+_LOG_URL, _PK_SLOT = "evaluation_log_url", 987654321987
+
+
 class EvaluationSerializer(serializers.ModelSerializer):
+    serializer_field_mapping = {**serializers.ModelSerializer.serializer_field_mapping, DateTimeField: UTCDateTimeField}
     workload = serializers.CharField(source="candidate.workload.wid")
     index = serializers.IntegerField(source="candidate.index")
     round = serializers.IntegerField(source="candidate.round", allow_null=True)
@@ -476,9 +498,13 @@ class EvaluationSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(OpenApiTypes.URI)
     def get_log(self, obj) -> str:
-        request = self.context.get("request")
-        path = reverse("api-evaluation-log", args=[obj.pk])
-        return request.build_absolute_uri(path) if request else path
+        # one reverse() per response, not per row: a 250-row page spent ~6 ms reversing URLs
+        template = self.context.get(_LOG_URL)
+        if template is None:
+            request = self.context.get("request")
+            path = reverse("api-evaluation-log", args=[_PK_SLOT])
+            template = self.context[_LOG_URL] = request.build_absolute_uri(path) if request else path
+        return template.replace(str(_PK_SLOT), str(obj.pk), 1)
 
     @extend_schema_field(serializers.ListField(child=serializers.DictField(), allow_null=True))
     def get_configurations(self, obj):
