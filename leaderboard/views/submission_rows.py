@@ -36,7 +36,15 @@ def visible_submission(request, pk):
 
 
 def can_manage(user, submission) -> bool:
-    return user.is_authenticated and (user.is_staff or submission.team.is_member(user))
+    if not user.is_authenticated:
+        return False
+    if user.is_staff:
+        return True
+    # asked up to three times per page: one membership query, remembered on the instance
+    memo = submission.__dict__.setdefault("_members_memo", {})
+    if user.pk not in memo:
+        memo[user.pk] = submission.team.is_member(user)
+    return memo[user.pk]
 
 
 def can_view_code(user, submission) -> bool:
