@@ -4,9 +4,9 @@ Keyed by the source text (or its digest), so an entry never goes stale: a data c
 finished evaluation, a new summary) changes which sources a page shows, never what a source
 looks like. That is why a per-process LRU is safe to keep across the pages' own cache
 invalidations. The kernels a submission page shows are also highlighted ahead, by the worker and
-at intake (``store``, ``models.HighlightedSource``; which ones: ``leaderboard.shown_sources``), and read back in one query
-(``highlighted_many``): a page of 50 real kernels costs a visitor no highlighting at all, also
-on a worker's first view after a restart."""
+at intake (``store``, ``models.HighlightedSource``; which ones: ``leaderboard.shown_sources``),
+and read back in one query (``highlighted_many``): a page of 50 real kernels costs a visitor no
+highlighting at all, also on a worker's first view after a restart."""
 
 from __future__ import annotations
 

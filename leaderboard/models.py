@@ -95,6 +95,12 @@ class SubmissionSummary(models.Model):
         indexes = [models.Index(fields=["hardware", "source", "complete"])]
         ordering = ["-geomean_all", "submission_id"]
 
+    @classmethod
+    def shown(cls, submission) -> models.QuerySet:
+        """What a submission's page shows: its summaries on its own hardware target (the
+        evaluated one and, for a trace, the self-reported one)."""
+        return cls.objects.filter(submission=submission, hardware_id=submission.hardware_id)
+
     def __str__(self):
         return f"summary of submission {self.submission_id} on {self.hardware_id} ({self.source})"
 

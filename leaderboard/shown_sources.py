@@ -56,10 +56,7 @@ def shown_sources(submission: Submission) -> list[tuple[str, str]]:
     best samples from its evaluated summary on its hardware)."""
     best: dict[int, int] = {}
     if submission.kind == Submission.TRACE:
-        rows = WorkloadResult.objects.filter(
-            summary__submission=submission,
-            summary__hardware_id=submission.hardware_id,
-            summary__source=SubmissionSummary.EVALUATED,
-        ).values("workload_id", "best_index")
+        evaluated = SubmissionSummary.shown(submission).filter(source=SubmissionSummary.EVALUATED)
+        rows = WorkloadResult.objects.filter(summary__in=evaluated).values("workload_id", "best_index")
         best = best_candidates(submission, rows)
     return list(shown_candidates(submission, best).values_list("code_sha256", "code"))

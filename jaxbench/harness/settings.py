@@ -11,9 +11,10 @@ from ..verdict.artifact import MAX_MODULE_BYTES as MAX_ARTIFACT_BYTES  # noqa: F
 # Per-phase limits, s: wall clock, except "compile" and "export" (and on the cpu target "check"
 # and "timing"), which are the child's CPU seconds (below). "compile" bounds each of the three
 # waits on the compile side of an evaluation: the export child's import, trace and lowering, the
-# timer's reading of the artifact and its compilation; "export" the pre-check's lowering at the full profile (accelerator targets).
-# Their overrun is the candidate's compile_error (compile_timeout, verdict/rules.py timeout_verdict),
-# never retried, so a small upload buys at most 3 x 15 s of compiling plus the children's ~2-3 s:
+# timer's reading of the artifact and its compilation; "export" the pre-check's lowering at the
+# full profile (accelerator targets). Their overrun is the candidate's compile_error
+# (compile_timeout, verdict/rules.py timeout_verdict), never retried, so a small upload buys at
+# most 3 x 15 s of compiling plus the children's ~2-3 s:
 # under 60 s of worker time (benchmarks/compile_bomb.py: 1 MB and smaller bombs end in 2-25 s), and
 # a pre-check at most 10 + 10 + 15 + 15 s (its lowering, then the small profile's export again).
 # Honest kernels need a fifth of that at most: on a 2-core CPU host, export (Tokamax's import

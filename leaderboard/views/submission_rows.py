@@ -55,7 +55,7 @@ def can_view_code(user, submission) -> bool:
 def summaries_of(submission) -> tuple[SubmissionSummary | None, SubmissionSummary | None]:
     """(evaluated summary on the submission's hardware, self-reported summary)."""
     evaluated = reported = None
-    for s in SubmissionSummary.objects.filter(submission=submission, hardware_id=submission.hardware_id):
+    for s in SubmissionSummary.shown(submission):
         if s.source == SubmissionSummary.REPORTED:
             reported = s
         else:
