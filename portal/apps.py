@@ -1,6 +1,12 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
 
 
 class PortalConfig(AppConfig):
     name = "portal"
     verbose_name = "Accounts and site pages"
+
+    def ready(self):
+        from portal.sqlite_stats import analyse_tables_missing_index_statistics
+
+        post_migrate.connect(analyse_tables_missing_index_statistics, dispatch_uid="portal-sqlite-statistics")
