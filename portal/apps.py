@@ -7,6 +7,6 @@ class PortalConfig(AppConfig):
     verbose_name = "Accounts and site pages"
 
     def ready(self):
-        from portal.sqlite_stats import analyse_tables_missing_index_statistics
+        from portal.sqlite_stats import analyse_tables_missing_index_statistics  # deferred: needs the app registry
 
         post_migrate.connect(analyse_tables_missing_index_statistics, dispatch_uid="portal-sqlite-statistics")
