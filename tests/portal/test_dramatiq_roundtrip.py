@@ -52,6 +52,8 @@ def test_a_worker_detects_its_hardware_without_opening_a_device(start_worker, pu
         wait_for(lambda: QueuePing.objects.get(pk=ping.pk).answered_at, timeout=120, message="ping answer")
     except AssertionError:
         raise AssertionError("worker never answered; its log:\n" + worker.log())
-    hb = WorkerHeartbeat.objects.get(name=QueuePing.objects.get(pk=ping.pk).answered_by)
+    # its first beat may land after its first answer (a loaded machine): waited for, as above
+    name = QueuePing.objects.get(pk=ping.pk).answered_by
+    hb = wait_for(lambda: WorkerHeartbeat.objects.filter(name=name).first(), timeout=30, message="heartbeat")
     assert hb.hardware == "cpu" and {"eval.cpu", "precheck", "maintenance"} <= set(hb.queues)
     assert hb.backends == [], hb.backends
