@@ -22,11 +22,29 @@ def pool():
     p.close()
 
 
+def untrusted_retried(measure):
+    """``measure()`` again after the harness's pauses while the machine's load spoils it
+    (MeasurementUntrusted), as ``harness.evaluate`` and the worker do: a test's expected outcome
+    never depends on the load of the suite's other processes. ``measure`` makes fresh children."""
+    import time
+
+    from jaxbench.harness.settings import LOAD_RETRY_WAITS_S, MeasurementUntrusted
+
+    for wait in (*LOAD_RETRY_WAITS_S, None):
+        try:
+            return measure()
+        except MeasurementUntrusted:
+            if wait is None:
+                raise
+            time.sleep(wait)
+    raise AssertionError("unreachable")  # the last attempt returns or raises
+
+
 @pytest.fixture(scope="session")
 def baseline_12p():
     from jaxbench import harness
 
-    return harness.measure_baseline("12p", profile="small", hardware="cpu")
+    return untrusted_retried(lambda: harness.measure_baseline("12p", profile="small", hardware="cpu"))
 
 
 @pytest.fixture(scope="session")

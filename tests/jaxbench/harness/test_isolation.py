@@ -16,7 +16,7 @@ import time
 from jaxbench import harness, sandbox
 from tests.jaxbench.adversarial.corpus import expectations
 
-from .conftest import CANDIDATES, source
+from .conftest import CANDIDATES, source, untrusted_retried
 
 
 def _probe_lines(rec, tag):
@@ -138,22 +138,26 @@ def test_no_network(evaluate):
 
 def _evaluate_with_limits(name, limits):
     """Fresh children with tighter limits (keeps the fork/memory probes quick): the export
-    child, where the probe runs, and the timer."""
+    child, where the probe runs, and the timer; again on fresh ones where the suite's load
+    spoiled a timing (the harness's own policy)."""
     from jaxbench.harness.export import new_export_child
 
-    child = harness.new_timer_child("cpu", limits)
-    exporter = new_export_child(dataclasses.replace(limits))
-    return harness.evaluate_case(
-        "12p",
-        source(name),
-        profile="small",
-        hardware="cpu",
-        require_pallas=True,
-        baseline=None,
-        timeouts=None,
-        child=child,
-        exporter=exporter,
-    )
+    def once():
+        child = harness.new_timer_child("cpu", limits)
+        exporter = new_export_child(dataclasses.replace(limits))
+        return harness.evaluate_case(
+            "12p",
+            source(name),
+            profile="small",
+            hardware="cpu",
+            require_pallas=True,
+            baseline=None,
+            timeouts=None,
+            child=child,
+            exporter=exporter,
+        )
+
+    return untrusted_retried(once)
 
 
 def test_fork_bomb_is_contained():
@@ -285,7 +289,7 @@ def test_protections_report():
         assert {"user", "pid", "net", "ipc", "mount"} <= set(prot["namespaces"])
 
 
-def test_a_child_killed_from_outside_is_an_infrastructure_failure():
+def test_a_child_killed_from_outside_is_an_infrastructure_failure(baseline_12p):
     """A SIGKILL the harness did not send (the host's OOM killer, an operator) is not the
     candidate's verdict: evaluate raises ChildKilled (the worker retries it on a fresh child)
     instead of recording a runtime_error. A child's own death (a segfault) stays its verdict
@@ -316,7 +320,7 @@ def test_a_child_killed_from_outside_is_an_infrastructure_failure():
             profile="small",
             hardware="cpu",
             require_pallas=True,
-            baseline=None,
+            baseline=baseline_12p,  # measured ahead: no timing here for the load to spoil
             timeouts={"compile": 100},
             child=child,
             exporter=exporter,
