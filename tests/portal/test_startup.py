@@ -142,3 +142,28 @@ def test_runportal_prints_its_steps_in_order_and_the_url_last(tmp_path):
     assert ready and ready["url"] == f"http://127.0.0.1:{port}/", lines
     assert lines[8].startswith("[worker] ready after ") and "eval.cpu" in lines[8]
     assert log.read_text().rstrip().endswith("stopped.")
+
+
+def test_a_stop_signal_while_a_child_starts_stops_it_once_it_is_recorded():
+    """A SIGTERM that lands inside ``Popen`` once raised there, leaving the just-started worker
+    running and unknown to ``stop_all`` (an orphaned worker after the fresh-clone test stopped
+    the portal right after its first page). It now waits until the child is recorded."""
+    from portal.management.commands import runportal
+
+    cmd = runportal.Command()
+    cmd.procs = []
+    saved = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        cmd._install_interrupt()
+        with pytest.raises(KeyboardInterrupt):
+            with cmd._recorded():
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.05)  # the handler runs here, while the child is being started
+                cmd.procs.append(("worker", "started"))
+        assert cmd.procs == [("worker", "started")]
+        with pytest.raises(KeyboardInterrupt):  # outside a start, at once, as before
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.05)
+    finally:
+        for s, handler in saved.items():
+            signal.signal(s, handler)

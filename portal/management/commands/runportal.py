@@ -7,6 +7,7 @@ first: the web server is started, and answers, before the worker and the demo, w
 and would compete with it for the two cores. Each step prints one line with its time
 (portal/startup.py); the last start-up line names the URL and the time start-up took."""
 
+import contextlib
 import datetime
 import os
 import signal
@@ -98,12 +99,8 @@ class Command(BaseCommand):
         log = startup.StartupLog(self.stdout.write)
         self.procs: list[tuple[str, subprocess.Popen]] = []
         self.redis_proc = None
-
-        def interrupt(signum=None, frame=None):
-            raise KeyboardInterrupt
-
         # Ctrl-C or SIGTERM during start-up stops what has started so far
-        signal.signal(signal.SIGTERM, interrupt)
+        self._install_interrupt()
         try:
             watch = self.start(log, opts)
             self.serve(watch)
@@ -111,6 +108,31 @@ class Command(BaseCommand):
             pass
         finally:
             self.stop_all()
+
+    def _install_interrupt(self) -> None:
+        self._held = self._pending = False
+
+        def interrupt(signum=None, frame=None):
+            if self._held:  # a child being started: stop once it is recorded
+                self._pending = True
+                return
+            raise KeyboardInterrupt
+
+        signal.signal(signal.SIGTERM, interrupt)
+        signal.signal(signal.SIGINT, interrupt)
+
+    @contextlib.contextmanager
+    def _recorded(self):
+        """A stop signal that lands while a child is started and recorded waits until it is:
+        raised inside ``Popen`` it left the child running unknown to ``stop_all`` (a worker
+        orphaned, waiting for a broker gone, by a stop right after the first page)."""
+        self._held = True
+        try:
+            yield
+        finally:
+            self._held = False
+        if self._pending:
+            raise KeyboardInterrupt
 
     def start(self, log: startup.StartupLog, opts) -> "WorkerWatch | None":
         since = datetime.datetime.now(datetime.UTC)
@@ -123,31 +145,32 @@ class Command(BaseCommand):
         if not opts["no_setup"]:
             startup.setup(log)
         if not environment.is_set("DRAMATIQ_BROKER_URL"):
-            with log.step("embedded Redis") as note:
+            with log.step("embedded Redis") as note, self._recorded():
                 self.redis_proc = start_redis(settings.EMBEDDED_REDIS_SOCKET)
                 reused = "; the one already running there" if self.redis_proc is None else ""
                 note.append(f"unix socket {settings.EMBEDDED_REDIS_SOCKET}{reused}")
         manage = [sys.executable, str(settings.BASE_DIR / "manage.py")]
         with log.step("web server") as note:
-            web = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "gunicorn",
-                    "portal.wsgi:application",
-                    "--bind",
-                    opts["bind"],
-                    "--workers",
-                    str(opts["web_workers"]),
-                    "--timeout",
-                    "120",
-                    "--access-logfile",
-                    "-",
-                ],
-                cwd=settings.BASE_DIR,
-                start_new_session=True,
-            )
-            self.procs.append(("web", web))
+            with self._recorded():
+                web = subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "gunicorn",
+                        "portal.wsgi:application",
+                        "--bind",
+                        opts["bind"],
+                        "--workers",
+                        str(opts["web_workers"]),
+                        "--timeout",
+                        "120",
+                        "--access-logfile",
+                        "-",
+                    ],
+                    cwd=settings.BASE_DIR,
+                    start_new_session=True,
+                )
+                self.procs.append(("web", web))
             url = probe_url(opts["bind"])
             if url:
                 status = wait_for_page(url, web, opts["web_timeout"])
@@ -157,19 +180,21 @@ class Command(BaseCommand):
         watch = None
         if not opts["no_worker"]:
             with log.step("worker") as note:
-                worker = subprocess.Popen(
-                    manage + ["rundramatiq", "--processes", "1", "--threads", str(opts["worker_threads"])],
-                    start_new_session=True,
-                )
-                self.procs.append(("worker", worker))
+                with self._recorded():
+                    worker = subprocess.Popen(
+                        manage + ["rundramatiq", "--processes", "1", "--threads", str(opts["worker_threads"])],
+                        start_new_session=True,
+                    )
+                    self.procs.append(("worker", worker))
                 note.append("started; a line says when it is ready (it detects the hardware first)")
             watch = WorkerWatch(log, since, time.monotonic())
             if not opts["no_demo"] and settings.JAXBENCH_DEMO:
                 # Real results measured here: the worker evaluates them while the site is up.
                 with log.step("demo") as note:
                     quick = ["--quick"] if opts["quick_demo"] else []
-                    demo = subprocess.Popen(manage + ["demo", "--wait", *quick], start_new_session=True)
-                    self.procs.append(("demo", demo))
+                    with self._recorded():
+                        demo = subprocess.Popen(manage + ["demo", "--wait", *quick], start_new_session=True)
+                        self.procs.append(("demo", demo))
                     note.append("started in the background lane; its progress bar follows")
         log.ready(url or f"http://{opts['bind']}/", "  (Ctrl-C stops everything)")
         return watch
