@@ -8,7 +8,7 @@ import functools
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from .. import HARNESS_VERSION
 from .. import hardware as hw
@@ -39,6 +39,7 @@ from .speed import speed_verdict
 
 Record = dict[str, Any]
 CaseRunner = Callable[[str, Record | None], Record]
+T = TypeVar("T")
 
 _BASELINES: dict[tuple[Any, ...], Record] = {}
 _BASELINE_LOCK = threading.Lock()
@@ -88,21 +89,29 @@ def evaluate_with(
 
     def one(case: str, base: Record | None) -> Record:
         kw = {"hardware": hardware, "require_pallas": require_pallas, "timeouts": timeouts}
-        reasons: list[str] = []
-        for wait in (*LOAD_RETRY_WAITS_S, None):
-            try:
-                rec = dict(case_fn(workload, source, profile=case, baseline=base, **kw))
-            except MeasurementUntrusted as exc:
-                reasons.append(str(exc)[:500])
-                if wait is None:
-                    raise MeasurementUntrusted(f"{exc} ({len(reasons)} attempts)") from None
-                time.sleep(wait)
-                continue
-            rec["load_retries"] = reasons
-            return rec
-        raise AssertionError("unreachable")  # the last attempt returns or raises
+        rec, reasons = retried_while_untrusted(
+            lambda: dict(case_fn(workload, source, profile=case, baseline=base, **kw))
+        )
+        rec["load_retries"] = reasons
+        return rec
 
     return cast(EvalRecord, over_cases(workload, profile, baseline, one))
+
+
+def retried_while_untrusted(measure: Callable[[], T]) -> tuple[T, list[str]]:
+    """(``measure()``, the reasons of the attempts the machine's load spoiled): each
+    MeasurementUntrusted is timed again, ``measure`` making fresh children, after the pauses of
+    LOAD_RETRY_WAITS_S; past them the error goes to the caller with the attempts counted."""
+    reasons: list[str] = []
+    for wait in (*LOAD_RETRY_WAITS_S, None):
+        try:
+            return measure(), reasons
+        except MeasurementUntrusted as exc:
+            reasons.append(str(exc)[:500])
+            if wait is None:
+                raise MeasurementUntrusted(f"{exc} ({len(reasons)} attempts)") from None
+            time.sleep(wait)
+    raise AssertionError("unreachable")  # the last attempt returns or raises
 
 
 def over_cases(workload: Any, profile: str, baseline: Record | None, run_case: CaseRunner) -> Record:

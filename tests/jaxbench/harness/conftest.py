@@ -23,21 +23,12 @@ def pool():
 
 
 def untrusted_retried(measure):
-    """``measure()`` again after the harness's pauses while the machine's load spoils it
-    (MeasurementUntrusted), as ``harness.evaluate`` and the worker do: a test's expected outcome
-    never depends on the load of the suite's other processes. ``measure`` makes fresh children."""
-    import time
+    """``measure()`` with the harness's own retries while the machine's load spoils it
+    (``harness.api.retried_while_untrusted``, as ``harness.evaluate`` and the worker): a test's
+    expected outcome never depends on the load of the suite's other processes."""
+    from jaxbench.harness.api import retried_while_untrusted
 
-    from jaxbench.harness.settings import LOAD_RETRY_WAITS_S, MeasurementUntrusted
-
-    for wait in (*LOAD_RETRY_WAITS_S, None):
-        try:
-            return measure()
-        except MeasurementUntrusted:
-            if wait is None:
-                raise
-            time.sleep(wait)
-    raise AssertionError("unreachable")  # the last attempt returns or raises
+    return retried_while_untrusted(measure)[0]
 
 
 @pytest.fixture(scope="session")
