@@ -64,17 +64,16 @@ def _cost(counts, medians, default: float) -> tuple[float, int]:
     return total, defaulted
 
 
-def _grouped(qs, counted: Q | None = None) -> dict[tuple[int, int], int]:
-    """{(hardware, workload): rows of ``qs``} (``counted``: only those rows counted)."""
+def _grouped(qs) -> dict[tuple[int, int], int]:
+    """{(hardware, workload): rows of ``qs``}."""
     out: dict[tuple[int, int], int] = defaultdict(int)
     for h, w, n in (
         qs.values_list("hardware_id", "candidate__workload_id")
-        .annotate(n=Count("pk", filter=counted))
+        .annotate(n=Count("pk"))
         .order_by()
         .values_list("hardware_id", "candidate__workload_id", "n")
     ):
-        if n:
-            out[(h, w)] += n
+        out[(h, w)] += n
     return out
 
 
@@ -124,7 +123,7 @@ def submission_queue(submission, now=None) -> dict | None:
         return None
     # the main stage's queue when rows wait there, else the pre-check's
     stage, lane = min(by_queue, key=lambda k: (k[0] != Evaluation.MAIN, k[1] != USER_LANE))
-    first, n_mine, own = by_queue[(stage, lane)]["first"], by_queue[(stage, lane)]["n"], by_queue[(stage, lane)]["own"]
+    first, n_mine, own = (by_queue[(stage, lane)][k] for k in ("first", "n", "own"))
     queue = stage_queue(stage, hw.slug, lane)
     ahead_q = Q(lane=lane, pk__lt=first)
     if lane == BACKGROUND_LANE:  # every queued user row of the queue goes first
