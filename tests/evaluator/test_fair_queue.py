@@ -258,6 +258,20 @@ def _queued_trace(team, n, wids, lane=USER_LANE, hw="cpu"):
     return sub
 
 
+def _live_worker(pid, now, **fields):
+    """A cpu worker's heartbeat, ``host:<pid>``, seen ``now``, consuming the cpu queues."""
+    return WorkerHeartbeat.objects.create(
+        name=f"host:{pid}",
+        hostname="host",
+        pid=pid,
+        hardware="cpu",
+        queues=sorted(queues_for("cpu")),
+        started_at=now,
+        last_seen_at=now,
+        **fields,
+    )
+
+
 def test_a_7200_sample_trace_behind_other_work_gets_its_position_and_estimate_in_a_few_queries():
     _, team = factories.member()
     cpu = factories.hardware("cpu")
@@ -277,15 +291,7 @@ def test_a_7200_sample_trace_behind_other_work_gets_its_position_and_estimate_in
         state=Evaluation.RUNNING, started_at=now - datetime.timedelta(seconds=1), worker="host:1:7"
     )
     for i in range(2):
-        WorkerHeartbeat.objects.create(
-            name=f"host:{i + 1}",
-            hostname="host",
-            pid=i + 1,
-            hardware="cpu",
-            queues=sorted(queues_for("cpu")),
-            started_at=now,
-            last_seen_at=now,
-        )
+        _live_worker(i + 1, now)
 
     t0 = time.perf_counter()
     with CaptureQueriesContext(connection) as ctx:
@@ -336,15 +342,7 @@ def test_past_the_costed_head_the_position_is_counted_and_the_rest_costed_at_its
     WorkloadDuration.objects.create(hardware=cpu, workload=factories.workload("12p"), stage="main", recent=[2])
     WorkloadDuration.objects.create(hardware=cpu, workload=factories.workload("8p"), stage="main", recent=[4])
     now = timezone.now()
-    WorkerHeartbeat.objects.create(
-        name="host:1",
-        hostname="host",
-        pid=1,
-        hardware="cpu",
-        queues=sorted(queues_for("cpu")),
-        started_at=now,
-        last_seen_at=now,
-    )
+    _live_worker(1, now)
     with CaptureQueriesContext(connection) as ctx:
         q = queue_status.submission_queue(trace, now=now)
     assert len(ctx.captured_queries) <= 8, [c["sql"][:120] for c in ctx.captured_queries]
@@ -408,14 +406,9 @@ def test_health_shows_what_each_worker_runs_now(client):
     Evaluation.objects.filter(pk=ev.pk).update(
         state=Evaluation.RUNNING, worker="host:9:140", started_at=now - datetime.timedelta(seconds=5)
     )
-    WorkerHeartbeat.objects.create(
-        name="host:9",
-        hostname="host",
-        pid=9,
-        hardware="cpu",
-        queues=sorted(queues_for("cpu")),
-        started_at=now,
-        last_seen_at=now,
+    _live_worker(
+        9,
+        now,
         tasks=[{"actor": "sweep_expert", "args": ["1p", "cpu"], "queue": "background.eval.cpu", "started_at": "x"}],
     )
     (w,) = status()["workers"]
