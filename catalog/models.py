@@ -39,9 +39,9 @@ class HardwareTarget(models.Model):
 class Workload(models.Model):
     """Mirror of the registry in jaxbench/workloads, written only by sync_registry."""
 
-    wid = models.CharField("ID", max_length=4, unique=True)
+    wid = models.CharField("ID", max_length=8, unique=True)  # "12p", a later level's twin "l2-8p"
     level = models.PositiveSmallIntegerField(default=1, db_index=True)
-    number = models.PositiveSmallIntegerField(unique=True)
+    number = models.PositiveSmallIntegerField()  # within its level
     slug = models.SlugField(max_length=80, unique=True)
     public_name = models.CharField(max_length=120)
     title = models.CharField(max_length=160)
@@ -80,15 +80,30 @@ class Workload(models.Model):
     upstream = models.JSONField(default=dict, blank=True)
     deviations = models.JSONField(default=list, blank=True)
     null_audit = models.JSONField(default=dict, blank=True)
+    # What the workload is timed against ("xla", or a level's hand-tuned "pallas" kernel) and the
+    # platforms that baseline runs on (jaxbench Workload.platforms), with why where narrower.
+    baseline_program = models.CharField(max_length=10, default="xla")
+    platforms = models.JSONField(default=list, blank=True)
+    platform_note = models.TextField(blank=True)
 
     class Meta:
-        ordering = ["number"]
+        ordering = ["level", "number"]
+        constraints = [models.UniqueConstraint(fields=["level", "number"], name="catalog_workload_level_number")]
 
     def __str__(self):
         return self.slug
 
     def get_absolute_url(self):
         return reverse("leaderboard:workload-detail", args=[self.slug])
+
+    @property
+    def baseline_name(self) -> str:
+        """How pages name what this workload is timed against: "XLA", or a level's "Pallas" kernel."""
+        return "Pallas" if self.baseline_program == "pallas" else "XLA"
+
+    def runs_on(self, platform: str) -> bool:
+        """Whether the baseline runs on ``platform`` (an empty list: a mirror synced before it was kept)."""
+        return not self.platforms or platform in self.platforms
 
     @property
     def registry_entry(self):

@@ -50,7 +50,8 @@ def workload_fields(wl) -> dict:
         "profiles": meta["profiles"],
         "shapes": shapes,
         "costs": costs,
-        "reference_source": inspect.getsource(inspect.getmodule(wl.reference)),
+        # a level's twin shows its own module: the Pallas baseline it adds to level 1's reference
+        "reference_source": inspect.getsource(inspect.getmodule(wl.pallas_baseline or wl.reference)),
         "starter_source": starter_source(wl),
         "version": wl.version,
         "content_hash": wl.content_hash,
@@ -59,6 +60,9 @@ def workload_fields(wl) -> dict:
         "upstream": meta["upstream"] or {},
         "deviations": meta["deviations"],
         "null_audit": null_audit.entry(wl) or {},
+        "baseline_program": "xla" if wl.pallas_baseline is None else "pallas",
+        "platforms": list(wl.platforms),
+        "platform_note": wl.platform_note,
     }
 
 

@@ -27,7 +27,7 @@ import sys
 import time
 import traceback
 
-from .record import OUTCOME_LABELS, format_speedup, is_correct
+from .record import BASELINE_NAMES, OUTCOME_LABELS, format_speedup, is_correct
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INFRA = 0, 1, 2, 3
 
@@ -139,7 +139,8 @@ def print_record(rec, out=sys.stdout, now=None):
     if rec.get("speedup") is not None:
         lo, hi = rec.get("speedup_ci") or (None, None)
         w(
-            f"  speedup      {format_speedup(rec['speedup'], lo, hi)} vs XLA "
+            f"  speedup      {format_speedup(rec['speedup'], lo, hi)} "
+            f"vs {BASELINE_NAMES[rec.get('baseline_program') or 'xla']} "
             f"({OUTCOME_LABELS.get(rec['outcome'], rec['outcome'])}; baseline "
             f"{rec.get('baseline_source')})" + ("   [held for review]" if rec.get("held_for_review") else "") + "\n"
         )

@@ -14,6 +14,8 @@ EvalRecord keys
                        and the candidate's own line).
 ``phase``              the last phase reached: startup, compile, check, timing, verdict.
 ``workload``           workload ID ("12p"); ``workload_slug`` its slug.
+``baseline_program``   what the candidate is timed against: "xla" (the reference under XLA) or
+                       "pallas" (a level's hand-tuned Pallas baseline, ``Workload.pallas_baseline``).
 ``profile``            "small" or "full".
 ``hardware``           hardware target slug ("cpu", "tpu-v6e"); ``platform`` JAX platform.
 ``device_kind``        the child's ``jax.devices()[0].device_kind``.
@@ -333,6 +335,10 @@ class LowerRecord(TypedDict):
     sandbox: dict[str, Any]
 
 
+# how a message names the baseline of each ``baseline_program``
+BASELINE_NAMES = {"xla": "XLA", "pallas": "the Pallas baseline"}
+
+
 def new_record(**fields: Any) -> dict[str, Any]:
     """An EvalRecord with every key present (defaults), updated with ``fields``."""
     rec: dict[str, Any] = {
@@ -343,6 +349,7 @@ def new_record(**fields: Any) -> dict[str, Any]:
         "phase": "startup",
         "workload": "",
         "workload_slug": "",
+        "baseline_program": "xla",
         "profile": "",
         "hardware": None,
         "platform": None,

@@ -26,6 +26,7 @@ from .prepare import (
     limits_for,
     platform_hint,
     reference_hlo_cost,
+    require_platform,
     resolve_timeouts,
     set_counts,
     specs_of,
@@ -86,6 +87,7 @@ def evaluate_with(
     load spoiled (MeasurementUntrusted) is timed again on fresh children after a pause, each
     reason kept in ``load_retries``; past LOAD_RETRY_WAITS_S the error goes to the caller (the
     worker retries the message later)."""
+    require_platform(workload_of(workload), platform_hint(hardware))
 
     def one(case: str, base: Record | None) -> Record:
         kw = {"hardware": hardware, "require_pallas": require_pallas, "timeouts": timeouts}
@@ -310,6 +312,7 @@ def measure_baseline(
     re-timing. A multi-configuration workload's profile: every case measured, the record's
     ``configurations`` holds each case's record and its median is their geometric mean."""
     wl = workload_of(workload)
+    require_platform(wl, platform_hint(hardware))
     if CASE_SEP not in profile and wl.configuration_names(profile):
         return _baseline_over_cases(wl, profile, hardware, timeouts, cpus)
     t0 = time.monotonic()

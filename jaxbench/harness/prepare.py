@@ -78,32 +78,98 @@ def _fns(wl: Workload, profile: str) -> tuple[Any, Any, Any]:
 _EXPORT_CACHE: dict[tuple[Any, ...], bytes] = {}
 
 
-def exported_baseline(wl: Workload, profile: str, platform: str) -> bytes:
-    """The XLA baseline serialized with ``jax.export`` for ``platform`` at ``profile``'s shapes:
-    what a baseline child deserializes, compiles and times. No reference source reaches any
-    child, and the baseline timed beside a candidate is exactly this program."""
-    jax = trusted_jax()
-    k = (wl.id, wl.reference, profile, platform)
+class PlatformUnsupported(ValueError):
+    """The workload's baseline does not run on this platform (``Workload.platforms``)."""
+
+
+def require_platform(wl: Workload, platform: str) -> None:
+    """Raise :class:`PlatformUnsupported`, with the workload's reason, unless it runs on ``platform``."""
+    if platform not in wl.platforms:
+        raise PlatformUnsupported(
+            f"workload {wl.id} runs on {', '.join(wl.platforms)} only, not {platform}: {wl.platform_note}"
+        )
+
+
+def exported_baseline(wl: Workload, profile: str, platform: str, device_kind: str | None = None) -> bytes:
+    """The baseline timed beside a candidate, serialized with ``jax.export`` for ``platform`` at
+    ``profile``'s shapes: what a baseline child deserializes, compiles and times. No reference
+    source reaches any child, and the baseline timed beside a candidate is exactly this program.
+    The reference under XLA, or a level's Pallas baseline (``Workload.timed_baseline``): lowered
+    for the chip (``device_kind``), and on the cpu target through JAX's generic Pallas
+    interpreter, as a candidate's kernels run there, so both sides of a ratio are interpreted."""
+    require_platform(wl, platform)
+    pallas = wl.pallas_baseline is not None
+    k = (wl.id, wl.reference, wl.pallas_baseline, profile, platform, device_kind if pallas else None)
     if k not in _EXPORT_CACHE:
-        with _JAX_LOCK:
-            specs = specs_of(wl, profile)[0]
-            exp = jax.export.export(jax.jit(wl.baseline(profile)), platforms=[hw.export_platform(platform)])(*specs)
-            _EXPORT_CACHE[k] = bytes(exp.serialize())
+        _EXPORT_CACHE[k] = _export(wl.timed_baseline(profile), wl, profile, platform, pallas, device_kind)
     return _EXPORT_CACHE[k]
+
+
+def exported_reference(wl: Workload, profile: str, platform: str) -> bytes:
+    """The reference under XLA, exported as :func:`exported_baseline` (the same bytes where the
+    reference is the baseline): what the FLOPs of the Pallas share are counted on."""
+    if wl.pallas_baseline is None and platform in wl.platforms:
+        return exported_baseline(wl, profile, platform)
+    k = (wl.id, wl.reference, "reference", profile, platform)
+    if k not in _EXPORT_CACHE:
+        _EXPORT_CACHE[k] = _export(wl.baseline(profile), wl, profile, platform, False, None)
+    return _EXPORT_CACHE[k]
+
+
+def _export(fn: Any, wl: Workload, profile: str, platform: str, kernels: bool, device_kind: str | None) -> bytes:
+    """``fn`` exported for ``platform``; ``kernels``: it holds Pallas kernels (a Pallas baseline)."""
+    jax = trusted_jax()
+    with _JAX_LOCK:
+        specs = specs_of(wl, profile)[0]
+        if kernels and platform != "cpu":
+            # the trusted side's JAX is pinned to the CPU: the kernel is lowered for an abstract
+            # chip of the target, as the export child lowers a candidate's
+            from jax.sharding import AbstractDevice, AbstractMesh  # deferred: JAX loads only here
+
+            dev = AbstractDevice(device_kind=device_kind or "TPU v6 lite", num_cores=1, platform=platform)
+            with jax.sharding.use_abstract_mesh(AbstractMesh((1,), ("_target",), abstract_device=dev)):
+                exp = jax.export.export(jax.jit(fn), platforms=[hw.export_platform(platform)])(*specs)
+        elif kernels:
+            exp = _interpreted_export(jax, fn, specs)
+        else:
+            exp = jax.export.export(jax.jit(fn), platforms=[hw.export_platform(platform)])(*specs)
+        return bytes(exp.serialize())
+
+
+def _interpreted_export(jax: Any, fn: Any, specs: Sequence[Any]) -> Any:
+    """``fn`` exported for the cpu with every ``pallas_call`` lowered through JAX's generic Pallas
+    interpreter: the lowering a candidate's kernel gets there (``cpu_twin``), applied to a
+    baseline's kernels by overriding the primitive's lowering rule for this one export."""
+    # deferred, and internal APIs of the pinned JAX: the public export takes no lowering rules
+    from jax._src.export import _export as jexport  # deferred: as above
+    from jax._src.interpreters import mlir  # deferred: as above
+    from jax._src.pallas import pallas_call as pc  # deferred: as above
+
+    def interpreted(ctx: Any, *args: Any, **params: Any) -> Any:
+        return pc._pallas_call_lowering(ctx, *args, **dict(params, interpret=True))
+
+    traced = jax.jit(fn).trace(*specs)
+    lowered = traced.lower(
+        lowering_platforms=("cpu",),
+        _private_parameters=mlir.LoweringParameters(
+            override_lowering_rules=((pc.pallas_call_p, interpreted),), for_export=True, hoist_constants_as_args=False
+        ),
+    )
+    return jexport._export_lowered(lowered, traced.jaxpr, traced.fun_name)
 
 
 _REF_HLO_CACHE: dict[tuple[Any, ...], dict[str, Any]] = {}
 
 
 def reference_hlo_cost(wl: Workload, profile: str, platform: str = "tpu") -> dict[str, Any]:
-    """The workload's FLOPs as ``hlo_cost`` counts them in the exported baseline
-    (:func:`exported_baseline` for ``platform``, deserialized here): the denominator of the
+    """The workload's FLOPs as ``hlo_cost`` counts them in the exported reference
+    (:func:`exported_reference` for ``platform``, deserialized here): the denominator of the
     share of FLOPs outside Pallas when the numerator is the candidate's exported artifact
     (``pallas_share.assess_artifact``), so that both come from one representation. The TPU
     export by default: the CPU target's share is measured on the candidate's TPU export."""
     k = (wl.id, wl.reference, profile, platform)
     if k not in _REF_HLO_CACHE:
-        data = exported_baseline(wl, profile, platform)
+        data = exported_reference(wl, profile, platform)
         with _JAX_LOCK:
             _REF_HLO_CACHE[k] = hlo_cost.facts_from_bytes(data)
     return _REF_HLO_CACHE[k]

@@ -153,6 +153,7 @@ class Run:
         self.rec: Record = new_record(
             workload=wl.id,
             workload_slug=wl.slug,
+            baseline_program="xla" if wl.pallas_baseline is None else "pallas",
             profile=profile,
             require_pallas=bool(require_pallas) if mode == "candidate" else False,
         )
@@ -390,7 +391,11 @@ class Run:
                 write_input(timer.in_dir, f"kernel_{i}.jaxexport", kernel)
             if self.artifacts.kernels is not None:
                 write_twin_builder(timer.in_dir)
-        write_input(timer.in_dir, "baseline.jaxexport", exported_baseline(wl, profile, hello["platform"]))
+        write_input(
+            timer.in_dir,
+            "baseline.jaxexport",
+            exported_baseline(wl, profile, hello["platform"], hello.get("device_kind")),
+        )
         write_artifact_model(timer.in_dir)
         self.the_prep.write_manifest(timer.in_dir)
         # on the cpu target the candidate's kernels run as exported through the generic interpreter

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..record import CONFIDENCE, REVIEW_SPEEDUP, Outcome, format_speedup, speed_outcome
+from ..record import BASELINE_NAMES, CONFIDENCE, REVIEW_SPEEDUP, Outcome, format_speedup, speed_outcome
 from ..verdict import numerics as verdict_math
 from ..verdict import review
 from .settings import BLOCK, MeasurementUntrusted
@@ -135,7 +135,7 @@ def speed_verdict(
         Outcome.CORRECT_TIE: "a tie (within noise)",
     }[rec["outcome"]]
     rec["message"] = (
-        f"correct; {c['median_s'] * 1e3:.4g} ms vs XLA "
+        f"correct; {c['median_s'] * 1e3:.4g} ms vs {BASELINE_NAMES[rec.get('baseline_program') or 'xla']} "
         f"{b['median_s'] * 1e3:.4g} ms side by side: "
         f"{format_speedup(est['speedup'], est['lo'], est['hi'])} "
         f"({int(CONFIDENCE * 100)}% interval), {label}"

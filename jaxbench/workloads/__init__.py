@@ -17,7 +17,7 @@ from .. import environment
 from . import names
 from .base import Workload
 
-_MODULE_RE = re.compile(r"^w\d{2,3}[a-z]_\w+$")
+_MODULE_RE = re.compile(r"^(?:l\d_)?w\d{2,3}[a-z]_\w+$")  # l2_w08p_gemm.py: level 2's twin of 8p
 EXTRA_ENV = "JAXBENCH_EXTRA_WORKLOADS"
 _REGISTRY: dict[str, Workload] | None = None
 
@@ -32,11 +32,11 @@ def _load() -> dict[str, Workload]:
                 found.append(mod.WORKLOAD)
         for dotted in environment.get(EXTRA_ENV):
             found.append(importlib.import_module(dotted).WORKLOAD)
-        found.sort(key=lambda w: w.number)
+        found.sort(key=lambda w: w.order)
         ids = [w.id for w in found]
-        numbers = [w.number for w in found]
+        numbers = [w.order for w in found]
         if len(set(ids)) != len(ids) or len(set(numbers)) != len(numbers):
-            raise RuntimeError(f"duplicate workload ids or numbers: {ids}")
+            raise RuntimeError(f"duplicate workload ids or numbers within a level: {ids}")
         _REGISTRY = {w.id: w for w in found}
     return _REGISTRY
 

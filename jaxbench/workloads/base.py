@@ -45,7 +45,12 @@ CASE_SEP = "/"
 _CONFIG_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,39}$")
 DEFAULT_ATOL = 1e-2
 DEFAULT_RTOL = 1e-2
-_ID_RE = re.compile(r"^([1-9][0-9]{0,2})([a-z])$")
+# "12p"; a later level's twin of a level-1 task carries its level: "l2-8p" (the public suite's
+# level 2 reuses the numbers 1p-11p for the tasks whose hand-tuned Pallas kernel became the baseline)
+_ID_RE = re.compile(r"^(?:l([2-9])-)?([1-9][0-9]{0,2})([a-z])$")
+# what a Pallas baseline needs to run (Workload.platforms); a TPU kernel also runs on the cpu target,
+# through the generic interpreter, as every candidate's kernel does there
+PLATFORMS = ("cpu", "tpu", "gpu")
 
 
 def split_case(case: str) -> tuple[str, str | None]:
@@ -101,6 +106,15 @@ class Workload:
     # 1 declares both in each module; a later level has no public file (None).
     upstream: Upstream | None = None
     deviations: tuple[Deviation, ...] = ()
+    # Level 2: the program timed as the baseline, a Pallas kernel taking the reference's inputs and
+    # keyword-only values (the public suite's level 2 measures against hand-tuned Pallas, not
+    # XLA). The reference stays the definition: the exact answer, XLA's allowance and the FLOPs
+    # of the Pallas share come from it. None: the reference under XLA is the baseline.
+    pallas_baseline: Callable[..., Any] | None = None
+    # The platforms the baseline runs on (a Pallas TPU baseline: a TPU, or the cpu target through
+    # the interpreter) and, where narrower, why; the intake refuses the others with the reason.
+    platforms: tuple[str, ...] = PLATFORMS
+    platform_note: str = ""
 
     def __post_init__(self):
         m = _ID_RE.match(self.id)
@@ -108,9 +122,22 @@ class Workload:
             raise ValueError(f"bad workload id {self.id!r}")
         if self.level not in LEVELS:
             raise ValueError(f"{self.id}: unknown level {self.level!r}; have {LEVELS}")
-        number, letter = int(m.group(1)), m.group(2)
-        if (number <= LEVEL_ONE_SIZE) != (self.level == 1):
-            raise ValueError(f"{self.id}: level 1 numbers 1-{LEVEL_ONE_SIZE}, later levels from {LEVEL_ONE_SIZE + 1}")
+        prefix, number, letter = m.group(1), int(m.group(2)), m.group(3)
+        if prefix is not None:
+            if int(prefix) != self.level or number > LEVEL_ONE_SIZE:
+                raise ValueError(
+                    f"{self.id}: only a level-{prefix} twin of a level-1 task (1-{LEVEL_ONE_SIZE}) "
+                    f"carries the prefix l{prefix}-, and it declares level={prefix}"
+                )
+        elif (number <= LEVEL_ONE_SIZE) != (self.level == 1):
+            raise ValueError(
+                f"{self.id}: level 1 numbers 1-{LEVEL_ONE_SIZE}, later levels from {LEVEL_ONE_SIZE + 1} "
+                f"(or l{self.level}-<level-1 ID> for a twin of a level-1 task)"
+            )
+        if not self.platforms or set(self.platforms) - set(PLATFORMS):
+            raise ValueError(f"{self.id}: platforms must be a non-empty subset of {PLATFORMS}")
+        if tuple(self.platforms) != PLATFORMS and not self.platform_note:
+            raise ValueError(f"{self.id}: a narrower set of platforms needs platform_note")
         if self.source in ID_LETTERS and letter != ID_LETTERS[self.source]:
             raise ValueError(f"{self.id}: a {self.source} workload's ID ends with {ID_LETTERS[self.source]!r}")
         if not self.slug.startswith(self.id + "-"):
@@ -147,7 +174,27 @@ class Workload:
 
     @property
     def number(self) -> int:
-        return int(self.id[:-1])
+        """The number within its level (``l2-8p`` -> 8)."""
+        m = _ID_RE.match(self.id)
+        assert m is not None  # checked in __post_init__
+        return int(m.group(2))
+
+    @property
+    def order(self) -> tuple[int, int]:
+        """Where the workload sorts: by level, then number (a level's twins before its new tasks)."""
+        return (self.level, self.number)
+
+    @property
+    def bare_id(self) -> str:
+        """The ID without its level prefix, as the public suite numbers it (``l2-8p`` -> ``8p``)."""
+        return self.id.rpartition("-")[2]
+
+    def timed_baseline(self, profile: str) -> Callable[..., Any]:
+        """What is timed beside a candidate: the Pallas baseline with the case's static values
+        bound where the workload has one, else :meth:`baseline` (the reference under XLA)."""
+        if self.pallas_baseline is None:
+            return self.baseline(profile)
+        return functools.partial(self.pallas_baseline, **self.static_params(profile))
 
     def configuration_names(self, profile: str) -> tuple[str, ...]:
         """The configurations of ``profile`` (a plain profile name); () for a one-configuration workload."""
@@ -259,6 +306,7 @@ class Workload:
             "tolerance_reason",
             "notes",
             "public_file_note",
+            "platform_note",
         ):
             out[name] = getattr(self, name)
         out["version"] = self.version
@@ -267,6 +315,8 @@ class Workload:
         out["configurations"] = {
             p: {n: dict(v) for n, v in self.configurations[p].items()} for p in self.configurations
         }
+        out["platforms"] = list(self.platforms)
+        out["pallas_baseline"] = self.pallas_baseline is not None
         out["input_names"] = list(self.input_names)
         out["profiles"] = {p: dict(self.profiles[p]) for p in PROFILES}
         out["upstream"] = self.upstream.summary() if self.upstream else None

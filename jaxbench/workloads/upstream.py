@@ -40,9 +40,15 @@ _SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
-def suite_file(public_name: str) -> str:
-    """The path, inside the public repository, of a workload's ``baseline.py``."""
-    return f"{SUITE_DIR}/benchmark/{public_name}/baseline.py"
+def suite_file(public_name: str, level: int = 1) -> str:
+    """The path, inside the public repository, of a workload's ``baseline.py`` (a later level's
+    under ``benchmark/level<N>/``)."""
+    return f"{SUITE_DIR}/benchmark/{suite_folder(public_name, level)}/baseline.py"
+
+
+def suite_folder(public_name: str, level: int = 1) -> str:
+    """A workload's folder under the public ``benchmark/``: ``8p_GEMM``, ``level2/8p_GEMM``."""
+    return public_name if level == 1 else f"level{level}/{public_name}"
 
 
 def file_url(path: str, commit: str) -> str:
@@ -63,7 +69,8 @@ def history_url(path: str) -> str:
 class Upstream:
     """The public suite file a workload matches: ``file`` (path in the public repository),
     ``commit`` (full 40-hex SHA of the newest change to that file that we match) and ``date``
-    (that commit's committer date, YYYY-MM-DD)."""
+    (that commit's committer date, YYYY-MM-DD; "" where only a stored copy of the file at that
+    commit could be read, without its history)."""
 
     file: str
     commit: str
@@ -74,7 +81,7 @@ class Upstream:
             raise ValueError(f"upstream file {self.file!r} must be a .py path under {SUITE_DIR}/")
         if not _SHA_RE.match(self.commit):
             raise ValueError(f"upstream commit {self.commit!r} must be a full 40-hex SHA (lower case)")
-        if not _DATE_RE.match(self.date):
+        if self.date and not _DATE_RE.match(self.date):
             raise ValueError(f"upstream date {self.date!r} must be YYYY-MM-DD")
 
     @property

@@ -83,6 +83,10 @@ RECORDED: dict[str, tuple[int, str]] = {
     '48k': (1, '7929f2089419afac'),
     '49k': (1, 'c4b029b10b4a35cb'),
     '50k': (1, '9df63e84fd72f926'),
+    # level 2
+    'l2-1p': (1, '2f86501ac58cd477'),
+    'l2-8p': (1, 'db7f4c826ba29eea'),
+    'l2-11p': (1, 'e867f02e9db77443'),
 }
 
 
@@ -144,6 +148,8 @@ def content_parts(wl: Workload) -> dict[str, object]:
         "input_names": list(wl.input_names),
         "tolerance": [wl.atol, wl.rtol],
     }
+    if wl.pallas_baseline is not None:  # absent where XLA is the baseline: those hashes stay as recorded
+        out["pallas_baseline"] = [_normalised_source(f) for f in _with_helpers(wl.pallas_baseline)]
     if wl.configurations:  # absent for one-configuration workloads: their hashes stay as recorded
         out["configurations"] = {
             p: {n: dict(v) for n, v in wl.configurations[p].items()} for p in sorted(wl.configurations)
@@ -159,7 +165,8 @@ def content_hash(wl: Workload) -> str:
 def _module_file(wl: Workload) -> str:
     from . import __path__ as package_path  # deferred: the package imports its modules
 
-    prefix = f"w{wl.number:02d}{wl.id[-1]}_"
+    level = f"l{wl.level}_" if wl.bare_id != wl.id else ""
+    prefix = f"{level}w{wl.number:02d}{wl.id[-1]}_"
     for info in pkgutil.iter_modules(package_path):
         if info.name.startswith(prefix):
             return info.name + ".py"

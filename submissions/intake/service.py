@@ -68,6 +68,24 @@ def resolve_hardware(hardware):
     return target
 
 
+def refuse_off_platform(hw, workload_pks: Iterable[int]) -> None:
+    """Raise :class:`IntakeError` naming each workload whose baseline does not run on the target's
+    platform (a level-2 Pallas TPU baseline on a GPU), with the workload's reason: such a sample
+    could never be measured, so nothing is stored."""
+    rows = Workload.objects.filter(pk__in=set(workload_pks)).values_list("wid", "platforms", "platform_note")
+    bad = [(wid, note) for wid, platforms, note in rows if platforms and hw.platform not in platforms]
+    if bad:
+        raise IntakeError(
+            [
+                {
+                    "field": "hardware",
+                    "message": f"workload {wid} cannot be measured on {hw.slug} ({hw.platform}): {note}",
+                }
+                for wid, note in sorted(bad)
+            ]
+        )
+
+
 _LINK_RE = re.compile(trace_format.LINK_PATTERN)
 _UPLOAD_KEY_RE = re.compile(trace_format.UPLOAD_KEY_PATTERN)
 _UPLOAD_KEY_RULE = "1-128 characters: letters, digits and ._:/+=-, starting with a letter or digit"
@@ -219,6 +237,7 @@ def create_kernel_submission(
         return first
     hw = resolve_hardware(hardware)
     candidates = kernel_candidates(files)
+    refuse_off_platform(hw, (c.workload_id for c in candidates))
     submission = Submission(
         team=team,
         created_by=user,
@@ -347,6 +366,7 @@ def create_trace_submission(
         if first is not None:
             return first
     hw = HardwareTarget.objects.get(slug=h["hardware"])
+    refuse_off_platform(hw, {pk_of[s["workload_id"]] for s in trace.samples})
     submission = Submission(
         team=team,
         created_by=user,

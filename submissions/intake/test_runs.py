@@ -17,7 +17,14 @@ from django.db import transaction
 from django.utils import timezone
 
 from jaxbench.limits import TEST_RUN_DAYS, TEST_RUN_MAX_KERNELS, TEST_RUN_MAX_LIVE
-from submissions.intake.service import check_team, clean_meta, kernel_candidates, resolve_hardware, store
+from submissions.intake.service import (
+    check_team,
+    clean_meta,
+    kernel_candidates,
+    refuse_off_platform,
+    resolve_hardware,
+    store,
+)
 from submissions.intake.uploads import IntakeError, Upload
 from submissions.models import Submission
 from submissions.signals import test_run_promoted
@@ -41,6 +48,7 @@ def create_test_run(team, user, hardware, files: Iterable[Upload | tuple]) -> Su
         )
     hw = resolve_hardware(hardware)
     candidates = kernel_candidates(files, most=TEST_RUN_MAX_KERNELS)
+    refuse_off_platform(hw, (c.workload_id for c in candidates))
     submission = Submission(
         team=team,
         created_by=user,

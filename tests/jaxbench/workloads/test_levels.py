@@ -12,17 +12,21 @@ from jaxbench.verdict import configurations as cfgs
 from jaxbench.verdict import review as review_rules
 from jaxbench.workloads import versions
 
+LEVEL_TWO = ["l2-1p", "l2-8p", "l2-11p"]
 
-def test_level_one_is_the_public_suites_50_and_nothing_else_by_default():
-    assert [w.id for w in workloads.of_level(1)] == workloads.ids()
-    assert len(workloads.of_level(1)) == 50 and workloads.of_level(2) == []
+
+def test_level_one_is_the_public_suites_50_then_level_two_s_twins():
+    assert [w.id for w in workloads.of_level(1)] == workloads.ids()[:50]
+    assert len(workloads.of_level(1)) == 50 and [w.id for w in workloads.of_level(2)] == LEVEL_TWO
     assert all(not w.configurations and w.cases("small") == ("small",) for w in workloads.all_workloads())
+    # level 1's workloads are timed against XLA on every platform
+    assert all(w.pallas_baseline is None and w.platforms == ("cpu", "tpu", "gpu") for w in workloads.of_level(1))
 
 
 def test_an_extra_module_registers_a_level_two_workload_with_ten_configurations(level2):
     assert workloads.get("51d") is level2 and workloads.get("51d-gated-rmsnorm") is level2
-    assert [w.id for w in workloads.of_level(2)] == ["51d"]
-    assert len(workloads.all_workloads()) == 51
+    assert [w.id for w in workloads.of_level(2)] == [*LEVEL_TWO, "51d"]
+    assert len(workloads.all_workloads()) == 54
     assert level2.configuration_names("small") == tuple(f"c{i:02d}" for i in range(1, 11))
     assert level2.cases("full")[0] == "full/c01"
     assert level2.config("small/c05") == {"epsilon": 1e-6, "tokens": 8, "hidden": 256}
@@ -48,6 +52,34 @@ def test_the_content_hash_covers_configurations_and_leaves_level_one_hashes_alon
     # a one-configuration workload's hash is exactly what versions.py recorded for it
     assert "configurations" not in versions.content_parts(workloads.get("12p"))
     assert workloads.get("12p").content_hash == versions.RECORDED["12p"][1]
+
+
+def test_a_twin_is_named_with_its_level_and_numbered_within_it():
+    twin = workloads.get("l2-8p")
+    assert (twin.number, twin.order, twin.bare_id) == (8, (2, 8), "8p")
+    assert workloads.get("8p").order == (1, 8)
+    for name in ("l2-8p", "L2-8P", "l2-8p-gemm", "level2/8p_GEMM", "level2/8p_GEMM.py", "level2-8p"):
+        assert workloads.get(name) is twin, name
+    assert workloads.get("8p_GEMM").id == "8p"
+    with pytest.raises(KeyError):
+        workloads.get("l2-12p")  # level 2 has no twin of 12p
+    # module and version bookkeeping know the prefix
+    assert versions._module_file(twin) == "l2_w08p_gemm.py"
+    assert versions.check(twin) is None
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"id": "l3-8p"}, "only a level-3 twin"),
+        ({"id": "l2-51p"}, "only a level-2 twin"),
+        ({"platforms": ("cpu", "tpu")}, "needs platform_note"),
+        ({"platforms": ("cpu", "fpga"), "platform_note": "x"}, "subset"),
+    ],
+)
+def test_twin_and_platform_declarations_are_checked(change, message):
+    with pytest.raises(ValueError, match=message):
+        dataclasses.replace(workloads.get("8p"), **{"level": 2, "id": "l2-8p", "slug": "l2-8p-gemm", **change})
 
 
 @pytest.mark.parametrize(

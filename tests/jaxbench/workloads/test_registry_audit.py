@@ -28,7 +28,10 @@ except Exception as exc:  # one broken module must not hide the audit of the oth
     ALL, LOAD_ERROR = [], exc
 
 IDS = [w.id for w in ALL]
+LEVEL_ONE = [w for w in ALL if w.level == 1]
 EXPECTED_IDS = [f"{i}p" for i in range(1, 18)] + [f"{i}k" for i in range(18, 51)]
+# level 2's twins of level-1 tasks, timed against JAX's own Pallas TPU kernels (DESIGN.md, "Levels")
+EXPECTED_LEVEL_TWO = ["l2-1p", "l2-8p", "l2-11p"]
 EXPECTED_EXPERT = {"1p", "2p", "3p", "4p", "6p", "7p", "8p", "11p"}
 KEY_A, KEY_B = 0, 1
 # "Well above the tolerance": at least a quarter of the elements that are not exactly zero
@@ -47,14 +50,29 @@ def test_registry_loads():
 
 def test_suite_complete():
     # Expected to fail until every workload module is written.
-    assert IDS == EXPECTED_IDS, sorted(set(EXPECTED_IDS) - set(IDS))
-    assert len(ALL) == 50
+    assert [w.id for w in LEVEL_ONE] == EXPECTED_IDS, sorted(set(EXPECTED_IDS) - set(IDS))
+    assert len(LEVEL_ONE) == 50
+    # level 1 first, then level 2 in the public suite's order
+    assert IDS == EXPECTED_IDS + EXPECTED_LEVEL_TWO
 
 
 def test_ids_slugs_and_public_names_unique():
-    for attr in ("id", "slug", "public_name"):
+    for attr in ("id", "slug"):
         values = [getattr(w, attr) for w in ALL]
         assert len(values) == len(set(values)), attr
+    # a public name is unique within its level: level 2 reuses 1p-11p's folder names
+    names = [(w.level, w.public_name) for w in ALL]
+    assert len(names) == len(set(names))
+
+
+def test_a_level_two_twin_is_level_one_s_task_under_its_level():
+    for wid in EXPECTED_LEVEL_TWO:
+        twin = workloads.get(wid)
+        one = workloads.get(twin.bare_id)
+        assert twin.level == 2 and one.level == 1 and twin.public_name == one.public_name
+        assert twin.pallas_baseline is not None and twin.platforms == ("cpu", "tpu") and twin.platform_note
+        assert twin.upstream.file == f"JAXBench/benchmark/level2/{one.public_name}/baseline.py"
+        assert workloads.get(f"level2/{one.public_name}") is twin and workloads.get(one.public_name) is one
 
 
 def test_expert_set():
@@ -142,8 +160,8 @@ def _documented_float32(wl, name):
 
 def test_metadata_valid(wid):
     wl = workloads.get(wid)
-    assert re.fullmatch(r"\d{1,2}[pk]-[a-z0-9]+(-[a-z0-9]+)*", wl.slug), wl.slug
-    assert wl.public_name.startswith(wl.id + "_") and " " not in wl.public_name
+    assert re.fullmatch(r"(l2-)?\d{1,2}[pk]-[a-z0-9]+(-[a-z0-9]+)*", wl.slug), wl.slug
+    assert wl.public_name.startswith(wl.bare_id + "_") and " " not in wl.public_name
     assert wl.title.strip() and wl.description.strip() and wl.model.strip()
     assert wl.source in SOURCES and wl.category in CATEGORIES
     assert wl.source == ("maxtext" if wl.id.endswith("p") else "kernelbench-l2")
@@ -168,11 +186,13 @@ def test_metadata_valid(wid):
 
 def test_get_resolves_id_slug_and_public_name(wid):
     wl = workloads.get(wid)
+    # a later level's twin is named with its level: its public name alone is level 1's task
+    public = wl.public_name if wl.level == 1 else f"level{wl.level}/{wl.public_name}"
     for name in (
         wl.id,
         wl.slug,
-        wl.public_name,
-        wl.public_name + ".py",
+        public,
+        public + ".py",
         wl.id.upper(),
         "0" + wl.id if len(wl.id) == 2 else wl.id,
     ):
