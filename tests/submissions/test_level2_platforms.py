@@ -32,7 +32,9 @@ def test_kernels_for_a_tpu_baseline_are_refused_on_a_gpu_and_taken_on_cpu(twin, 
     files = [("l2-8p.py", kernel()), ("12p.py", kernel())]
     errors = _refused(lambda: intake.create_kernel_submission(people.team_a, people.alice, "gpu-h100", META, files))
     assert [e["field"] for e in errors] == ["hardware"]
-    assert errors[0]["message"].startswith("workload l2-8p cannot be measured on gpu-h100 (gpu): the baseline is a Pallas")
+    assert errors[0]["message"].startswith(
+        "workload l2-8p cannot be measured on gpu-h100 (gpu): the baseline is a Pallas"
+    )
     # level 1's 12p alone runs on the GPU; both run on the cpu target (the interpreter)
     assert intake.create_kernel_submission(people.team_a, people.alice, "gpu-h100", META, [files[1]]).pk
     sub = intake.create_kernel_submission(people.team_a, people.alice, "cpu", {**META, "upload_key": "k"}, files)
@@ -42,7 +44,13 @@ def test_kernels_for_a_tpu_baseline_are_refused_on_a_gpu_and_taken_on_cpu(twin, 
 def test_a_test_run_and_a_trace_are_refused_the_same_way(twin, people):
     errors = _refused(lambda: intake.create_test_run(people.team_a, people.alice, "gpu-h200", [("l2-8p.py", kernel())]))
     assert "cannot be measured on gpu-h200" in errors[0]["message"]
-    header = {"format": "jaxbench-trace/1", "method": "m", "model": "x", "hardware": "gpu-h100", "sampling": "independent"}
+    header = {
+        "format": "jaxbench-trace/1",
+        "method": "m",
+        "model": "x",
+        "hardware": "gpu-h100",
+        "sampling": "independent",
+    }
     lines = [header, {"workload": "level2/8p_GEMM", "index": 0, "code": kernel()}]
     data = dumps_lines(lines).encode()
     errors = _refused(lambda: intake.create_trace_submission(people.team_a, people.alice, io.BytesIO(data)))
