@@ -1,6 +1,8 @@
 """Every honest kernel the project has, through the real harness at the small profile on CPU:
-the example kernels, the expert kernels (default configuration) and JAX's own TPU kernels
-wrapped as candidates. Prints each one's outcome, speedup interval and errors against the exact
+the example kernels, the expert kernels (default configuration), JAX's own TPU kernels
+wrapped as candidates and level 2's baselines as candidates (identical programs: a tie is right;
+a TPU-only workload is skipped here, with its reason), and the level-1 examples of the tasks level
+2 repeats against their Pallas baselines. Prints each one's outcome, speedup interval and errors against the exact
 answer (candidate's and XLA's). Run after changing a verdict rule; asserts nothing.
 
 ``.venv/bin/python benchmarks/honest_kernels.py [--only 12p,1p] [--busy]``
@@ -19,8 +21,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.busy import busy_loop, last_core  # noqa: E402
-from jaxbench import harness  # noqa: E402
-from jaxbench.kernels import experts  # noqa: E402
+from jaxbench import harness, workloads  # noqa: E402
+from jaxbench.kernels import experts, level2  # noqa: E402
 from jaxbench.record import format_speedup  # noqa: E402
 
 EXAMPLES = ROOT / "jaxbench" / "kernels" / "examples"
@@ -35,6 +37,12 @@ def kernels():
         yield "expert", wid, experts.source(wid), experts.implementation(wid)
     for p in sorted(JAX_CANDIDATES.glob("*.py")):
         yield "jax", p.name.split("_")[0], p.read_text(), p.name
+    for wid, p in level2.FILES.items():
+        yield "level2", wid, p.read_text(), p.name
+    for p in sorted(EXAMPLES.glob("*.py")):
+        twin = "l2-" + p.name.split("-")[0]
+        if twin in level2.FILES:  # level 1's example against level 2's Pallas baseline
+            yield "l2-ex", twin, p.read_text(), p.name
 
 
 def _share(rec):
@@ -83,6 +91,9 @@ def run(only: set[str]) -> None:
     with harness.WarmPool("cpu") as pool:
         for kind, wid, src, name in kernels():
             if only and wid not in only:
+                continue
+            if "cpu" not in workloads.get(wid).platforms:
+                print(f"{kind:<8} {wid:<8} {'(skipped)':<16} {workloads.get(wid).platform_note[:150]}  {name}")
                 continue
             t = time.time()
             try:

@@ -6,7 +6,8 @@ Every honest kernel the project has, each once, through the worker's own warm po
 lock, one chip-holding child at a time): the TPU example kernels, the expert (Tokamax) kernels
 and JAX's own TPU kernels wrapped as candidates, the Pallas rule on; then the XLA reference as a
 candidate against itself (the rule off), ``--repeats`` times for three workloads: identical code,
-so a label of faster or slower is a measurement error. Prints one line per evaluation (outcome,
+so a label of faster or slower is a measurement error; and each of level 2's Pallas baselines as
+its own candidate (identical programs again, on the level-2 path). Prints one line per evaluation (outcome,
 speedup and interval, both medians, the sampling width reached, the fraction of the chip's
 roofline, the phases) and a summary; every record goes to ``--json`` after each evaluation, so
 that a run stopped at its time limit still leaves what it measured. ``--budget`` seconds: no new
@@ -31,7 +32,7 @@ from benchmarks.device_summary import print_summary  # noqa: E402
 from catalog.starter import starter_source  # noqa: E402 - plain Python, no Django
 from jaxbench import hardware, harness, workloads  # noqa: E402
 from jaxbench.hardware import detect_in_child  # noqa: E402
-from jaxbench.kernels import examples, experts  # noqa: E402
+from jaxbench.kernels import examples, experts, level2  # noqa: E402
 from jaxbench.record import format_speedup  # noqa: E402
 
 JAX_CANDIDATES = ROOT / "tests" / "jaxbench" / "kernels" / "jax_candidates"
@@ -57,6 +58,9 @@ def kernels(platform: str):
         yield "jax", p.name.split("_")[0], p.read_text(), True
     for wid in IDENTICAL:
         yield "identical", wid, starter_source(workloads.get(wid)), False
+    # level 2: each Pallas baseline as its own candidate (identical programs: a tie is right)
+    for wid in level2.FILES:
+        yield "level2", wid, level2.source(wid), True
 
 
 def line(kind: str, wid: str, rec: dict, wall: float) -> None:
@@ -103,7 +107,9 @@ def main() -> None:
     ap.add_argument("--profile", default="small")
     ap.add_argument("--repeats", type=int, default=2, help="identical-code evaluations per workload")
     ap.add_argument(
-        "--only", default="", help="comma-separated kinds (example,expert,jax,identical) or kind:workload (expert:8p)"
+        "--only",
+        default="",
+        help="comma-separated kinds (example,expert,jax,identical,level2) or kind:workload (expert:8p)",
     )
     ap.add_argument("--budget", type=float, default=480.0, help="seconds after which no evaluation starts")
     ap.add_argument("--any-hardware", action="store_true", help="run on a host without a TPU (a dry run)")
@@ -151,6 +157,7 @@ def main() -> None:
 def summary(records: list[dict], skipped: list[str], total: float) -> None:
     print(f"\nwhole check: {total:.0f} s; not started (budget): {', '.join(skipped) or 'none'}")
     print_summary(records, ("example", "expert", "jax", "identical"), identical="identical")
+    print_summary(records, ("level2",), identical="level2")
 
 
 if __name__ == "__main__":

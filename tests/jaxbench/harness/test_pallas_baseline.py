@@ -8,20 +8,13 @@ import numpy as np
 import pytest
 
 from jaxbench import harness, workloads
+from jaxbench.kernels import level2
 from jaxbench.harness import prepare
 from jaxbench.harness.prepare import PlatformUnsupported
 from tests.jaxbench.harness.conftest import untrusted_retried
 
-# JAX's own matmul with the public level-2 file's blocks, clamped to the small profile: the
-# baseline's own program, as a candidate
-SAME_AS_BASELINE = """
-from jax.experimental.pallas.ops.tpu.matmul import matmul
-
-
-def workload(a, b):
-    (m, k), n = a.shape, b.shape[1]
-    return matmul(a, b, block_shape=(min(1024, m), min(2048, n)), block_k=min(1024, k))
-"""
+# level 2's baselines as candidates (jaxbench/kernels/level2): the baseline's own program
+SAME_AS_BASELINE = level2.source("l2-8p")
 
 
 def _module_text(data: bytes) -> str:
@@ -70,3 +63,17 @@ def test_the_baseline_s_own_kernel_as_a_candidate_ties_and_the_record_names_the_
     assert " vs the Pallas baseline " in rec["message"] and "XLA" not in rec["message"]
     lo, hi = rec["speedup_ci"]
     assert lo <= 1.0 <= hi
+
+
+@pytest.mark.parametrize("wid", sorted(level2.FILES))
+def test_each_baseline_as_a_candidate_traces_to_the_baseline_s_program(wid):
+    """jaxbench/kernels/level2 holds one candidate per Pallas baseline, and it is that baseline."""
+    wl = workloads.get(wid)
+    namespace: dict = {}
+    exec(compile(level2.source(wid), f"{wid}.py", "exec"), namespace)  # noqa: S102 - the project's own file
+    specs = wl.input_specs("small")
+    assert str(jax.make_jaxpr(namespace["workload"])(*specs)) == str(jax.make_jaxpr(wl.timed_baseline("small"))(*specs))
+
+
+def test_every_pallas_baseline_has_its_candidate():
+    assert set(level2.FILES) == {w.id for w in workloads.all_workloads() if w.pallas_baseline is not None}
