@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from jaxbench import harness, workloads
-from jaxbench.kernels import level2
 from jaxbench.harness import prepare
 from jaxbench.harness.prepare import PlatformUnsupported
+from jaxbench.kernels import level2
 from tests.jaxbench.harness.conftest import untrusted_retried
 
 # level 2's baselines as candidates (jaxbench/kernels/level2): the baseline's own program
@@ -70,7 +70,7 @@ def test_each_baseline_as_a_candidate_traces_to_the_baseline_s_program(wid):
     """jaxbench/kernels/level2 holds one candidate per Pallas baseline, and it is that baseline."""
     wl = workloads.get(wid)
     namespace: dict = {}
-    exec(compile(level2.source(wid), f"{wid}.py", "exec"), namespace)  # noqa: S102 - the project's own file
+    exec(compile(level2.source(wid), f"{wid}.py", "exec"), namespace)
     specs = wl.input_specs("small")
     assert str(jax.make_jaxpr(namespace["workload"])(*specs)) == str(jax.make_jaxpr(wl.timed_baseline("small"))(*specs))
 
