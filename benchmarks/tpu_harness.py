@@ -61,6 +61,10 @@ def kernels(platform: str):
     # level 2: each Pallas baseline as its own candidate (identical programs: a tie is right)
     for wid in level2.FILES:
         yield "level2", wid, level2.source(wid), True
+    # level 1's examples of the tasks level 2 repeats, against the Pallas baselines
+    for wid in examples.EXAMPLES:
+        if f"l2-{wid}" in level2.FILES:
+            yield "l2-ex", f"l2-{wid}", examples.source(wid, platform=platform), True
 
 
 def line(kind: str, wid: str, rec: dict, wall: float) -> None:
@@ -109,7 +113,7 @@ def main() -> None:
     ap.add_argument(
         "--only",
         default="",
-        help="comma-separated kinds (example,expert,jax,identical,level2) or kind:workload (expert:8p)",
+        help="comma-separated kinds (example,expert,jax,identical,level2,l2-ex) or kind:workload (expert:8p)",
     )
     ap.add_argument("--budget", type=float, default=480.0, help="seconds after which no evaluation starts")
     ap.add_argument("--any-hardware", action="store_true", help="run on a host without a TPU (a dry run)")
@@ -158,6 +162,7 @@ def summary(records: list[dict], skipped: list[str], total: float) -> None:
     print(f"\nwhole check: {total:.0f} s; not started (budget): {', '.join(skipped) or 'none'}")
     print_summary(records, ("example", "expert", "jax", "identical"), identical="identical")
     print_summary(records, ("level2",), identical="level2")
+    print_summary(records, ("l2-ex",), identical="")
 
 
 if __name__ == "__main__":
