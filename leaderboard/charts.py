@@ -229,6 +229,7 @@ def geomean_bars(
     expert_geomean: float | None = None,
     title: str = "Floored geometric-mean speedup over XLA",
     subtitle: str | None = None,
+    baseline: str = "XLA",
 ) -> dict:
     """Horizontal bars of the floored geomean per row (``label``, ``geomean``, optional
     ``low``/``high`` interval as error bars, ``tied``), first row on top; the XLA line at
@@ -265,7 +266,7 @@ def geomean_bars(
         )
     ]
     shapes = [_vline(1.0, XLA_COLOR)]
-    marks = [(1.0, "XLA 1.00x", XLA_COLOR)]
+    marks = [(1.0, f"{baseline[:1].upper()}{baseline[1:]} 1.00x", XLA_COLOR)]
     if expert_geomean:
         shapes.append(_vline(expert_geomean, EXPERT_COLOR, "dot"))
         marks.append((expert_geomean, f"experts {expert_geomean:.2f}x", EXPERT_COLOR))
@@ -276,7 +277,7 @@ def geomean_bars(
             "title": _title(title, subtitle),
             "shapes": shapes,
             "annotations": _vnotes(marks),
-            "xaxis": {"title": {"text": "floored geomean speedup over XLA (x)"}, "range": [0, top * 1.12]},
+            "xaxis": {"title": {"text": f"floored geomean speedup over {baseline} (x)"}, "range": [0, top * 1.12]},
             "yaxis": {"type": "category", "autorange": "reversed", "automargin": True},
             "margin": {"t": 72 if subtitle else 64, "r": _note_margin(marks)},
             "showlegend": False,
@@ -286,11 +287,16 @@ def geomean_bars(
 
 
 def fast_curves(
-    curves: Sequence[Mapping], *, p: float = 1.0, title: str | None = None, subtitle: str | None = None
+    curves: Sequence[Mapping],
+    *,
+    p: float = 1.0,
+    title: str | None = None,
+    subtitle: str | None = None,
+    baseline: str = "XLA",
 ) -> dict:
     """fast_p@N against N, one line per ``{label, n: [...], fast: [...]}``; N is an integer
     axis (ticks at whole samples), the legend sits to the right of the plot."""
-    title = title or f"fast_{p:g}@N: share of workloads with a kernel faster than {p:g}x XLA"
+    title = title or f"fast_{p:g}@N: share of workloads with a kernel faster than {p:g}x {baseline}"
     curves = [c for c in curves if len(c["n"])]
     if not curves:
         return _figure([], {"title": _title(title, subtitle)}, empty="No sample evaluated yet: no fast@N curve.")
@@ -327,7 +333,7 @@ def fast_curves(
         layout["annotations"] = [
             {
                 "name": "none-fast",
-                "text": f"No workload has a kernel faster than {p:g}x XLA within these samples.",
+                "text": f"No workload has a kernel faster than {p:g}x {baseline} within these samples.",
                 "xref": "paper",
                 "yref": "paper",
                 "x": 0.5,
@@ -504,10 +510,18 @@ def outcome_shares(
     )
 
 
-def roofline(points: Sequence[Mapping], *, peak_flops: float, peak_bandwidth: float, title: str = "Roofline") -> dict:
+def roofline(
+    points: Sequence[Mapping],
+    *,
+    peak_flops: float,
+    peak_bandwidth: float,
+    title: str = "Roofline",
+    baseline: str = "XLA",
+) -> dict:
     """Achieved FLOP/s against arithmetic intensity (FLOP/byte), log-log, under the target's
     roofline min(peak FLOP/s, intensity x bandwidth). ``points``: ``{label, intensity,
-    flops_per_s, kind}`` (kind: xla, expert, submission)."""
+    flops_per_s, kind}`` (kind: xla, the workload's baseline, named ``baseline``; expert;
+    submission)."""
     xs = [p["intensity"] for p in points if p.get("intensity")]
     if not any(p.get("intensity") and p.get("flops_per_s") for p in points):
         return _figure([], {"title": _title(title)}, empty="No measured time to place on the roofline yet.")
@@ -528,7 +542,7 @@ def roofline(points: Sequence[Mapping], *, peak_flops: float, peak_bandwidth: fl
         )
     ]
     styles = {
-        "xla": ("XLA", XLA_COLOR, "square", 12),
+        "xla": (baseline, XLA_COLOR, "square", 12),
         "expert": ("expert", EXPERT_COLOR, "diamond", 10),
         "submission": ("submissions", ACCENT, "circle", 8),
     }

@@ -9,7 +9,7 @@ import io
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from catalog.models import HardwareTarget
+from catalog.models import HardwareTarget, Workload
 from catalog.starter import starter_source
 from jaxbench import traces as trace_format
 from jaxbench.kernels import examples  # the files are read as text: no JAX
@@ -23,6 +23,19 @@ def example_files(hardware: str = "cpu") -> dict[str, str]:
     """The example kernels written for ``hardware``'s platform (Triton ones on a GPU target)."""
     platform = HardwareTarget.objects.get(slug=hardware).platform
     return {wid: examples.source(wid, platform=platform) for wid in examples.for_platform(platform)}
+
+
+def level2_files(hardware: str = "cpu") -> dict[str, str]:
+    """Level 1's example kernels of the tasks level 2 repeats, for each level-2 twin in the
+    catalogue whose Pallas baseline runs on ``hardware``: real results on the level's board."""
+    platform = HardwareTarget.objects.get(slug=hardware).platform
+    files = example_files(hardware)
+    out = {}
+    for wid, platforms in Workload.objects.filter(level=2).values_list("wid", "platforms"):
+        bare = wid.rpartition("-")[2]
+        if bare in files and (not platforms or platform in platforms):
+            out[wid] = files[bare]
+    return out
 
 
 def broken_variants(wid: str, code: str) -> list[tuple[str, str]]:
@@ -107,6 +120,26 @@ def create_demo(hardware: str = "cpu") -> list[Submission]:
         trace = intake.create_trace_submission(
             team, user, io.BytesIO(demo_trace(hardware).encode()), upload_key="demo-trace", background=True
         )
-        for sub in (kernels, trace):
+        subs = [kernels, trace]
+        twins = level2_files(hardware)
+        if twins:
+            subs.append(
+                intake.create_kernel_submission(
+                    team,
+                    user,
+                    hardware,
+                    {
+                        "method": "Hand-written Pallas examples, level 2",
+                        "model_name": "human",
+                        "description": "Level 1's example kernels of the tasks level 2 repeats, timed against "
+                        "the level's hand-tuned Pallas baselines on this machine.",
+                        "upload_key": "demo-level2",
+                        "selection": "single_attempt",
+                    },
+                    [(f"{wid}.py", code) for wid, code in twins.items()],
+                    background=True,
+                )
+            )
+        for sub in subs:
             sub.publish()
-    return [kernels, trace]
+    return subs

@@ -48,6 +48,14 @@ SETS: tuple[WorkloadSet, ...] = (
 SET_NAMES: tuple[str, ...] = tuple(s.name for s in SETS)
 SET_LABELS: dict[str, str] = {s.name: s.label for s in SETS}
 SET_FILTERS: dict[str, dict[str, object]] = {s.name: s.filters() for s in SETS}
+SET_LEVELS: dict[str, int] = {s.name: s.level for s in SETS}
+
+
+def baseline_of(name: str) -> str:
+    """What a set's speedups are over, as its board says it: "XLA" on level 1; on a later level
+    "the baseline" (each workload's own: a hand-tuned Pallas kernel where it declares one, else
+    XLA; the workload page says which)."""
+    return "XLA" if SET_LEVELS[name] == 1 else "the baseline"
 
 
 def sets_of(source: str, expert: bool, level: int = 1) -> tuple[str, ...]:

@@ -113,6 +113,7 @@ def build_figures(q: Query, data: dict) -> list[dict]:
                 expert_geomean=experts["geomean"] if experts else None,
                 title=f"Floored geomean over {meta['workload_set_label']}",
                 subtitle=f"{shown}, {budget}; bars: 95% interval",
+                baseline=meta["baseline"],
             ),
         },
         {
@@ -123,8 +124,9 @@ def build_figures(q: Query, data: dict) -> list[dict]:
                 inputs["curves"],
                 p=q.p,
                 title=f"fast_{q.p:g}@N on {meta['workload_set_label']}",
-                subtitle=f"share of workloads with a kernel faster than {q.p:g}x XLA among the first N samples "
-                f"(top {len(inputs['curves'])} rows)",
+                subtitle=f"share of workloads with a kernel faster than {q.p:g}x {meta['baseline']} among the first "
+                f"N samples (top {len(inputs['curves'])} rows)",
+                baseline=meta["baseline"],
             ),
         },
         {

@@ -109,7 +109,7 @@ def workload_results(w) -> list[dict]:
         if xla_s and flops:
             points.append(
                 {
-                    "label": f"XLA {xla_s * 1e3:.3f} ms",
+                    "label": f"{w.baseline_name} {xla_s * 1e3:.3f} ms",
                     "kind": "xla",
                     "intensity": intensity,
                     "flops_per_s": flops / xla_s,
@@ -165,7 +165,11 @@ def workload_results(w) -> list[dict]:
         figure = None
         if hw.peak_flops and hw.peak_bandwidth and points:
             figure = charts.roofline(
-                points, peak_flops=hw.peak_flops, peak_bandwidth=hw.peak_bandwidth, title=f"Roofline on {hw.name}"
+                points,
+                peak_flops=hw.peak_flops,
+                peak_bandwidth=hw.peak_bandwidth,
+                title=f"Roofline on {hw.name}",
+                baseline=w.baseline_name,
             )
         out.append(
             {

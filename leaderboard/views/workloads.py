@@ -1,7 +1,7 @@
 from django.shortcuts import get_object_or_404, render
 
 from catalog.models import HardwareTarget, Workload
-from jaxbench.workloads.sets import SET_FILTERS, SET_LABELS
+from jaxbench.workloads.sets import SET_FILTERS, SET_LABELS, baseline_of
 from leaderboard.data import default_hardware, experts_for
 from leaderboard.highlight import STYLE_DEFS, highlighted
 from leaderboard.models import SubmissionSummary, WorkloadResult
@@ -94,6 +94,7 @@ def workload_list(request):
                 "best": best.get(w.pk, {}),
                 "n_configurations": len(w.cases("full")) if w.configurations else 0,
                 "audit": describe(w.null_audit, w.degenerate),
+                "runs_here": w.runs_on(hw.platform) if hw else True,
             }
         )
     levels = set(Workload.objects.values_list("level", flat=True).distinct())
@@ -105,6 +106,7 @@ def workload_list(request):
             # a later level's tab only once it has workloads
             "sets": {k: v for k, v in SETS.items() if v[1].get("level", 1) in levels or k == chosen},
             "chosen": chosen,
+            "baseline": baseline_of(chosen),
             "hw": hw,
             "hardware_targets": list(HardwareTarget.objects.all()),
         },

@@ -42,12 +42,20 @@ def member_problem(path: str) -> str | None:
     return None
 
 
+_LEVEL_DIR = re.compile(r"level[2-9]")
+
+
 def workload_of_path(path: str, catalog: trace_format.WorkloadCatalog) -> str | None:
     """``12p.py``, ``12p-rmsnorm.py``, ``12p_RMSNorm.py``, or any ``.py`` inside a folder so
-    named (``12p_RMSNorm/optimized.py``, ``out/12p_RMSNorm/kernel.py``)."""
+    named (``12p_RMSNorm/optimized.py``, ``out/12p_RMSNorm/kernel.py``). Below a ``level<N>``
+    folder, as the public suite lays out its later levels, the name is that level's
+    (``level2/8p_GEMM/optimized.py``: level 2's 8p, not level 1's)."""
     parts = [p for p in path.split("/") if p]
     if not parts:
         return None
+    for i in (len(parts) - 2, len(parts) - 3):
+        if i >= 0 and _LEVEL_DIR.fullmatch(parts[i]):
+            return catalog.resolve(f"{parts[i]}/{parts[i + 1]}")
     wid = catalog.resolve(parts[-1])
     if wid is None and len(parts) > 1:
         wid = catalog.resolve(parts[-2])

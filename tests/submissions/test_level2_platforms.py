@@ -55,3 +55,20 @@ def test_a_test_run_and_a_trace_are_refused_the_same_way(twin, people):
     data = dumps_lines(lines).encode()
     errors = _refused(lambda: intake.create_trace_submission(people.team_a, people.alice, io.BytesIO(data)))
     assert errors[0]["field"] == "hardware" and "l2-8p" in errors[0]["message"]
+
+
+def test_a_zip_in_the_public_suite_s_layout_names_each_level(twin, people):
+    from tests.submissions.conftest import make_zip
+
+    factories.workload("8p")
+    members = {
+        "run/benchmark/level2/8p_GEMM/optimized.py": kernel("two"),
+        "run/benchmark/level1/8p_GEMM/optimized.py": kernel("one"),
+    }
+    sub = intake.create_kernel_submission(people.team_a, people.alice, "cpu", META, [("run.zip", make_zip(members))])
+    assert sorted(sub.candidates.values_list("workload__wid", flat=True)) == ["8p", "l2-8p"]
+    flat = make_zip({"out/level2/8p_GEMM.py": kernel("flat")})
+    sub = intake.create_kernel_submission(
+        people.team_a, people.alice, "cpu", {**META, "upload_key": "f"}, [("o.zip", flat)]
+    )
+    assert list(sub.candidates.values_list("workload__wid", flat=True)) == ["l2-8p"]

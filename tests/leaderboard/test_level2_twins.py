@@ -1,0 +1,62 @@
+"""Level 2's twins on the pages: a board of a later level ranks only the submissions that
+attempted it and says what its speedups are over; the workload page names the Pallas baseline;
+the workloads list says where a TPU-only workload is not measured."""
+
+import pytest
+from django.core.cache import cache
+from django.utils import timezone
+
+from evaluator import pipeline, runner
+from evaluator.models import Evaluation
+from submissions import intake
+from submissions.models import Submission
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+CODE = "def workload(a, b):\n    return a @ b\n"
+
+
+@pytest.fixture
+def board(monkeypatch):
+    monkeypatch.setattr(pipeline, "enqueue_many", lambda ids, queue: None)
+    factories.hardware()
+    for wid in ("12p", "l2-7p", "l2-8p"):
+        factories.workload(wid)
+    user, team = factories.member()
+    one = intake.create_kernel_submission(team, user, "cpu", {"method": "level-one only"}, [("12p.py", CODE)])
+    two = intake.create_kernel_submission(
+        team, user, "cpu", {"method": "on level two", "upload_key": "b"}, [("l2-8p-gemm.py", CODE)]
+    )
+    record = factories.judged_record("correct_slower", 0.5)
+    for sub in (one, two):
+        for ev in Evaluation.objects.filter(candidate__submission=sub):
+            runner.finish(runner.claim(ev.pk, "w"), dict(record, baseline_program="pallas"), Evaluation.DONE)
+    Submission.objects.filter(pk__in=[one.pk, two.pk]).update(published_at=timezone.now())
+    return one, two
+
+
+def test_a_later_level_s_board_ranks_who_attempted_it_over_its_baselines(client, board):
+    one, two = board
+    page = client.get("/leaderboard/?hardware=cpu&set=level2").content.decode()
+    # the method menu lists every method of the board; the table only the ranked row
+    table = page[page.index('<table id="leaderboard"') :]
+    assert "on level two" in table and "level-one only" not in table
+    assert "speedup over each workload's baseline (a hand-tuned Pallas kernel" in page
+    assert "faster than p× the baseline" in page and "each workload&#x27;s baseline (its Pallas kernel, or XLA)" in page
+    cache.clear()  # the board renders once per data stamp: a fresh render carries its context
+    data = client.get("/leaderboard/?hardware=cpu&set=level2").context["data"]
+    assert data["meta"]["baseline"] == "the baseline" and [r["submission"] for r in data["rows"]] == [two.pk]
+    # level 1's board is unchanged: every submission, over XLA
+    first = client.get("/leaderboard/?hardware=cpu").content.decode()
+    assert "level-one only" in first and "on level two" in first and "speedup over XLA on" in first
+
+
+def test_the_workload_page_and_the_list_name_the_baseline_and_where_it_runs(client, board):
+    page = client.get("/workloads/l2-8p-gemm/").content.decode()
+    assert "Timed against: <strong>a hand-tuned Pallas kernel</strong>" in page
+    assert "Pallas baseline (alone)" in page and "XLA baseline (alone)" not in page
+    assert "cpu, tpu only" in page and "no GPU lowering" in page
+    listing = client.get("/workloads/?set=level2&hardware=cpu").content.decode()
+    assert "speedup over the baseline" in listing
+    assert "not measured on cpu: tpu only" in listing  # l2-7p: JAX's interpreter cannot run its kernel
+    assert client.get("/workloads/12p-rmsnorm/").content.decode().count("Timed against: <strong>XLA</strong>") == 1
