@@ -117,8 +117,9 @@ def describe(member: str, staff: str, hardware: str) -> dict:
     big = max(public, key=lambda pk: (sizes.get(pk, 0), -pk))
     evs = Evaluation.objects.filter(candidate__submission_id=big, stage=Evaluation.MAIN).order_by("id")
     held_public = Evaluation.objects.filter(candidate__submission_id__in=public, review=Evaluation.HELD).order_by("id")
-    first = Workload.objects.order_by("number").first()
-    wids = list(Workload.objects.order_by("number").values_list("wid", flat=True)[:3])
+    first = Workload.objects.order_by("level", "number").first()
+    wids = list(Workload.objects.filter(level=1).order_by("number").values_list("wid", flat=True)[:3])
+    later = list(Workload.objects.filter(level__gt=1).order_by("level", "number").values_list("slug", flat=True)[:1])
     test_run, test_run_eval = ensure_test_run(roles["member"], hardware, wids)
     return {
         "public": public,
@@ -129,7 +130,10 @@ def describe(member: str, staff: str, hardware: str) -> dict:
         "big_compile_errors": Evaluation.objects.filter(
             candidate__submission_id=big, state=Evaluation.DONE, outcome="compile_error"
         ).count(),
-        "workloads": list(Workload.objects.order_by("number").values_list("slug", flat=True)[:3]),
+        # three of level 1's pages and a later level's first (a Pallas baseline's page)
+        "workloads": list(Workload.objects.filter(level=1).order_by("number").values_list("slug", flat=True)[:3])
+        + later,
+        "level2": bool(later),
         "wids": wids,
         "test_run": test_run,
         "test_run_evaluation": test_run_eval,
@@ -178,7 +182,7 @@ def plan(info: dict, hw: str) -> list[Row]:
     # API's most, portal.api.common.EvaluationPagination), the staff's last
     mid, last = max(1, info["big_evaluations"] // 200), max(1, math.ceil(info["big_evaluations"] / 250))
     staff_last = max(1, math.ceil(info["counts"]["submissions"] / 100))
-    sets = ["production", "kernelbench", "expert"]
+    sets = ["production", "kernelbench", "expert"] + (["level2"] if info.get("level2") else [])
     rows = [
         # pages anyone sees
         Row("home", ("home",), "anon", ("/",)),
@@ -223,7 +227,12 @@ def plan(info: dict, hw: str) -> list[Row]:
             "anon",
             (f"{lb}?hardware={hw}&format=csv", f"{lb}?hardware={hw}&set=expert&format=json"),
         ),
-        Row("workload list", ("leaderboard:workload-list",), "anon", ("/workloads/", "/workloads/?set=production")),
+        Row(
+            "workload list",
+            ("leaderboard:workload-list",),
+            "anon",
+            ("/workloads/", "/workloads/?set=production") + (("/workloads/?set=level2",) if info.get("level2") else ()),
+        ),
         Row("workload page", ("leaderboard:workload-detail",), "anon", tuple(f"/workloads/{s}/" for s in wl)),
         Row(
             "workload page ?versions=all",

@@ -95,7 +95,7 @@ def _django():
     django.setup()
 
 
-def _make_workloads(n):
+def _make_workloads(n, n_level2=0):
     # deferred: runs in the child process only, after _django() has set Django up
     from catalog.models import Workload
 
@@ -133,8 +133,35 @@ def _make_workloads(n):
                 reference_source="def workload(x):\n    return x\n",
             )
         )
+    # level 2's twins of the first production tasks, timed against a Pallas baseline (a level's own
+    # board, set tab, workload list and pages)
+    for i in range(1, n_level2 + 1):
+        rows.append(
+            Workload(
+                wid=f"l2-{i}p",
+                level=2,
+                number=i,
+                slug=f"l2-{i}p-bench-op{i}",
+                public_name=f"{i}p_BenchOp{i}",
+                title=f"Bench operator {i} (Pallas baseline)",
+                source="maxtext",
+                model="Llama-3.1",
+                category="matmul",
+                description="synthetic",
+                atol=1e-2,
+                rtol=1e-2,
+                input_names=["x"],
+                profiles={"full": {"n": 4096}, "small": {"n": 64}},
+                shapes=rows[i - 1].shapes,
+                costs=rows[i - 1].costs,
+                reference_source="def workload(x):\n    return x\n",
+                baseline_program="pallas",
+                platforms=["cpu", "tpu"],
+                platform_note="a Pallas TPU baseline",
+            )
+        )
     Workload.objects.bulk_create(rows)
-    return list(Workload.objects.order_by("number"))
+    return list(Workload.objects.order_by("level", "number"))
 
 
 def _insert(table, columns, rows):
@@ -263,7 +290,7 @@ def _review(rng: random.Random, outcome: str, speedup, ci, record: dict, staff_i
     return outcome, speedup, ci, record, None
 
 
-def populate(n_subs, n_workloads, n_samples, seed=1, rescored_share=0.0):
+def populate(n_subs, n_workloads, n_samples, seed=1, rescored_share=0.0, n_level2=0):
     # deferred: runs in the child process only, after _django() has set Django up
     from django.contrib.auth import get_user_model
     from django.db import connection, transaction
@@ -282,7 +309,7 @@ def populate(n_subs, n_workloads, n_samples, seed=1, rescored_share=0.0):
     t0 = time.perf_counter()
     sync_hardware()
     hw = HardwareTarget.objects.get(slug=HW)
-    workloads = _make_workloads(n_workloads)
+    workloads = _make_workloads(n_workloads, n_level2)
     wmap = A.workload_set_map()
     sizes = A.set_sizes()
     Baseline.objects.bulk_create(
@@ -492,7 +519,7 @@ def populate(n_subs, n_workloads, n_samples, seed=1, rescored_share=0.0):
             hardware=hw,
             source=SubmissionSummary.EVALUATED,
             mode="independent" if not sequential else "sequential",
-            candidates_total=n_workloads * n_samples,
+            candidates_total=len(workloads) * n_samples,
             tokens_total=None,
             cost_total=None,
             earlier_versions=n_earlier - earlier_before,
@@ -643,7 +670,9 @@ def child(args):
         pathlib.Path(args.out).write_text(json.dumps(info))
         return
     print(f"  [{connection.vendor}] populate {args.submissions} x {args.workloads} x {args.samples}", flush=True)
-    info = populate(args.submissions, args.workloads, args.samples, rescored_share=args.rescored_share)
+    info = populate(
+        args.submissions, args.workloads, args.samples, rescored_share=args.rescored_share, n_level2=args.level2
+    )
     print(f"  [{connection.vendor}] refresh_for_evaluation timing", flush=True)
     info["refresh"] = measure_refresh(args.samples)
     if not args.no_upload:
@@ -946,6 +975,7 @@ def database_bytes(url: str) -> int:
 def _run_child(mode: str, env: dict, out: pathlib.Path, args) -> dict:
     cmd = [PY, __file__, "--child", mode, "--out", str(out)]
     cmd += ["--submissions", str(args.submissions), "--workloads", str(args.workloads), "--samples", str(args.samples)]
+    cmd += ["--level2", str(args.level2)]
     cmd += ["--rescored-share", str(args.rescored_share)] + (["--no-upload"] if args.no_upload else [])
     subprocess.run(cmd, cwd=ROOT, env=env, check=True)
     return json.loads(out.read_text())
@@ -1017,6 +1047,7 @@ def main():
     )
     ap.add_argument("--submissions", type=int, default=200)
     ap.add_argument("--workloads", type=int, default=50)
+    ap.add_argument("--level2", type=int, default=5, help="level-2 twins (Pallas baselines) beside the level-1 workloads")
     ap.add_argument("--samples", type=int, default=144)
     ap.add_argument(
         "--scale",
