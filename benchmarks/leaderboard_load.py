@@ -1047,7 +1047,9 @@ def main():
     )
     ap.add_argument("--submissions", type=int, default=200)
     ap.add_argument("--workloads", type=int, default=50)
-    ap.add_argument("--level2", type=int, default=5, help="level-2 twins (Pallas baselines) beside the level-1 workloads")
+    ap.add_argument(
+        "--level2", type=int, default=5, help="level-2 twins (Pallas baselines) beside the level-1 workloads"
+    )
     ap.add_argument("--samples", type=int, default=144)
     ap.add_argument(
         "--scale",

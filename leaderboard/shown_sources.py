@@ -48,7 +48,7 @@ def shown_candidates(submission: Submission, best: Mapping[int, int]) -> QuerySe
     qs = Candidate.objects.filter(submission=submission)
     if submission.kind == Submission.TRACE:
         qs = qs.filter(pk__in=list(best))
-    return qs.order_by("workload__number", "index")[:MAX_SOURCES]
+    return qs.order_by("workload__level", "workload__number", "index")[:MAX_SOURCES]
 
 
 def shown_sources(submission: Submission) -> list[tuple[str, str]]:

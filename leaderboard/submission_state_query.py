@@ -35,7 +35,7 @@ def _first_failures(ids: list[int]) -> dict[int, FirstFailure]:
     first = (
         Evaluation.objects.filter(_FAILED, candidate__submission=OuterRef("pk"))
         .filter(current_versions())
-        .order_by("candidate__workload__number", "candidate__index", "id")
+        .order_by("candidate__workload__level", "candidate__workload__number", "candidate__index", "id")
         .values("id")[:1]
     )
     ev_ids = [
@@ -237,7 +237,7 @@ def held_results(ids: list[int], *, with_speed: bool) -> dict[int, list[dict]]:
         return out
     for ev in (
         Evaluation.objects.filter(candidate__submission_id__in=ids, review=Evaluation.HELD)
-        .order_by("candidate__workload__number", "candidate__index", "id")
+        .order_by("candidate__workload__level", "candidate__workload__number", "candidate__index", "id")
         .values(
             "pk",
             "candidate__submission_id",

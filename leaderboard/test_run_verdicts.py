@@ -26,7 +26,7 @@ def verdicts(run) -> list[dict]:
         Evaluation.objects.filter(current_versions(), candidate__submission=run)
         .select_related("candidate__workload")
         .defer("record", "candidate__code")
-        .order_by("candidate__workload__number", "id")
+        .order_by("candidate__workload__level", "candidate__workload__number", "id")
     ):
         if ev.candidate_id not in final or ev.stage == Evaluation.MAIN:
             final[ev.candidate_id] = ev

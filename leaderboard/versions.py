@@ -33,7 +33,7 @@ def _groups(qs):
             best=Max("speedup", filter=_CORRECT & _RANKED),
             current=F("candidate__workload__version"),
         )
-        .order_by("candidate__workload__number", "workload_version", "harness_version")
+        .order_by("candidate__workload__level", "candidate__workload__number", "workload_version", "harness_version")
     )
 
 

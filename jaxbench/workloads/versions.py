@@ -85,6 +85,8 @@ RECORDED: dict[str, tuple[int, str]] = {
     '50k': (1, '9df63e84fd72f926'),
     # level 2
     'l2-1p': (1, '2f86501ac58cd477'),
+    'l2-2p': (1, '7486ca5ad9a7c527'),
+    'l2-4p': (1, '28eb173443d719ff'),
     'l2-6p': (1, '8e4f3ec0ba61d3d6'),
     'l2-7p': (1, '8a7f44f362993c90'),
     'l2-8p': (1, 'db7f4c826ba29eea'),

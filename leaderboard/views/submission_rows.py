@@ -143,7 +143,7 @@ _ROW_FIELDS = (
     "first_faster_index",
     "precheck_stopped",
 )
-_ROW_WORKLOAD_FIELDS = ("wid", "slug", "title", "number", "expert")
+_ROW_WORKLOAD_FIELDS = ("wid", "slug", "title", "level", "number", "expert")
 
 
 def workload_rows(submission, summary: SubmissionSummary | None, n: int | None = None) -> list[dict]:
@@ -180,7 +180,7 @@ def workload_rows(submission, summary: SubmissionSummary | None, n: int | None =
         else set()
     )
     rows = []
-    for w in sorted(workloads.values(), key=lambda w: w.number):
+    for w in sorted(workloads.values(), key=lambda w: (w.level, w.number)):
         r = results.get(w.pk)
         agg = r.agg if r else None
         e = experts.get(w.pk)
@@ -307,7 +307,7 @@ _FAILURE_FIELDS = (
 # the category as text (->> / json_extract), not a JSON value parsed again per row: the JSON
 # export reads 6,045 failures of a 7,200-sample trace
 _FAILURE_CATEGORY = {"record__error_category": KT("record__error_category")}
-_FAILURE_ORDER = ("candidate__workload__number", "candidate__index")
+_FAILURE_ORDER = ("candidate__workload__level", "candidate__workload__number", "candidate__index")
 
 
 def _failure(ev: dict, heads: bool = True) -> dict:

@@ -29,7 +29,14 @@ def submission_run_logs(submission, limit: int = MAX_RUN_LOGS) -> tuple[list[dic
     qs = (
         Evaluation.objects.filter(candidate__submission=submission, state__in=Evaluation.FINAL_STATES)
         .annotate(stage_order=stage_order)
-        .order_by("candidate__workload__number", "candidate__index", "stage_order", "-harness_version", "id")
+        .order_by(
+            "candidate__workload__level",
+            "candidate__workload__number",
+            "candidate__index",
+            "stage_order",
+            "-harness_version",
+            "id",
+        )
         .values(
             "pk",
             "stage",

@@ -82,7 +82,7 @@ class HardwareViewSet(viewsets.ReadOnlyModelViewSet):
 )
 class BaselineViewSet(viewsets.ReadOnlyModelViewSet):
     queryset = Baseline.objects.select_related("workload", "hardware").order_by(
-        "workload__number", "hardware__slug", "id"
+        "workload__level", "workload__number", "hardware__slug", "id"
     )
     serializer_class = BaselineSerializer
     permission_classes = [permissions.AllowAny]
@@ -95,7 +95,7 @@ class BaselineViewSet(viewsets.ReadOnlyModelViewSet):
 )
 class ExpertViewSet(viewsets.ReadOnlyModelViewSet):
     queryset = ExpertReference.objects.select_related("workload", "hardware").order_by(
-        "workload__number", "hardware__slug"
+        "workload__level", "workload__number", "hardware__slug"
     )
     serializer_class = ExpertSerializer
     permission_classes = [permissions.AllowAny]

@@ -367,7 +367,7 @@ class EvaluationList(ClearErrorsMixin, generics.ListAPIView):
         # only whether it may be seen: the counts the detail shows are not needed here
         submission = get_object_or_404(visible_submissions(self.request.user), pk=self.kwargs["pk"])
         return Evaluation.objects.filter(candidate__submission=submission).order_by(
-            "candidate__workload__number", "candidate__index", "stage", "id"
+            "candidate__workload__level", "candidate__workload__number", "candidate__index", "stage", "id"
         )
 
     def list(self, request, *args, **kwargs):

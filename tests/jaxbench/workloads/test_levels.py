@@ -12,7 +12,7 @@ from jaxbench.verdict import configurations as cfgs
 from jaxbench.verdict import review as review_rules
 from jaxbench.workloads import versions
 
-LEVEL_TWO = ["l2-1p", "l2-6p", "l2-7p", "l2-8p", "l2-11p"]
+LEVEL_TWO = ["l2-1p", "l2-2p", "l2-4p", "l2-6p", "l2-7p", "l2-8p", "l2-11p"]
 
 
 def test_level_one_is_the_public_suites_50_then_level_two_s_twins():
@@ -26,7 +26,7 @@ def test_level_one_is_the_public_suites_50_then_level_two_s_twins():
 def test_an_extra_module_registers_a_level_two_workload_with_ten_configurations(level2):
     assert workloads.get("51d") is level2 and workloads.get("51d-gated-rmsnorm") is level2
     assert [w.id for w in workloads.of_level(2)] == [*LEVEL_TWO, "51d"]
-    assert len(workloads.all_workloads()) == 56
+    assert len(workloads.all_workloads()) == 58
     assert level2.configuration_names("small") == tuple(f"c{i:02d}" for i in range(1, 11))
     assert level2.cases("full")[0] == "full/c01"
     assert level2.config("small/c05") == {"epsilon": 1e-6, "tokens": 8, "hidden": 256}

@@ -34,6 +34,8 @@ IDS = workloads.ids()
 # small-profile deviation), set after the file's own TUNED_PARAMS.
 SMALL_TUNED = {
     "l2-1p": {"block_q": 512, "block_k_major": 512, "block_k": 512},
+    "l2-2p": {"block_q": 256, "block_kv": 256, "block_kv_compute": 256},
+    "l2-4p": {"block_q": 256, "block_kv": 256, "block_kv_compute": 256},
     "l2-6p": {"pages_per_compute_block": 8},
     "l2-7p": {"num_kv_pages_per_block": 16, "num_queries_per_block": 64},
     "l2-8p": {"block_shape": [512, 1792], "block_k": 512},
