@@ -81,6 +81,9 @@ class MeasurementUntrusted(InfrastructureError):
     candidate's verdict. ``harness.evaluate`` times the case again on fresh children after a
     pause (LOAD_RETRY_WAITS_S); past those, the worker's own retry takes over."""
 
+    # how the worker tells it apart without importing the harness (evaluator/runner.py)
+    load_spoiled = True
+
 
 # pauses before each re-timing of a case whose measurement the load spoiled (then the caller's
 # retry: the worker's backoff); each attempt's reason is kept in the record's ``load_retries``

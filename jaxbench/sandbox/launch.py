@@ -197,9 +197,14 @@ def main() -> None:
         steps["subreaper"] = True
     os.write(STATUS_FD, (json.dumps(report) + "\n").encode())
     argv = cfg["argv"]
+    reaper = os.getpid()
     pid = os.fork()
     if pid == 0:
         libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)
+        if os.getppid() != reaper:
+            # the reaper died before the death signal was armed: nothing would ever stop this
+            # child (an orphaned bubblewrap, parent 1, left after a worker was killed at a start)
+            os._exit(1)
         try:
             os.execve(argv[0], argv, cfg.get("env", {}))
         except OSError as exc:

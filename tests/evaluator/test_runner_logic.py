@@ -222,3 +222,21 @@ def test_a_different_death_on_the_retry_is_retried_again(sent, monkeypatch):
             runner.run_evaluation(ev.pk)
     ev.refresh_from_db()
     assert ev.state == Evaluation.QUEUED and len(ev.failures) == 2
+
+
+def test_a_measurement_the_load_spoiled_is_retried_in_one_line(sent, monkeypatch, caplog):
+    """Past the harness's own re-timings, MeasurementUntrusted goes back to the queue as an
+    infrastructure retry: one warning line, no traceback, no verdict, the row queued again."""
+    from jaxbench.harness import MeasurementUntrusted
+
+    def spoiled(ev):
+        raise MeasurementUntrusted("the timing core spent 85% of timing round 1 on other processes")
+
+    monkeypatch.setattr(runner, "run_harness", spoiled)
+    ev = _one_row(sent)
+    with caplog.at_level(logging.WARNING, logger=runner.log.name), pytest.raises(dramatiq.Retry):
+        runner.run_evaluation(ev.pk)
+    (line,) = [r for r in caplog.records if r.name == runner.log.name]
+    assert "could not be trusted (the timing core spent 85%" in line.getMessage() and line.exc_info is None
+    ev.refresh_from_db()
+    assert ev.state == Evaluation.QUEUED and ev.outcome in ("", None) and ev.failures == []
