@@ -32,7 +32,7 @@ class WorkloadNameFilter(django_filters.CharFilter):
 class WorkloadFilter(django_filters.FilterSet):
     class Meta:
         model = Workload
-        fields = ["source", "category", "expert", "model"]
+        fields = ["source", "category", "expert", "model", "level"]
 
 
 class BaselineFilter(django_filters.FilterSet):

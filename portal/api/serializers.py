@@ -39,8 +39,21 @@ class WorkloadSerializer(serializers.ModelSerializer):
             "kernelbench_id",
             "description",
             "version",
+            "level",
+            "baseline_program",
+            "platforms",
             "url",
         ]
+        extra_kwargs = {
+            "level": {"help_text": "1: the public suite's 50; 2: level 2 (its twins of level-1 tasks are l2-<ID>)."},
+            "baseline_program": {
+                "help_text": "What speedups are over: xla (the reference under XLA) or pallas (the level's "
+                "hand-tuned Pallas kernel)."
+            },
+            "platforms": {
+                "help_text": "The platforms the baseline runs on (cpu, tpu, gpu); an upload for another is refused."
+            },
+        }
 
     @extend_schema_field(OpenApiTypes.URI)
     def get_url(self, obj) -> str:
@@ -51,6 +64,7 @@ class WorkloadSerializer(serializers.ModelSerializer):
 
 class WorkloadDetailSerializer(WorkloadSerializer):
     params = serializers.JSONField(source="profiles", help_text="Static parameters per size profile.")
+    platform_note = serializers.CharField(help_text="Why the baseline runs on fewer platforms ('' when on all).")
     shapes = serializers.JSONField(help_text="Per profile: input and output shapes and dtypes.")
     costs = serializers.JSONField(help_text="Per profile: analytic FLOPs and bytes.")
     input_names = serializers.ListField(child=serializers.CharField())
@@ -70,6 +84,7 @@ class WorkloadDetailSerializer(WorkloadSerializer):
 
     class Meta(WorkloadSerializer.Meta):
         fields = WorkloadSerializer.Meta.fields + [
+            "platform_note",
             "notes",
             "degenerate",
             "atol",

@@ -60,3 +60,19 @@ def test_the_workload_page_and_the_list_name_the_baseline_and_where_it_runs(clie
     assert "speedup over the baseline" in listing
     assert "not measured on cpu: tpu only" in listing  # l2-7p: JAX's interpreter cannot run its kernel
     assert client.get("/workloads/12p-rmsnorm/").content.decode().count("Timed against: <strong>XLA</strong>") == 1
+
+
+def test_the_api_says_each_workload_s_level_baseline_and_platforms(client, board):
+    listed = client.get("/api/v1/workloads/", {"level": 2}).json()["results"]
+    assert [(w["id"], w["level"], w["baseline_program"], w["platforms"]) for w in listed] == [
+        ("l2-7p", 2, "pallas", ["tpu"]),
+        ("l2-8p", 2, "pallas", ["cpu", "tpu"]),
+    ]
+    one = client.get("/api/v1/workloads/12p/").json()
+    assert (one["level"], one["baseline_program"], one["platforms"], one["platform_note"]) == (
+        1,
+        "xla",
+        ["cpu", "tpu", "gpu"],
+        "",
+    )
+    assert "no GPU lowering" in client.get("/api/v1/workloads/l2-8p-gemm/").json()["platform_note"]
