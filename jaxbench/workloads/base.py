@@ -51,6 +51,12 @@ _ID_RE = re.compile(r"^(?:l([2-9])-)?([1-9][0-9]{0,2})([a-z])$")
 # what a Pallas baseline needs to run (Workload.platforms); a TPU kernel also runs on the cpu target,
 # through the generic interpreter, as every candidate's kernel does there
 PLATFORMS = ("cpu", "tpu", "gpu")
+# a level's Pallas TPU baseline: where it runs, and why (Workload.platforms, platform_note)
+PALLAS_TPU = ("cpu", "tpu")
+PALLAS_TPU_NOTE = (
+    "the baseline is a Pallas TPU (Mosaic) kernel: it runs on a TPU, or on the cpu target through JAX's "
+    "Pallas interpreter as every candidate's kernel does there; it has no GPU lowering"
+)
 
 
 def split_case(case: str) -> tuple[str, str | None]:

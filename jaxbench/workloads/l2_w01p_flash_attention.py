@@ -7,7 +7,7 @@ from the pinned JAX here, not copied."""
 
 import math
 
-from .base import Workload
+from .base import PALLAS_TPU, PALLAS_TPU_NOTE, Workload
 from .upstream import Deviation, Upstream
 from .w01p_flash_attention import WORKLOAD as LEVEL_ONE
 from .w01p_flash_attention import cost, create_inputs, reference
@@ -54,9 +54,8 @@ WORKLOAD = Workload(
     reference=reference,
     cost_fn=cost,
     pallas_baseline=pallas_baseline,
-    platforms=("cpu", "tpu"),
-    platform_note="the baseline is a Pallas TPU (Mosaic) kernel: it runs on a TPU, or on the cpu "
-    "target through JAX's Pallas interpreter as every candidate's kernel does there; it has no GPU lowering",
+    platforms=PALLAS_TPU,
+    platform_note=PALLAS_TPU_NOTE,
     level=2,
     version=1,
     notes=LEVEL_ONE.notes,

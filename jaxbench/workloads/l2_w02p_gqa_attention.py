@@ -4,7 +4,7 @@ kernel instead of XLA, as the public level-2 file calls it: the inputs transpose
 the query scaled by 1/sqrt(head_dim), the output transposed back."""
 
 from ._splash import causal_gqa
-from .base import Workload
+from .base import PALLAS_TPU, PALLAS_TPU_NOTE, Workload
 from .upstream import Deviation, Upstream
 from .w02p_gqa_attention import WORKLOAD as LEVEL_ONE
 from .w02p_gqa_attention import cost, create_inputs, reference
@@ -34,9 +34,8 @@ WORKLOAD = Workload(
     reference=reference,
     cost_fn=cost,
     pallas_baseline=pallas_baseline,
-    platforms=("cpu", "tpu"),
-    platform_note="the baseline is a Pallas TPU (Mosaic) kernel: it runs on a TPU, or on the cpu "
-    "target through JAX's Pallas interpreter as every candidate's kernel does there; it has no GPU lowering",
+    platforms=PALLAS_TPU,
+    platform_note=PALLAS_TPU_NOTE,
     level=2,
     version=1,
     notes=LEVEL_ONE.notes,

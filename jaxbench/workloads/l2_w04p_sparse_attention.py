@@ -6,7 +6,7 @@ head, vmapped over the batch, with each KV head repeated for its query heads out
 the kernel is imported from the pinned JAX (the public file vendors it), not copied."""
 
 from ._splash import causal_gqa
-from .base import Workload
+from .base import PALLAS_TPU, PALLAS_TPU_NOTE, Workload
 from .upstream import Deviation, Upstream
 from .w04p_sparse_attention import WORKLOAD as LEVEL_ONE
 from .w04p_sparse_attention import cost, create_inputs, reference
@@ -35,9 +35,8 @@ WORKLOAD = Workload(
     reference=reference,
     cost_fn=cost,
     pallas_baseline=pallas_baseline,
-    platforms=("cpu", "tpu"),
-    platform_note="the baseline is a Pallas TPU (Mosaic) kernel: it runs on a TPU, or on the cpu "
-    "target through JAX's Pallas interpreter as every candidate's kernel does there; it has no GPU lowering",
+    platforms=PALLAS_TPU,
+    platform_note=PALLAS_TPU_NOTE,
     level=2,
     version=1,
     atol=3e-3,

@@ -10,7 +10,7 @@ not copied."""
 import jax
 import jax.numpy as jnp
 
-from .base import Workload
+from .base import PALLAS_TPU, PALLAS_TPU_NOTE, Workload
 from .upstream import Deviation, Upstream
 
 MASK_VALUE = -1e30
@@ -97,9 +97,8 @@ WORKLOAD = Workload(
     reference=reference,
     cost_fn=cost,
     pallas_baseline=pallas_baseline,
-    platforms=("cpu", "tpu"),
-    platform_note="the baseline is a Pallas TPU (Mosaic) kernel: it runs on a TPU, or on the cpu "
-    "target through JAX's Pallas interpreter as every candidate's kernel does there; it has no GPU lowering",
+    platforms=PALLAS_TPU,
+    platform_note=PALLAS_TPU_NOTE,
     level=2,
     version=1,
     atol=1e-2,

@@ -6,7 +6,7 @@ for 8p that is JAX's own TPU matmul kernel (``jax.experimental.pallas.ops.tpu.ma
 the tuned block sizes of the public file. It is imported from JAX here, not copied: the kernel
 timed is the one the pinned JAX ships, which the public file vendors unchanged."""
 
-from .base import Workload
+from .base import PALLAS_TPU, PALLAS_TPU_NOTE, Workload
 from .upstream import Deviation, Upstream
 from .w08p_gemm import WORKLOAD as LEVEL_ONE
 from .w08p_gemm import cost, create_inputs, reference
@@ -42,9 +42,8 @@ WORKLOAD = Workload(
     reference=reference,
     cost_fn=cost,
     pallas_baseline=pallas_baseline,
-    platforms=("cpu", "tpu"),
-    platform_note="the baseline is a Pallas TPU (Mosaic) kernel: it runs on a TPU, or on the cpu "
-    "target through JAX's Pallas interpreter as every candidate's kernel does there; it has no GPU lowering",
+    platforms=PALLAS_TPU,
+    platform_note=PALLAS_TPU_NOTE,
     level=2,
     version=1,
     atol=1e-3,
