@@ -49,7 +49,11 @@ print(json.dumps({k: getattr(info, k) for k in ("bf16_ops_per_second", "mem_bw_b
 """
 
 
-def kernels(platform: str):
+def kernels(platform: str, files: list[str] = ()):
+    # --candidate WID=PATH: any file as a candidate (a public baseline.py, say), kind "file"
+    for spec in files:
+        wid, _, path = spec.partition("=")
+        yield "file", wid, pathlib.Path(path).read_text(encoding="utf-8"), True
     for wid in examples.EXAMPLES:
         yield "example", wid, examples.source(wid, platform=platform), True
     for wid in experts.EXPERTS:
@@ -86,6 +90,9 @@ def line(kind: str, wid: str, rec: dict, wall: float) -> None:
     )
     if not rec["outcome"].startswith("correct_"):
         print("    " + (rec.get("message") or "")[:500].replace("\n", "\n    "), flush=True)
+    for c in rec.get("configurations") or ():  # a multi-configuration workload: each configuration
+        csp = format_speedup(c["speedup"], *c["speedup_ci"]) if c.get("speedup") and c.get("speedup_ci") else "-"
+        print(f"    {c.get('name', '?'):<16} {c.get('outcome', '?'):<15} {csp}", flush=True)
 
 
 def peaks_check(target) -> None:
@@ -113,7 +120,14 @@ def main() -> None:
     ap.add_argument(
         "--only",
         default="",
-        help="comma-separated kinds (example,expert,jax,identical,level2,l2-ex) or kind:workload (expert:8p)",
+        help="comma-separated kinds (example,expert,jax,identical,level2,l2-ex,file) or kind:workload (expert:8p)",
+    )
+    ap.add_argument(
+        "--candidate",
+        action="append",
+        default=[],
+        metavar="WID=PATH",
+        help="also evaluate the file PATH as a candidate for workload WID (kind file); repeatable",
     )
     ap.add_argument("--budget", type=float, default=480.0, help="seconds after which no evaluation starts")
     ap.add_argument("--any-hardware", action="store_true", help="run on a host without a TPU (a dry run)")
@@ -130,7 +144,7 @@ def main() -> None:
     records: list[dict] = []
     skipped: list[str] = []
     with harness.WarmPool(target.platform) as pool:
-        for kind, wid, code, require in kernels(target.platform):
+        for kind, wid, code, require in kernels(target.platform, args.candidate):
             if only and kind not in only and f"{kind}:{wid}" not in only:
                 continue
             for i in range(args.repeats if kind == "identical" else 1):
@@ -163,6 +177,7 @@ def summary(records: list[dict], skipped: list[str], total: float) -> None:
     print_summary(records, ("example", "expert", "jax", "identical"), identical="identical")
     print_summary(records, ("level2",), identical="level2")
     print_summary(records, ("l2-ex",), identical="")
+    print_summary(records, ("file",), identical="")
 
 
 if __name__ == "__main__":

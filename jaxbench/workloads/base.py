@@ -21,10 +21,10 @@ from typing import Any
 
 from .upstream import Deviation, Upstream, check_deviations
 
-SOURCES = ("maxtext", "kernelbench-l2", "deepseek-v4")
+SOURCES = ("maxtext", "kernelbench-l2", "deepseek-v4", "tokamax")
 # The letter an ID ends with says its source; levels number on: level 1 is the public suite's 50
 # (1p-17p production, 18k-50k KernelBench), level 2 starts at 51 (DESIGN.md, "Levels").
-ID_LETTERS = {"maxtext": "p", "kernelbench-l2": "k", "deepseek-v4": "d"}
+ID_LETTERS = {"maxtext": "p", "kernelbench-l2": "k", "deepseek-v4": "d", "tokamax": "p"}
 LEVELS = (1, 2)
 LEVEL_ONE_SIZE = 50
 CATEGORIES = (

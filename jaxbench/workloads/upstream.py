@@ -34,6 +34,7 @@ DEVIATION_KINDS = {
     "degenerate": "the public computation is degenerate; kept, and marked",
     "inputs": "inputs drawn differently from the public file, at every profile",
     "small-profile": "the small profile departs from the public file beyond shrinking its sizes",
+    "baseline": "a later level's timed baseline is not exactly the kernel the public file vendors",
 }
 
 _SHA_RE = re.compile(r"^[0-9a-f]{40}$")

@@ -91,6 +91,7 @@ RECORDED: dict[str, tuple[int, str]] = {
     'l2-7p': (1, '8a7f44f362993c90'),
     'l2-8p': (1, 'db7f4c826ba29eea'),
     'l2-11p': (1, 'e867f02e9db77443'),
+    '64p': (1, '5c95ef4415dfba10'),
 }
 
 

@@ -7,10 +7,12 @@ level-2 board's measurement the way the XLA reference checks level 1's
 from __future__ import annotations
 
 import pathlib
+import re
 
 HERE = pathlib.Path(__file__).parent
-# workload ID -> file
-FILES = {p.stem.split("-", 2)[0] + "-" + p.stem.split("-", 2)[1]: p for p in sorted(HERE.glob("l2-*.py"))}
+# workload ID -> file: "l2-8p-gemm.py" (a twin of a level-1 task), "64p-linear-....py" (a new task)
+_ID = re.compile(r"^(?:l\d-)?\d+[a-z](?=-)")
+FILES = {m.group(0): p for p in sorted(HERE.glob("*.py")) if (m := _ID.match(p.stem))}
 
 
 def source(wid: str) -> str:

@@ -71,8 +71,11 @@ def test_each_baseline_as_a_candidate_traces_to_the_baseline_s_program(wid):
     wl = workloads.get(wid)
     namespace: dict = {}
     exec(compile(level2.source(wid), f"{wid}.py", "exec"), namespace)
-    specs = wl.input_specs("small")
-    assert str(jax.make_jaxpr(namespace["workload"])(*specs)) == str(jax.make_jaxpr(wl.timed_baseline("small"))(*specs))
+    for case in wl.cases("small"):  # each configuration of a multi-configuration workload
+        specs = wl.input_specs(case)
+        assert str(jax.make_jaxpr(namespace["workload"])(*specs)) == str(
+            jax.make_jaxpr(wl.timed_baseline(case))(*specs)
+        )
 
 
 def test_every_pallas_baseline_has_its_candidate():

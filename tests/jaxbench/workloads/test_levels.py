@@ -12,21 +12,27 @@ from jaxbench.verdict import configurations as cfgs
 from jaxbench.verdict import review as review_rules
 from jaxbench.workloads import versions
 
-LEVEL_TWO = ["l2-1p", "l2-2p", "l2-4p", "l2-6p", "l2-7p", "l2-8p", "l2-11p"]
+LEVEL_TWO = ["l2-1p", "l2-2p", "l2-4p", "l2-6p", "l2-7p", "l2-8p", "l2-11p", "64p"]
+MULTI_CONFIGURATION = {"64p"}  # the registered workloads with several configurations
 
 
 def test_level_one_is_the_public_suites_50_then_level_two_s_twins():
     assert [w.id for w in workloads.of_level(1)] == workloads.ids()[:50]
     assert len(workloads.of_level(1)) == 50 and [w.id for w in workloads.of_level(2)] == LEVEL_TWO
-    assert all(not w.configurations and w.cases("small") == ("small",) for w in workloads.all_workloads())
+    assert all(
+        not w.configurations and w.cases("small") == ("small",)
+        for w in workloads.all_workloads()
+        if w.id not in MULTI_CONFIGURATION
+    )
     # level 1's workloads are timed against XLA on every platform
     assert all(w.pallas_baseline is None and w.platforms == ("cpu", "tpu", "gpu") for w in workloads.of_level(1))
 
 
 def test_an_extra_module_registers_a_level_two_workload_with_ten_configurations(level2):
     assert workloads.get("51d") is level2 and workloads.get("51d-gated-rmsnorm") is level2
-    assert [w.id for w in workloads.of_level(2)] == [*LEVEL_TWO, "51d"]
-    assert len(workloads.all_workloads()) == 58
+    # numbered within the level: 51d before 64p
+    assert [w.id for w in workloads.of_level(2)] == [*LEVEL_TWO[:-1], "51d", "64p"]
+    assert len(workloads.all_workloads()) == 59
     assert level2.configuration_names("small") == tuple(f"c{i:02d}" for i in range(1, 11))
     assert level2.cases("full")[0] == "full/c01"
     assert level2.config("small/c05") == {"epsilon": 1e-6, "tokens": 8, "hidden": 256}

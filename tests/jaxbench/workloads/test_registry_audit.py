@@ -19,7 +19,7 @@ import pytest
 
 from jaxbench import workloads
 from jaxbench.verdict.numerics import allclose_report, exact_rule_report
-from jaxbench.workloads.base import CATEGORIES, PROFILES, SOURCES
+from jaxbench.workloads.base import CATEGORIES, ID_LETTERS, PROFILES, SOURCES
 
 try:
     ALL = workloads.all_workloads()
@@ -28,10 +28,15 @@ except Exception as exc:  # one broken module must not hide the audit of the oth
     ALL, LOAD_ERROR = [], exc
 
 IDS = [w.id for w in ALL]
+# what the per-workload checks run on: each workload's small profile, or each of its small
+# configurations ("64p@small/ce_small") where it has several
+AUDITED = [w.id if c == "small" else f"{w.id}@{c}" for w in ALL for c in w.cases("small")]
 LEVEL_ONE = [w for w in ALL if w.level == 1]
 EXPECTED_IDS = [f"{i}p" for i in range(1, 18)] + [f"{i}k" for i in range(18, 51)]
 # level 2's twins of level-1 tasks, timed against JAX's own Pallas TPU kernels (DESIGN.md, "Levels")
 EXPECTED_LEVEL_TWO = ["l2-1p", "l2-2p", "l2-4p", "l2-6p", "l2-7p", "l2-8p", "l2-11p"]
+# level 2's new tasks (numbered from 51), in the public suite's order
+EXPECTED_NEW = ["64p"]
 EXPECTED_EXPERT = {"1p", "2p", "3p", "4p", "6p", "7p", "8p", "11p"}
 KEY_A, KEY_B = 0, 1
 # "Well above the tolerance": at least a quarter of the elements that are not exactly zero
@@ -53,7 +58,7 @@ def test_suite_complete():
     assert [w.id for w in LEVEL_ONE] == EXPECTED_IDS, sorted(set(EXPECTED_IDS) - set(IDS))
     assert len(LEVEL_ONE) == 50
     # level 1 first, then level 2 in the public suite's order
-    assert IDS == EXPECTED_IDS + EXPECTED_LEVEL_TWO
+    assert IDS == EXPECTED_IDS + EXPECTED_LEVEL_TWO + EXPECTED_NEW
 
 
 def test_ids_slugs_and_public_names_unique():
@@ -85,22 +90,35 @@ def test_expert_set():
 # Per-workload cached state (inputs, the jitted baseline, its outputs) at the small profile.
 
 
-@pytest.fixture(scope="module", params=IDS)
+@pytest.fixture(scope="module", params=AUDITED)
 def wid(request):
-    """A module-scoped parameter, so that pytest runs all checks of one workload together."""
+    """A module-scoped parameter, so that pytest runs all checks of one workload together: a
+    workload ID, or ``<id>@<case>`` for one configuration of a multi-configuration workload."""
     return request.param
+
+
+def _audit(wid):
+    """The workload of an audit parameter and its small case (``small``, or ``small/<name>``)."""
+    name, _, case = wid.partition("@")
+    return workloads.get(name), case or "small"
+
+
+def _full(case):
+    """The full profile's case of the same configuration."""
+    return "full" + case.removeprefix("small")
 
 
 @functools.lru_cache(maxsize=4)
 def _fn(wid):
-    return jax.jit(workloads.get(wid).baseline("small"))
+    wl, small = _audit(wid)
+    return jax.jit(wl.baseline(small))
 
 
 def _jitted_create(wid):
     """Input creation under jit, as the harness does it (a new function: traced afresh).
     Eager creation may differ in the last bit where XLA fuses the scaling into the draw."""
-    wl = workloads.get(wid)
-    return jax.jit(lambda key: tuple(wl.create_inputs("small", key)))
+    wl, small = _audit(wid)
+    return jax.jit(lambda key: tuple(wl.create_inputs(small, key)))
 
 
 _create = functools.lru_cache(maxsize=4)(_jitted_create)
@@ -129,7 +147,8 @@ def _is_float(a):
 def _exact(wid, key):
     """The exact answer (float32 from the same bf16 inputs) for KEY ``key``."""
     inputs, _ = _case(wid, key)
-    return _leaves(jax.jit(workloads.get(wid).exact("small"))(*inputs))
+    wl, small = _audit(wid)
+    return _leaves(jax.jit(wl.exact(small))(*inputs))
 
 
 def _leaf_passes(wl, wid, key, k, cand_leaf):
@@ -160,19 +179,22 @@ def _documented_float32(wl, name):
 
 
 def test_metadata_valid(wid):
-    wl = workloads.get(wid)
+    wl, small = _audit(wid)
     assert re.fullmatch(r"(l2-)?\d{1,2}[pk]-[a-z0-9]+(-[a-z0-9]+)*", wl.slug), wl.slug
     assert wl.public_name.startswith(wl.bare_id + "_") and " " not in wl.public_name
     assert wl.title.strip() and wl.description.strip() and wl.model.strip()
     assert wl.source in SOURCES and wl.category in CATEGORIES
-    assert wl.source == ("maxtext" if wl.id.endswith("p") else "kernelbench-l2")
+    assert wl.id.endswith(ID_LETTERS[wl.source])
+    if wl.level == 1:
+        assert wl.source == ("maxtext" if wl.id.endswith("p") else "kernelbench-l2")
     if wl.source == "kernelbench-l2":
         assert isinstance(wl.kernelbench_id, int) and 1 <= wl.kernelbench_id <= 100
     else:
         assert wl.kernelbench_id is None
     assert set(wl.profiles) == set(PROFILES)
     for profile in PROFILES:
-        wl.static_params(profile)  # every keyword-only value is present
+        for case in wl.cases(profile):
+            wl.static_params(case)  # every keyword-only value is present
     assert len(wl.input_names) == len(set(wl.input_names))
     assert set(wl.insensitive_inputs) <= set(wl.input_names), wl.insensitive_inputs
     if wl.degenerate is not None:
@@ -180,13 +202,13 @@ def test_metadata_valid(wid):
     if (wl.atol, wl.rtol) != (1e-2, 1e-2):
         assert wl.tolerance_reason and wl.tolerance_reason.strip()
     json.dumps(wl.summary())  # JSON-ready
-    flops, nbytes = wl.cost("small")
+    flops, nbytes = wl.cost(small)
     assert flops > 0 and nbytes > 0
-    assert wl.cost("full")[0] > flops
+    assert wl.cost(_full(small))[0] > flops
 
 
 def test_get_resolves_id_slug_and_public_name(wid):
-    wl = workloads.get(wid)
+    wl, small = _audit(wid)
     # a later level's twin is named with its level: its public name alone is level 1's task
     public = wl.public_name if wl.level == 1 else f"level{wl.level}/{wl.public_name}"
     for name in (
@@ -211,7 +233,7 @@ def test_get_rejects_unknown_names():
 
 
 def test_inputs_deterministic_typed_and_key_dependent(wid):
-    wl = workloads.get(wid)
+    wl, small = _audit(wid)
     a, _ = _case(wid, KEY_A)
     again = _jitted_create(wid)(jax.random.key(KEY_A))  # traced again: no hidden state
     b, _ = _case(wid, KEY_B)
@@ -219,7 +241,7 @@ def test_inputs_deterministic_typed_and_key_dependent(wid):
     for x, y in zip(a, again):
         assert x.dtype == y.dtype and np.array_equal(np.asarray(x), np.asarray(y))
     assert any(not np.array_equal(np.asarray(x), np.asarray(y)) for x, y in zip(a, b))
-    specs = wl.input_specs("small")
+    specs = wl.input_specs(small)
     for name, x, spec in zip(wl.input_names, a, specs):
         assert (x.shape, x.dtype) == (spec.shape, spec.dtype), name
         assert isinstance(x, jax.Array), name
@@ -233,7 +255,7 @@ def test_inputs_deterministic_typed_and_key_dependent(wid):
 
 
 def test_float_inputs_not_zero_or_constant(wid):
-    wl = workloads.get(wid)
+    wl, small = _audit(wid)
     inputs, _ = _case(wid, KEY_A)
     for name, x in zip(wl.input_names, inputs):
         if _is_int(x):
@@ -246,15 +268,15 @@ def test_float_inputs_not_zero_or_constant(wid):
 
 
 def test_full_profile_specs_by_abstract_evaluation(wid):
-    wl = workloads.get(wid)
-    full_in = wl.input_specs("full")
-    small_in = wl.input_specs("small")
+    wl, small = _audit(wid)
+    full_in = wl.input_specs(_full(small))
+    small_in = wl.input_specs(small)
     assert len(full_in) == len(small_in) == len(wl.input_names)
     for name, f, s in zip(wl.input_names, full_in, small_in):
         assert f.dtype == s.dtype and len(f.shape) == len(s.shape), name
         assert np.prod(f.shape, dtype=np.int64) >= np.prod(s.shape, dtype=np.int64), name
-    full_out = jax.tree_util.tree_leaves(wl.output_spec("full"))
-    small_out = jax.tree_util.tree_leaves(wl.output_spec("small"))
+    full_out = jax.tree_util.tree_leaves(wl.output_spec(_full(small)))
+    small_out = jax.tree_util.tree_leaves(wl.output_spec(small))
     assert [(o.dtype, len(o.shape)) for o in full_out] == [(o.dtype, len(o.shape)) for o in small_out]
 
 
@@ -263,9 +285,9 @@ def test_full_profile_specs_by_abstract_evaluation(wid):
 
 
 def test_outputs_finite_and_well_above_tolerance(wid):
-    wl = workloads.get(wid)
+    wl, small = _audit(wid)
     _, out = _case(wid, KEY_A)
-    spec = jax.tree_util.tree_leaves(wl.output_spec("small"))
+    spec = jax.tree_util.tree_leaves(wl.output_spec(small))
     leaves = _leaves(out)
     assert [(l.shape) for l in leaves] == [s.shape for s in spec]
     threshold = MAGNITUDE_FACTOR * wl.atol
@@ -282,7 +304,7 @@ def test_outputs_finite_and_well_above_tolerance(wid):
 
 
 def test_noop_candidates_fail(wid):
-    wl = workloads.get(wid)
+    wl, small = _audit(wid)
     inputs, ref = _case(wid, KEY_A)
     _, other = _case(wid, KEY_B)
     if _output_independent(wl):
@@ -309,7 +331,7 @@ def test_noop_candidates_fail(wid):
 
 
 def test_each_input_matters_or_is_declared_insensitive(wid):
-    wl = workloads.get(wid)
+    wl, small = _audit(wid)
     a, ref = _case(wid, KEY_A)
     b, _ = _case(wid, KEY_B)
     problems = []
@@ -350,11 +372,11 @@ def _bf16_producers(jaxpr, found):
 def test_exact_answer_rounds_nothing_to_bf16(wid):
     """Correctness is judged against ``Workload.exact``: no operation inside it may produce a
     bf16 value (every reference is dtype-generic), and its outputs are float32."""
-    wl = workloads.get(wid)
-    specs = wl.input_specs("small")
-    closed = jax.make_jaxpr(wl.exact("small"))(*specs)
+    wl, small = _audit(wid)
+    specs = wl.input_specs(small)
+    closed = jax.make_jaxpr(wl.exact(small))(*specs)
     assert _bf16_producers(closed.jaxpr, []) == []
-    for out in jax.tree_util.tree_leaves(jax.eval_shape(wl.exact("small"), *specs)):
+    for out in jax.tree_util.tree_leaves(jax.eval_shape(wl.exact(small), *specs)):
         if jax.numpy.issubdtype(out.dtype, jax.numpy.floating):
             assert out.dtype == jax.numpy.float32
 
@@ -362,6 +384,6 @@ def test_exact_answer_rounds_nothing_to_bf16(wid):
 def test_xla_output_is_within_its_own_allowance(wid):
     """XLA's own output always passes (its error is the allowance), and it is no farther from
     the exact answer than the tolerance plus that error (a sanity check of the rule)."""
-    wl = workloads.get(wid)
+    wl, small = _audit(wid)
     _, ref = _case(wid, KEY_A)
     assert _passes(wl, wid, KEY_A, ref)
