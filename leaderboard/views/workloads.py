@@ -1,7 +1,8 @@
 from django.shortcuts import get_object_or_404, render
 
 from catalog.models import HardwareTarget, Workload
-from jaxbench.workloads.sets import SET_FILTERS, SET_LABELS, baseline_of
+from jaxbench.workloads import absent
+from jaxbench.workloads.sets import SET_FILTERS, SET_LABELS, SET_LEVELS, baseline_of
 from leaderboard.data import default_hardware, experts_for
 from leaderboard.highlight import STYLE_DEFS, highlighted
 from leaderboard.models import SubmissionSummary, WorkloadResult
@@ -98,6 +99,10 @@ def workload_list(request):
             }
         )
     levels = set(Workload.objects.values_list("level", flat=True).distinct())
+    level = SET_LEVELS[chosen]
+    # a later level's public tasks not here yet, with why: the tab shows the level's whole list
+    not_here = absent.of_level(level)
+    public_here = sum(1 for r in rows if r["w"].upstream)  # a workload that names its public file
     return render(
         request,
         "leaderboard/workload_list.html",
@@ -109,6 +114,10 @@ def workload_list(request):
             "baseline": baseline_of(chosen),
             "hw": hw,
             "hardware_targets": list(HardwareTarget.objects.all()),
+            "level": level,
+            "not_here": not_here,
+            "public_here": public_here,
+            "public_tasks": public_here + len(not_here),
         },
     )
 

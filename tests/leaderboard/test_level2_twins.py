@@ -62,6 +62,17 @@ def test_the_workload_page_and_the_list_name_the_baseline_and_where_it_runs(clie
     assert client.get("/workloads/12p-rmsnorm/").content.decode().count("Timed against: <strong>XLA</strong>") == 1
 
 
+def test_the_level_s_tab_lists_its_public_tasks_not_here_with_why(client, board):
+    listing = client.get("/workloads/?set=level2&hardware=cpu").content.decode()
+    # two level-2 workloads in this catalogue, and the 14 public tasks not registered at all
+    assert "The public suite's level 2 has 16 tasks; 2 are measured here (above). These 14 are not" in listing
+    table = listing.split('id="not-here-tasks"')[1]
+    assert table.count("<tr>") == 15  # the header and the 14
+    assert "<code>57p_SparseCore_Ragged_Gather</code></td><td>a SparseCore kernel" in table
+    assert "<code>3p_MLA_Attention</code></td><td>its baseline is tpu-inference" in table
+    assert 'id="not-here-tasks"' not in client.get("/workloads/?set=all&hardware=cpu").content.decode()
+
+
 def test_the_api_says_each_workload_s_level_baseline_and_platforms(client, board):
     listed = client.get("/api/v1/workloads/", {"level": 2}).json()["results"]
     assert [(w["id"], w["level"], w["baseline_program"], w["platforms"]) for w in listed] == [

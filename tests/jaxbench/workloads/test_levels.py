@@ -209,3 +209,13 @@ def test_every_configuration_of_the_test_workload_defeats_the_null_kernels(level
         assert exact_rule_report(exact, xla, xla, level2.atol, level2.rtol)["passed"], case
         for name, cand in nulls.items():
             assert not exact_rule_report(exact, xla, cand, level2.atol, level2.rtol)["passed"], (case, name)
+
+
+def test_a_later_level_s_public_tasks_are_each_here_or_listed_as_absent_with_why():
+    from jaxbench.workloads import absent
+
+    here = {w.public_name for w in workloads.of_level(2) if w.upstream is not None}
+    missing = {a.public_name for a in absent.of_level(2)}
+    assert not here & missing and len(here) == 8 and len(missing) == 14  # the public level 2's 22 tasks
+    assert all(a.reason.strip() for a in absent.of_level(2)) and absent.of_level(1) == ()
+    assert "SparseCore" in next(a.reason for a in absent.of_level(2) if a.public_name.startswith("57p_"))
