@@ -669,7 +669,10 @@ def child(args):
         info["vendor"] = connection.vendor
         pathlib.Path(args.out).write_text(json.dumps(info))
         return
-    print(f"  [{connection.vendor}] populate {args.submissions} x {args.workloads} x {args.samples}", flush=True)
+    print(
+        f"  [{connection.vendor}] populate {args.submissions} x ({args.workloads} + {args.level2} level-2) x {args.samples}",
+        flush=True,
+    )
     info = populate(
         args.submissions, args.workloads, args.samples, rescored_share=args.rescored_share, n_level2=args.level2
     )

@@ -38,6 +38,11 @@ DEVIATION_KINDS = {
 }
 
 _SHA_RE = re.compile(r"^[0-9a-f]{40}$")
+# a level-2 file compared by reading only: the evidence its twin states (Upstream.conformance)
+READ_NOT_RUN = (
+    "Not run here yet: only a stored copy of the file could be read, and it was compared with this "
+    "workload by reading (its CONFIG, inputs, kernel, block sizes and workload() call)."
+)
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
@@ -71,11 +76,14 @@ class Upstream:
     """The public suite file a workload matches: ``file`` (path in the public repository),
     ``commit`` (full 40-hex SHA of the newest change to that file that we match) and ``date``
     (that commit's committer date, YYYY-MM-DD; "" where only a stored copy of the file at that
-    commit could be read, without its history)."""
+    commit could be read, without its history) and, where the evidence of the match is not the
+    file run unchanged as a candidate on the cpu target, ``conformance``: what was done instead
+    (the workload page shows it in place of that claim)."""
 
     file: str
     commit: str
     date: str
+    conformance: str = ""
 
     def __post_init__(self):
         if not self.file.startswith(f"{SUITE_DIR}/") or not self.file.endswith(".py"):
@@ -101,6 +109,7 @@ class Upstream:
             "url": self.url,
             "commit_url": commit_url(self.commit),
             "history_url": history_url(self.file),
+            "conformance": self.conformance,
         }
 
 

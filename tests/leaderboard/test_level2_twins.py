@@ -62,6 +62,18 @@ def test_the_workload_page_and_the_list_name_the_baseline_and_where_it_runs(clie
     assert client.get("/workloads/12p-rmsnorm/").content.decode().count("Timed against: <strong>XLA</strong>") == 1
 
 
+def test_the_upstream_section_says_how_each_public_file_was_checked(client, board):
+    twin = client.get("/workloads/l2-8p-gemm/").content.decode()
+    assert "Run here: the public file, its TUNED_PARAMS set to the small profile" in twin
+    read_only = client.get("/workloads/l2-7p-ragged-paged-attention/").content.decode()
+    assert '<span id="conformance">Not run here yet: only a stored copy of the file could be read' in read_only
+    assert "comes back correct here" not in read_only  # the claim level 1's pages make is not made for it
+    assert (
+        "uploaded unchanged as a candidate, comes back correct here"
+        in client.get("/workloads/12p-rmsnorm/").content.decode()
+    )
+
+
 def test_the_level_s_tab_lists_its_public_tasks_not_here_with_why(client, board):
     listing = client.get("/workloads/?set=level2&hardware=cpu").content.decode()
     # two level-2 workloads in this catalogue, and the 14 public tasks not registered at all
