@@ -129,6 +129,8 @@ def workload_detail(request, slug):
         "w": w,
         "costs": costs,
         "configurations": _configuration_table(w),
+        # a workload whose values all live in its configurations has no per-profile parameters
+        "has_parameters": any(w.profiles.values()),
         "reference_html": highlighted(w.reference_source),
         "pygments_css": STYLE_DEFS,
         "deviations": deviation_rows(w.deviations),

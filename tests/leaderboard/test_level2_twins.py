@@ -74,6 +74,13 @@ def test_the_upstream_section_says_how_each_public_file_was_checked(client, boar
     )
 
 
+def test_a_workload_without_per_profile_values_shows_no_empty_parameters_table(client, board):
+    factories.workload("64p")
+    page = client.get("/workloads/64p-linear-softmax-cross-entropy/").content.decode()
+    assert "6 configurations" in page and 'id="parameters"' not in page
+    assert 'id="parameters"' in client.get("/workloads/l2-8p-gemm/").content.decode()
+
+
 def test_the_level_s_tab_lists_its_public_tasks_not_here_with_why(client, board):
     listing = client.get("/workloads/?set=level2&hardware=cpu").content.decode()
     # two level-2 workloads in this catalogue, and the 14 public tasks not registered at all
