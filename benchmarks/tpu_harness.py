@@ -24,6 +24,7 @@ import pathlib
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -49,7 +50,7 @@ print(json.dumps({k: getattr(info, k) for k in ("bf16_ops_per_second", "mem_bw_b
 """
 
 
-def kernels(platform: str, files: list[str] = ()):
+def kernels(platform: str, files: Sequence[str] = ()):
     # --candidate WID=PATH: any file as a candidate (a public baseline.py, say), kind "file"
     for spec in files:
         wid, _, path = spec.partition("=")

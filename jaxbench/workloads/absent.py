@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 
+_NO_COPY = "this repository imports kernels from its pinned packages and copies none"
 # the reason most share: the public file vendors its baseline kernel
-_OUTSIDE = (
-    "its baseline is a Pallas kernel from outside JAX and Tokamax, which the public file vendors; "
-    "this repository imports kernels from its pinned packages and copies none"
-)
+_OUTSIDE = f"its baseline is a Pallas kernel from outside JAX and Tokamax, which the public file vendors; {_NO_COPY}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -28,8 +26,7 @@ ABSENT: dict[int, tuple[Absent, ...]] = {
     2: (
         Absent(
             "3p_MLA_Attention",
-            "its baseline is tpu-inference's MLA ragged paged attention kernel, outside JAX and Tokamax; "
-            "this repository imports kernels from its pinned packages and copies none",
+            f"its baseline is tpu-inference's MLA ragged paged attention kernel, outside JAX and Tokamax; {_NO_COPY}",
         ),
         Absent("51p_DeepSeek_V4_CSA", _OUTSIDE),
         Absent("52p_DeepSeek_V4_HCA", _OUTSIDE),
