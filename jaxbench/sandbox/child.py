@@ -20,6 +20,7 @@ from ..hardware import export_platform
 from . import cores, device, host, proc_stat, rundir
 from .bwrap import BwrapInfo, bwrap_argv, bwrap_info, device_nodes, site_entries
 from .cgroups import Cgroup, cgroup_info
+from .launch import descendants
 from .options import ChildGone, PhaseTimeout, SandboxError, SandboxOptions
 from .output import Drain
 from .safedir import SafeDir
@@ -408,7 +409,7 @@ class SandboxedChild:
         it at start and to move a timer onto its timing core and back (cores.py)."""
         if self.proc is None:
             return False
-        pids = [self.proc.pid] + self._descendants(self.proc.pid)
+        pids = [self.proc.pid] + descendants(self.proc.pid)
         if self.cgroup and self.cgroup.restrict_cpus(cpus, pids):
             self.protections["cpu_pinning"] = "cpuset"
         else:
@@ -479,31 +480,13 @@ class SandboxedChild:
         oom = bool(self.cgroup and self.cgroup.oom_killed())
         return rc, sig, oom
 
-    def _children_of(self, pid: int) -> list[int]:
-        out = []
-        try:
-            with open(f"/proc/{pid}/task/{pid}/children") as f:
-                return [int(x) for x in f.read().split()]
-        except OSError:
-            pass
-        for d in os.listdir("/proc"):
-            if d.isdigit():
-                try:
-                    with open(f"/proc/{d}/stat") as f:
-                        fields = f.read().rsplit(")", 1)[1].split()
-                    if int(fields[1]) == pid:
-                        out.append(int(d))
-                except (OSError, IndexError, ValueError):
-                    pass
-        return out
-
     def dump_stacks(self, wait_s: float = 0.5) -> str:
         """Ask the child's Python processes for their stacks (faulthandler on SIGUSR1, to
         stderr) before a timeout kill; returns the dump from the captured stderr."""
         if self.proc is None or self.proc.poll() is not None:
             return ""
         before = self._streams["stderr"].total
-        for pid in self._descendants(self.proc.pid):
+        for pid in descendants(self.proc.pid):
             try:
                 exe = os.path.basename(os.readlink(f"/proc/{pid}/exe"))
             except OSError:
@@ -523,14 +506,6 @@ class SandboxedChild:
         k = min([x for x in (i, j) if x >= 0], default=-1)
         return text[k:] if k >= 0 else ""
 
-    def _descendants(self, pid: int) -> list[int]:
-        out, todo = [], [pid]
-        while todo:
-            kids = self._children_of(todo.pop())
-            out.extend(kids)
-            todo.extend(kids)
-        return out
-
     def kill(self) -> None:
         """Kill everything the child started. The launcher stays resident as a subreaper, so
         the sandbox's processes are killed first (SIGKILL to the PID namespace's init takes the
@@ -538,7 +513,7 @@ class SandboxedChild:
         and whatever the cgroup still holds. No orphan or zombie is left."""
         proc = self.proc
         if proc is not None and proc.poll() is None:
-            for pid in reversed(self._descendants(proc.pid)):
+            for pid in reversed(descendants(proc.pid)):
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except OSError:

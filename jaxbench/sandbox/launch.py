@@ -18,12 +18,18 @@ In order, as far as this machine allows (each step is reported, never assumed):
 8. write one ``launcher`` JSON line on fd 3, fork bubblewrap (or the child directly) and stay
    as its child subreaper until every descendant is reaped; exit with the child's status
    (128 + signal for a signalled child).
+
+The launcher's own death signal is SIGTERM, caught: when the trusted parent dies, every
+descendant is killed and reaped before the launcher exits. A SIGKILL would leave bubblewrap's
+inner process (in its new namespaces, waiting for the outer one to write its uid maps, its own
+``--die-with-parent`` not yet armed) to init, blocked for ever.
 """
 
 import ctypes
 import json
 import os
 import resource
+import signal
 import sys
 
 TYPE_CHECKING = False  # typing is for mypy only: this script does not import it at run time
@@ -55,6 +61,57 @@ PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 
 STATUS_FD = 3
+
+
+def children_of(pid: int) -> list[int]:
+    """The children of ``pid``'s main thread (``/proc``'s children list, or a scan of every
+    process's parent where the kernel lacks that list)."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        pass
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                if int(fields[1]) == pid:
+                    out.append(int(d))
+            except (OSError, IndexError, ValueError):
+                pass
+    return out
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid``, parents before their children."""
+    out, todo = [], [pid]
+    while todo:
+        kids = children_of(todo.pop())
+        out.extend(kids)
+        todo.extend(kids)
+    return out
+
+
+def end_all(signum: int, _frame: object = None) -> None:
+    """Kill and reap every descendant, then exit as killed by ``signum``. As a child subreaper
+    this process adopts each orphan of the tree it kills, so the loop ends only when none is
+    left."""
+    me = os.getpid()
+    while True:
+        for pid in reversed(descendants(me)):  # children last: none forks an orphan past us
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            os.wait()
+        except ChildProcessError:
+            break
+        except InterruptedError:
+            continue
+    os._exit(128 + signum)
 
 
 def main() -> None:
@@ -176,10 +233,12 @@ def main() -> None:
         else:
             fail("unshare(net, ipc, uts)")
 
-    # the child dies with its parent (set after the uid change, which clears it); bubblewrap
-    # has --die-with-parent for the same purpose
+    # the launcher ends with its parent (set after the uid change, which clears it), taking
+    # everything below down first (end_all); bubblewrap has --die-with-parent for the same
+    # purpose, armed only after its setup
     parent = cfg.get("parent_pid")
-    if libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0) == 0:
+    signal.signal(signal.SIGTERM, end_all)
+    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) == 0:
         steps["pdeathsig"] = True
     if parent and os.getppid() != parent:
         os._exit(1)
