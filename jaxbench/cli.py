@@ -52,6 +52,18 @@ def _read_kernel(path):
         return f.read()
 
 
+def _start_children(hardware):
+    """The evaluation's timer and export child, started before this process imports JAX (their
+    start-up, about half a second, then overlaps this process's); None where they cannot start
+    (the harness starts its own, and reports why it cannot)."""
+    from .sandbox import SandboxError, pair  # deferred: each subcommand imports what it uses
+
+    try:
+        return pair.start_pair(pair.platform_hint(hardware))
+    except SandboxError:
+        return None
+
+
 def _check_hardware(hardware):
     from . import hardware as hw  # deferred: each subcommand imports what it uses (list/check start without JAX)
 
@@ -200,24 +212,30 @@ def print_record(rec, out=sys.stdout, now=None):
 
 
 def cmd_evaluate(args):
-    from . import harness  # deferred: each subcommand imports what it uses (list/check start without JAX)
-
     source = _read_kernel(args.kernel)
-    wl = _workload(args.workload)
-    profile = args.profile or _default_profile(args.hardware)
     _check_hardware(args.hardware)
-    if profile not in wl.profiles:
-        raise UsageError(f"unknown profile {profile!r}")
-    if len(source.encode("utf-8", "replace")) > harness.MAX_SOURCE_BYTES:
-        raise UsageError(f"kernel file over {harness.MAX_SOURCE_BYTES} bytes")
-    rec = harness.evaluate(
-        wl,
-        source,
-        profile=profile,
-        hardware=args.hardware,
-        require_pallas=not args.no_require_pallas,
-        baseline_cache="fresh" if args.fresh_baseline else "disk",
-    )
+    started = _start_children(args.hardware)
+    try:
+        from . import harness  # deferred: imports JAX, while the children start
+
+        wl = _workload(args.workload)
+        profile = args.profile or _default_profile(args.hardware)
+        if profile not in wl.profiles:
+            raise UsageError(f"unknown profile {profile!r}")
+        if len(source.encode("utf-8", "replace")) > harness.MAX_SOURCE_BYTES:
+            raise UsageError(f"kernel file over {harness.MAX_SOURCE_BYTES} bytes")
+        rec = harness.evaluate(
+            wl,
+            source,
+            profile=profile,
+            hardware=args.hardware,
+            require_pallas=not args.no_require_pallas,
+            baseline_cache="fresh" if args.fresh_baseline else "disk",
+            started=started,
+        )
+    finally:
+        for child in started or ():
+            child.close()  # a no-op for those the evaluation used (it closed them)
     if args.json:
         print(json.dumps(rec, indent=1))
     else:
@@ -385,9 +403,6 @@ def build_parser():
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    from .harness import (
-        InfrastructureError,  # deferred: each subcommand imports what it uses (list/check start without JAX)
-    )
     from .sandbox.options import (
         SandboxError,  # deferred: each subcommand imports what it uses (list/check start without JAX)
     )
@@ -403,10 +418,13 @@ def main(argv=None) -> int:
         except OSError:
             pass
         return EXIT_OK
-    except (InfrastructureError, SandboxError) as exc:
-        print(f"infrastructure error: {exc}", file=sys.stderr)
-        return EXIT_INFRA
     except Exception as exc:  # noqa: BLE001 - a harness bug is an infrastructure failure
+        # the harness's own error can only come from a harness this command imported (looked
+        # up, not imported: evaluate starts its children before JAX is imported)
+        settings = sys.modules.get("jaxbench.harness.settings")
+        if isinstance(exc, (SandboxError, *((settings.InfrastructureError,) if settings else ()))):
+            print(f"infrastructure error: {exc}", file=sys.stderr)
+            return EXIT_INFRA
         traceback.print_exc(limit=5)
         print(f"infrastructure error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_INFRA

@@ -84,8 +84,9 @@ every part shares, and :class:`InfrastructureError`).
 """
 
 from .. import HARNESS_VERSION
+from ..sandbox.pair import platform_hint
 from .api import available_protections, evaluate, evaluate_case, lower_for_platform, measure_baseline, probe_environment
-from .prepare import exported_baseline, inputs_from_seed, platform_hint, reference_hlo_cost
+from .prepare import exported_baseline, inputs_from_seed, reference_hlo_cost
 from .run import Run, new_timer_child
 from .settings import (
     BLOCK,

@@ -4,7 +4,6 @@ is a short script of :class:`run.Run` phases returning a typed record."""
 
 from __future__ import annotations
 
-import functools
 import threading
 import time
 from collections.abc import Callable
@@ -13,9 +12,11 @@ from typing import Any, TypeVar, cast
 from .. import HARNESS_VERSION
 from .. import hardware as hw
 from ..record import CORRECT_OUTCOMES, BaselineRecord, EvalRecord, LowerRecord, Outcome, json_safe, trim
+from ..sandbox import pair
 from ..sandbox import probe as sandbox_probe
 from ..sandbox.child import SandboxedChild
 from ..sandbox.options import Limits
+from ..sandbox.pair import platform_hint
 from ..verdict import artifact as artifact_rules
 from ..verdict import configurations, pallas_share
 from ..workloads.base import CASE_SEP, Workload
@@ -24,7 +25,6 @@ from .export import new_export_child
 from .outcomes import Stop
 from .prepare import (
     limits_for,
-    platform_hint,
     reference_hlo_cost,
     require_platform,
     resolve_timeouts,
@@ -58,17 +58,48 @@ def evaluate(
     baseline: Record | None = None,
     timeouts: dict[str, float] | None = None,
     baseline_cache: str = "memory",
+    started: tuple[SandboxedChild, SandboxedChild] | None = None,
 ) -> EvalRecord:
     """Evaluate one candidate in fresh sandboxed children; returns an EvalRecord dict. A
     multi-configuration workload runs each configuration as its own case (``over_cases``).
     ``baseline_cache``: where the baseline alone comes from when ``baseline`` is None (see
     ``_cached_baseline``): "memory" (this process), "disk" (also the command line's disk cache)
-    or "fresh" (measured now, and stored on disk)."""
+    or "fresh" (measured now, and stored on disk). ``started``: a (timer, export child) pair
+    already started for this call (``sandbox.pair.start_pair``: the command line starts it
+    before it imports JAX), taken by the first case where its platform and limits serve it;
+    closed here whatever happens."""
     if baseline_cache not in BASELINE_CACHES:
         raise ValueError(f"baseline_cache must be one of {BASELINE_CACHES}")
+    spare = [started] if started else []
+
+    def case_fn(workload: Any, source: str, *, profile: str, hardware: Any, **kw: Any) -> EvalRecord:
+        timer = exporter = None
+        if spare:
+            timer, exporter = spare.pop()
+            wl = workload_of(workload)
+            need = limits_for(wl, profile, timer.opt.platform, sum(set_counts(wl, profile)))
+            if timer.opt.platform != platform_hint(hardware) or not pair.covers(timer.opt.limits, need):
+                timer.close()
+                exporter.close()
+                timer = exporter = None
+        return evaluate_case(
+            workload,
+            source,
+            profile=profile,
+            hardware=hardware,
+            child=timer,
+            exporter=exporter,
+            baseline_cache=baseline_cache,
+            **kw,
+        )
+
     kw = {"hardware": hardware, "require_pallas": require_pallas, "timeouts": timeouts}
-    case_fn = functools.partial(evaluate_case, baseline_cache=baseline_cache)
-    return evaluate_with(case_fn, workload, source, profile=profile, baseline=baseline, **kw)
+    try:
+        return evaluate_with(case_fn, workload, source, profile=profile, baseline=baseline, **kw)
+    finally:
+        for children in spare:
+            for c in children:
+                c.close()
 
 
 def evaluate_with(

@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from .. import hardware as hw
+from ..sandbox import pair
 from ..sandbox.child import SandboxedChild
-from ..sandbox.options import Limits, SandboxError, SandboxOptions
+from ..sandbox.options import Limits, SandboxError
 from .settings import InfrastructureError
 
 # the custom calls of Pallas GPU kernels (Triton, Mosaic GPU): outside jax.export's list of
@@ -50,9 +51,7 @@ def target_for(platform: str, device_kind: str | None) -> dict[str, Any]:
 
 
 def new_export_child(limits: Limits | None = None) -> SandboxedChild:
-    child = SandboxedChild(SandboxOptions(platform="cpu", role="export", limits=limits or Limits()))
     try:
-        child.start()
+        return pair.export_child(limits)
     except SandboxError as exc:
         raise InfrastructureError(str(exc)) from None
-    return child

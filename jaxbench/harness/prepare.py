@@ -12,10 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import arrays, environment
+from .. import arrays
 from .. import hardware as hw
 from ..profiling import cpu_twin, hlo_cost
-from ..sandbox import device
 from ..sandbox.options import Limits
 from ..workloads.base import Workload
 from . import xla_cache
@@ -356,16 +355,3 @@ def target_of(hardware: Any, hello: Mapping[str, Any]) -> hw.Target:
             f"the child's JAX runs on {platform!r}, the target {target.slug} needs {target.platform!r}"
         )
     return target
-
-
-def platform_hint(hardware: Any) -> str:
-    if hardware is None:
-        env = environment.get("JAXBENCH_PLATFORM")
-        return env or _detect_platform()
-    target = hardware if isinstance(hardware, hw.Target) else hw.get_target(hardware)
-    return target.platform
-
-
-def _detect_platform() -> str:
-    """Which JAX platform a child would get: a GPU/TPU plugin installed means that platform."""
-    return device.installed_platform()

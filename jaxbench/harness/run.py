@@ -26,9 +26,9 @@ from ..metrics import roofline
 from ..profiling import xplane
 from ..profiling.parser_process import TraceParser
 from ..record import CONFIDENCE, Outcome, new_record, trim
-from ..sandbox import cores, host
+from ..sandbox import cores, host, pair
 from ..sandbox.child import SandboxedChild
-from ..sandbox.options import ChildGone, PhaseTimeout, SandboxError, SandboxOptions
+from ..sandbox.options import ChildGone, PhaseTimeout, SandboxError
 from ..verdict import artifact as artifact_rules
 from ..verdict import numerics, pallas_share
 from ..verdict import rules as verdict
@@ -92,12 +92,10 @@ def digest(data: bytes) -> str:
 
 
 def new_timer_child(platform: str, limits: Any) -> SandboxedChild:
-    child = SandboxedChild(SandboxOptions(platform=platform, limits=limits))
     try:
-        child.start()
+        return pair.timer_child(platform, limits)
     except SandboxError as exc:
         raise InfrastructureError(str(exc)) from None
-    return child
 
 
 def child_output(child: SandboxedChild) -> dict[str, Any]:

@@ -11,9 +11,9 @@ from ..record import EvalRecord
 from ..sandbox import cores
 from ..sandbox.child import SandboxedChild
 from ..sandbox.options import Limits
+from ..sandbox.pair import platform_hint, warm_limits
 from .api import evaluate_case, evaluate_with
 from .export import new_export_child
-from .prepare import platform_hint
 from .run import new_timer_child
 from .settings import DEFAULT_TIMEOUTS, InfrastructureError
 
@@ -46,13 +46,7 @@ class WarmPool:
         self.platform = platform or platform_hint(None)
         self.size = max(1, int(size))
         self.refill = refill if refill != "auto" else auto_refill(self.platform)
-        # CPU: as limits_for's floor (interpret-mode paged attention holds > 4 GiB, and the
-        # baseline is compiled and timed in the same child)
-        self.limits = limits or (
-            Limits(memory_bytes=8 << 30)
-            if self.platform == "cpu"
-            else Limits(memory_bytes=64 << 30, pids=2048, nproc=4096, work_bytes=16 << 30, file_bytes=8 << 30)
-        )
+        self.limits = limits or warm_limits(self.platform)
         self._ready: queue.Queue[tuple[SandboxedChild, SandboxedChild] | None] = queue.Queue()
         # 1: start a pair; a used SandboxedChild: close it; None: stop
         self._requests: queue.Queue[int | SandboxedChild | None] = queue.Queue()

@@ -33,8 +33,9 @@ from typing import Any
 from .. import environment
 from .baseline_cache import cache_root
 
-# compiles shorter than this are not worth a file (most of a worker's small programs)
-MIN_COMPILE_S = 0.2
+# compiles shorter than this are not worth a file (a worker's many tiny programs); a command
+# line's input creation and XLA reference at the small profile (0.1-0.15 s each here) are
+MIN_COMPILE_S = 0.05
 
 _LOCK = threading.Lock()
 _STATE: dict[str, Any] = {}

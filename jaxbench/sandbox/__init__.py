@@ -25,9 +25,10 @@ environment, fresh work dir, rlimits, new session, and the network/IPC/UTS names
 launcher can still create) and the record says so.
 
 Modules: ``options`` (limits, options, errors), ``host`` (CPUs, interpreter, staging),
-``cgroups``, ``bwrap`` (bubblewrap's command line), ``child`` (one child's life), ``rundir``
-(its run dir, and the sweep of those killed processes left), ``output``
-(its captured output), ``safedir`` (reading what it wrote), ``probe`` (which mode works here);
+``cgroups``, ``bwrap`` (bubblewrap's command line), ``child`` (one child's life), ``pair`` (an
+evaluation's timer and export child, started without JAX), ``rundir`` (its run dir, and the
+sweep of those killed processes left), ``output`` (its captured output), ``safedir`` (reading
+what it wrote), ``probe`` (which mode works here);
 ``launch.py`` and ``child_main.py`` are standalone scripts started by file path (the launcher,
 and the only code that runs inside the sandbox).
 """
