@@ -23,6 +23,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable
 
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 BUDGET_MS = 100.0
 ROLES = ("anon", "member", "staff")
 
@@ -582,8 +583,16 @@ def fresh_worker(start: Callable, rows: list[Row], info: dict, restarts: int) ->
 
 
 def gunicorn_ready_hook(flag: pathlib.Path) -> str:
-    """A gunicorn config whose post_worker_init writes ``flag``: the worker is up and has served nothing."""
-    return f"def post_worker_init(worker):\n    open({str(flag)!r}, 'w').close()\n"
+    """A gunicorn config with the portal's own (``portal/gunicorn_hooks.py``, as ``runportal``
+    starts gunicorn) whose post_worker_init then writes ``flag``: the worker is up, has done what
+    the portal's worker does after it boots, and has served nothing."""
+    return (
+        f"import sys\nsys.path.insert(0, {str(ROOT)!r})\n"
+        "from portal.gunicorn_hooks import post_worker_init as _portal_post_worker_init\n\n\n"
+        "def post_worker_init(worker):\n"
+        "    _portal_post_worker_init(worker)\n"
+        f"    open({str(flag)!r}, 'w').close()\n"
+    )
 
 
 def print_table(results: dict) -> None:

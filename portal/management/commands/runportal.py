@@ -158,6 +158,8 @@ class Command(BaseCommand):
                         "-m",
                         "gunicorn",
                         "portal.wsgi:application",
+                        "--config",
+                        "python:portal.gunicorn_hooks",
                         "--bind",
                         opts["bind"],
                         "--workers",
