@@ -617,7 +617,7 @@ def print_table(results: dict) -> None:
         for db in dbs:
             ep = results[db]["endpoints"]
             for variant in ("cold", "warm"):
-                r = ep[variant].get(label)
+                r = ep.get(variant, {}).get(label)  # none with --endpoint-requests 0
                 if r is None:
                     line += f"  {'-':>17s}"
                     continue
@@ -629,7 +629,7 @@ def print_table(results: dict) -> None:
                     )
         print(line)
     for db in dbs:
-        for label, r in results[db]["endpoints"]["fresh"].items():
+        for label, r in results[db]["endpoints"].get("fresh", {}).items():  # none with --restarts 0
             miss = r["max_ms"] >= BUDGET_MS
             print(
                 f"{db:9s} first request of a fresh worker (after a restart), {label}: median {r['p50_ms']:.1f} ms, "

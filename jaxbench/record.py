@@ -314,6 +314,9 @@ class BaselineRecord(TypedDict):
     # only on the copy an evaluation uses as its baseline alone (api._cached_baseline): "memory",
     # "disk" (the command line's disk cache) or "measured"; never in measure_baseline's records
     cache: NotRequired[str]
+    # why a case was measured again on a fresh child (the load spoiled it); a measure_baseline
+    # record of one case; a multi-configuration one keeps each case's in ``configurations``
+    load_retries: NotRequired[list[str]]
 
 
 class LowerRecord(TypedDict):

@@ -341,11 +341,22 @@ def measure_baseline(
     is timed beside every candidate), with the same phases and trace parsing. Returns a
     BaselineRecord dict: the workload page's reference time; verdicts use the side-by-side
     re-timing. A multi-configuration workload's profile: every case measured, the record's
-    ``configurations`` holds each case's record and its median is their geometric mean."""
+    ``configurations`` holds each case's record and its median is their geometric mean. A case
+    whose measurement the load spoiled is measured again on a fresh child, as an evaluation's
+    (``retried_while_untrusted``; the reasons in ``load_retries``)."""
     wl = workload_of(workload)
     require_platform(wl, platform_hint(hardware))
     if CASE_SEP not in profile and wl.configuration_names(profile):
         return _baseline_over_cases(wl, profile, hardware, timeouts, cpus)
+    rec, reasons = retried_while_untrusted(lambda: _baseline_case(wl, profile, hardware, timeouts, cpus))
+    rec["load_retries"] = reasons
+    return rec
+
+
+def _baseline_case(
+    wl: Workload, profile: str, hardware: Any, timeouts: dict[str, float] | None, cpus: list[int] | None
+) -> BaselineRecord:
+    """One case's baseline alone, in one fresh baseline child (``measure_baseline``)."""
     t0 = time.monotonic()
     trusted_jax()
     wl.config(profile)

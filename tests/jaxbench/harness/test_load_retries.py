@@ -51,3 +51,25 @@ def test_past_the_retries_it_is_the_callers_infrastructure_failure(no_pauses):
     with pytest.raises(MeasurementUntrusted, match=r"spoiled 3 \(3 attempts\)"):
         _evaluate(_case_fn(3, calls))
     assert len(calls) == 3
+
+
+def test_a_baseline_alone_the_load_spoiled_is_measured_again(no_pauses, monkeypatch):
+    # measure_baseline retries as an evaluation does (the command line's `baseline`, the
+    # worker's reference and the guard's re-measure all call it): never exit 3 for the load
+    calls: list = []
+
+    def case(wl, profile, hardware, timeouts, cpus):
+        calls.append(profile)
+        if len(calls) <= 2:
+            raise MeasurementUntrusted(f"spoiled {len(calls)}")
+        return {"kind": "baseline", "workload": wl.id, "profile": profile, "median_s": 1e-3}
+
+    monkeypatch.setattr(api, "_baseline_case", case)
+    rec = api.measure_baseline("12p", profile="small", hardware="cpu")
+    assert len(calls) == 3 and no_pauses == [2.0, 10.0]
+    assert rec["load_retries"] == ["spoiled 1", "spoiled 2"] and rec["median_s"] == 1e-3
+    calls.clear()
+    no_pauses.clear()
+    monkeypatch.setattr(api, "LOAD_RETRY_WAITS_S", ())
+    with pytest.raises(MeasurementUntrusted, match=r"spoiled 1 \(1 attempts\)"):
+        api.measure_baseline("12p", profile="small", hardware="cpu")
