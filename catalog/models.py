@@ -134,7 +134,7 @@ class Baseline(models.Model):
                 name="one_baseline_per_key",
             )
         ]
-        ordering = ["workload__number"]
+        ordering = ["workload__level", "workload__number"]
 
 
 class ExpertReference(models.Model):
@@ -159,7 +159,7 @@ class ExpertReference(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["workload", "hardware"], name="one_expert_per_target")]
-        ordering = ["workload__number"]
+        ordering = ["workload__level", "workload__number"]
 
     @property
     def timed_before_intervals(self) -> bool:

@@ -160,7 +160,7 @@ class WorkloadResult(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["summary", "workload"], name="one_result_per_workload")]
         indexes = [models.Index(fields=["workload", "hardware", "source"])]
-        ordering = ["workload__number"]
+        ordering = ["workload__level", "workload__number"]
 
     def __str__(self):
         return f"{self.workload_id} of submission {self.submission_id} on {self.hardware_id}"

@@ -166,7 +166,7 @@ class Candidate(models.Model):
     cum_cost_usd = models.FloatField(null=True, blank=True)
 
     class Meta:
-        ordering = ["submission", "workload__number", "index"]
+        ordering = ["submission", "workload__level", "workload__number", "index"]
         constraints = [
             models.UniqueConstraint(fields=["submission", "workload", "index"], name="one_candidate_per_index")
         ]

@@ -106,3 +106,29 @@ def test_the_api_says_each_workload_s_level_baseline_and_platforms(client, board
         "",
     )
     assert "no GPU lowering" in client.get("/api/v1/workloads/l2-8p-gemm/").json()["platform_note"]
+
+
+def test_default_orderings_keep_a_later_level_after_the_first(board):
+    # a level-2 twin shares its level-1 task's number: by number alone l2-7p sorted before 12p
+    from catalog.models import Baseline
+    from leaderboard.models import WorkloadResult
+    from submissions.models import Candidate
+
+    cpu = factories.hardware()
+    for wid in ("l2-8p", "12p", "l2-7p"):
+        Baseline.objects.create(
+            workload=factories.workload(wid),
+            hardware=cpu,
+            profile="small",
+            jax_version="j",
+            harness_version="h",
+            median_s=1.0,
+        )
+    assert [b.workload.wid for b in Baseline.objects.all()] == ["12p", "l2-7p", "l2-8p"]
+    user, team = factories.member()
+    files = [("l2-8p-gemm.py", CODE), ("12p.py", CODE)]
+    both = intake.create_kernel_submission(team, user, "cpu", {"method": "both levels", "upload_key": "c"}, files)
+    assert [c.workload.wid for c in Candidate.objects.filter(submission=both)] == ["12p", "l2-8p"]
+    rows = WorkloadResult.objects.filter(summary__submission__in=board).select_related("workload")
+    wids = [r.workload.wid for r in rows]
+    assert wids and wids == sorted(wids, key=lambda w: (w.startswith("l2-"), w))
