@@ -16,6 +16,7 @@ import pytest
 from jaxbench import harness
 from jaxbench.sandbox import bwrap, device
 from jaxbench.sandbox.child import SandboxedChild
+from jaxbench.sandbox.launch import descendants
 from jaxbench.sandbox.options import SandboxOptions
 
 from .conftest import source
@@ -155,7 +156,7 @@ def test_a_gpu_child_starts_without_the_device_and_without_preallocation():
         assert child.hello_info.get("lazy_device")
         assert child.protections["gpu_preallocate"] is False
         pythons = []
-        for pid in child._descendants(child.proc.pid):
+        for pid in descendants(child.proc.pid):
             try:
                 if os.path.basename(os.readlink(f"/proc/{pid}/exe")).startswith("python"):
                     pythons.append(pid)
