@@ -35,7 +35,13 @@ _PHASES: tuple[tuple[str, str, str, bool, str], ...] = (
     ("prepare_s", "prepare", "startup", False, "drew the input sets and computed the exact answers (trusted side)"),
     ("device_wait_s", "device wait", "startup", False, "waited for the device's lock"),
     ("device_open_s", "device open", "startup", False, "the timer child opened its device"),
-    ("job_s", "job", "startup", False, "gave a child its job"),
+    (
+        "job_s",
+        "job",
+        "startup",
+        False,
+        "gave the timer its job: it compiled the baseline while the export child ran (overlapping the export)",
+    ),
     (
         "export_s",
         "export",

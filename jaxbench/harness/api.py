@@ -239,10 +239,10 @@ def evaluate_case(
                 # the accelerator's generation is what the candidate is lowered for: the timer
                 # (no candidate code in it, ever) opens its device first and says which it is
                 run.open_device()
+            run.start_job(wait=False)  # the timer compiles the baseline while the candidate exports
             t = time.monotonic()
             run.export(source, platform=timer.opt.platform, device_kind=_device_kind_for(hardware, timer))
             run.phases["export_total_s"] = round(time.monotonic() - t, 6)
-            run.start_job()
             run.load(require_pallas)
             run.compile()
             run.check()

@@ -128,6 +128,11 @@ def open_device(child: SandboxedChild, timeout: float) -> dict[str, Any]:
         ) from None
 
 
+def _accepted(ack: Message) -> None:
+    if ack.get("type") != "ack":
+        raise InfrastructureError(f"the child did not accept the job: {str(ack)[:1000]}")
+
+
 class Run:
     """One case (a candidate's or the baseline's alone) through its children; ``rec`` is its
     record. ``mode``: "candidate" (an export child runs the candidate's Python, the timer
@@ -158,6 +163,7 @@ class Run:
         self.phases: dict[str, Any] = self.rec["phases"]
         self.prep: Prepared | None = None
         self.artifacts: Artifacts | None = None
+        self.job_sent: float | None = None  # when start_job(wait=False) sent the timer its job
         self.name = program_name()
         self.base_name = program_name() if mode == "candidate" else None
         self.checked: dict[str, list[np.ndarray]] = {}
@@ -257,8 +263,21 @@ class Run:
             ack = self.ask(child, "job", job, "startup")
         except (PhaseTimeout, ChildGone, MachineBusy) as exc:
             raise InfrastructureError(f"the child did not accept the job: {exc}") from None
-        if ack.get("type") != "ack":
-            raise InfrastructureError(f"the child did not accept the job: {str(ack)[:1000]}")
+        _accepted(ack)
+
+    def job_accepted(self) -> None:
+        """The timer's acknowledgement of the job ``start_job(wait=False)`` sent (its baseline
+        loaded and compiled meanwhile); ``job_s`` from the sending."""
+        if self.job_sent is None:
+            return
+        sent, self.job_sent = self.job_sent, None
+        try:
+            ack = self.the_timer.recv(max(0.0, self.timeouts["startup"] - (time.monotonic() - sent)))
+        except (PhaseTimeout, ChildGone) as exc:
+            raise InfrastructureError(f"the child did not accept the job: {exc}") from None
+        finally:
+            self.phases["job_s"] = round(time.monotonic() - sent, 6)
+        _accepted(ack)
 
     @property
     def the_timer(self) -> SandboxedChild:
@@ -372,23 +391,19 @@ class Run:
             )
         return data
 
-    def start_job(self) -> None:
+    def start_job(self, *, wait: bool = True) -> None:
         """The device, the files and the job, in the timer child (still free of any program of
         the candidate's). A candidate's timer also gets the exported XLA baseline, compiled
-        there before the candidate's artifact is loaded, to be timed beside it."""
+        there before the candidate's artifact is loaded, to be timed beside it. ``wait=False``:
+        the job is sent and its acknowledgement read by :meth:`job_accepted` (an evaluation
+        sends it before the export, so the timer compiles the baseline while the export child
+        traces the candidate; the candidate's artifact reaches the timer only at :meth:`load`)."""
         timer, wl, profile = self.the_timer, self.wl, self.profile
         hello = self.start_timer()
         self.open_device()
         self.rec["sandbox"] = dict(timer.protections)  # complete now (CPU pinning happens at hello)
         target = timer.target = target_of(self.hardware, hello)
         self.rec.update(hardware=target.slug, device_kind=hello.get("device_kind"), platform=hello["platform"])
-        if self.artifacts is not None:
-            # the trusted side's copies, taken when the export child said they were complete
-            write_input(timer.in_dir, "candidate.jaxexport", self.artifacts.program)
-            for i, kernel in enumerate(self.artifacts.kernels or ()):
-                write_input(timer.in_dir, f"kernel_{i}.jaxexport", kernel)
-            if self.artifacts.kernels is not None:
-                write_twin_builder(timer.in_dir)
         write_input(
             timer.in_dir,
             "baseline.jaxexport",
@@ -408,7 +423,11 @@ class Run:
             "profile": profile,
             "baseline_name": self.base_name,
         }
-        self.send_job(timer, job)
+        if wait:
+            self.send_job(timer, job)
+        else:
+            self.job_sent = time.monotonic()
+            timer.send(job)
 
     def load(self, require_pallas: bool) -> None:
         """The timer deserializes the judged program (and on the cpu target builds its twin
@@ -420,6 +439,13 @@ class Run:
         timer, prep, rec = self.the_timer, self.the_prep, self.rec
         assert self.artifacts is not None, "export() first"
         kernels = self.artifacts.kernels
+        self.job_accepted()
+        # the trusted side's copies, taken when the export child said they were complete
+        write_input(timer.in_dir, "candidate.jaxexport", self.artifacts.program)
+        for i, kernel in enumerate(kernels or ()):
+            write_input(timer.in_dir, f"kernel_{i}.jaxexport", kernel)
+        if kernels is not None:
+            write_twin_builder(timer.in_dir)
         rec["phase"] = "compile"
         cmd = {
             "cmd": "load",

@@ -2,8 +2,11 @@
 is the only process that runs the candidate's Python and has no device; the timer child never
 imports candidate code, and times and checks what the export child wrote."""
 
+import os
+
 import pytest
 
+from jaxbench.harness import run as run_mod
 from jaxbench.harness.export import new_export_child
 from jaxbench.harness.run import greet, new_timer_child
 from jaxbench.harness.timer_files import block_order
@@ -150,3 +153,24 @@ def test_an_expert_that_asks_for_its_tpu_runs_on_the_cpu_target():
     rec = harness.evaluate("11p", experts.source("11p"), profile="small", hardware="cpu", require_pallas=True)
     assert rec["outcome"].startswith("correct_"), rec["message"]
     assert rec["has_pallas_call"] is True and rec["pallas_share"]["ok"] is True
+
+
+def test_the_timer_compiles_the_baseline_while_the_export_child_runs_and_gets_the_artifact_after(evaluate, monkeypatch):
+    seen = {}
+    real_export = run_mod.Run.export
+
+    def export(self, *args, **kw):
+        # the job went to the timer first (not yet acknowledged), with no file of the candidate's
+        seen["job_pending"] = self.job_sent is not None
+        seen["timer_files"] = sorted(os.listdir(self.the_timer.in_dir))
+        artifacts = real_export(self, *args, **kw)
+        seen["exporter_dead"] = self.exporter.dead()
+        return artifacts
+
+    monkeypatch.setattr(run_mod.Run, "export", export)
+    rec = evaluate(HONEST)
+    assert rec["outcome"] in ("correct_tie", "correct_faster", "correct_slower"), rec["message"]
+    assert seen["job_pending"] is True and seen["exporter_dead"] is True
+    assert "baseline.jaxexport" in seen["timer_files"]
+    assert not [f for f in seen["timer_files"] if f.startswith(("candidate", "kernel_"))]
+    assert rec["phases"]["job_s"] > 0
