@@ -340,6 +340,8 @@ class Run:
         try:
             t = time.monotonic()
             if exporter.hello_info is None:
+                if self.timer is not None:
+                    pair.beside(exporter, self.timer)
                 greet(exporter, self.timeouts["startup"])
             self.phases["export_startup_s"] = round(time.monotonic() - t, 6)
             arrays.write_manifest(exporter.in_dir, manifest_specs(self.wl, specs_of(self.wl, self.profile)[0]), {})

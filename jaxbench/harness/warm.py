@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from ..record import EvalRecord
-from ..sandbox import cores
+from ..sandbox import cores, pair
 from ..sandbox.child import SandboxedChild
 from ..sandbox.options import Limits
 from ..sandbox.pair import platform_hint, warm_limits
@@ -74,6 +74,7 @@ class WarmPool:
                 child.hello(DEFAULT_TIMEOUTS["startup"])
                 exporter = new_export_child()
                 started.append(exporter)
+                pair.beside(exporter, child)
                 exporter.hello(DEFAULT_TIMEOUTS["startup"])
                 if self._closed:
                     child.close()

@@ -101,6 +101,9 @@ class SandboxedChild:
         self.exclusive = device.exclusive(self.opt.platform) and not self.opt.probe and self.opt.role == "timer"
         self.device_lock: device.DeviceLock | None = None
         self._device_nodes: list[str] | None = None
+        # cores an "auto" pin keeps off where another is free: an export child's own timer's,
+        # so that the timer compiles its baseline beside the export, not after it (pair.py)
+        self.avoid_cores: list[int] = []
         _LIVE.add(self)  # complete now: close() at exit can clean it up
 
     # -- spawning
@@ -397,7 +400,9 @@ class SandboxedChild:
         if cpus == ["auto"]:
             # the least busy of the cores outside timing phases (cores.py: a dedicated timing
             # core is entered only for a timing phase, under its lock)
-            core = host.least_busy_core(getattr(self, "_stat0", {}), host.cpu_times(), cores.work_cores())
+            allowed = cores.work_cores()
+            allowed = [c for c in allowed if c not in self.avoid_cores] or allowed
+            core = host.least_busy_core(getattr(self, "_stat0", {}), host.cpu_times(), allowed)
             if core is None:
                 return
             cpus = [core]

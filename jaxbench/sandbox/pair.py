@@ -50,6 +50,13 @@ def export_child(limits: Limits | None = None) -> SandboxedChild:
     return SandboxedChild(SandboxOptions(platform="cpu", role="export", limits=limits or Limits())).start()
 
 
+def beside(exporter: SandboxedChild, timer: SandboxedChild) -> None:
+    """Before the export child's hello (where it is pinned): keep it off its timer's core
+    where another is free, so the two work side by side (the timer compiles the baseline while
+    the export runs)."""
+    exporter.avoid_cores = [c for c in timer.protections.get("cpu_affinity") or [] if isinstance(c, int)]
+
+
 def start_pair(platform: str) -> tuple[SandboxedChild, SandboxedChild]:
     """A started (timer, export child) pair with :func:`warm_limits`: whole or not at all (the
     timer is closed when the export child cannot start)."""

@@ -3,9 +3,11 @@ evaluation takes them where they serve its case, and nothing started is left ope
 
 import sys
 
+import pytest
+
 from jaxbench import cli, harness
 from jaxbench.record import CORRECT_OUTCOMES
-from jaxbench.sandbox import Limits, pair
+from jaxbench.sandbox import Limits, cores, host, pair
 
 from .conftest import source, untrusted_retried
 
@@ -70,3 +72,18 @@ def test_the_command_line_closes_its_children_on_a_usage_error(monkeypatch, caps
     assert code == cli.EXIT_USAGE and "unknown workload" in capsys.readouterr().err
     ((timer, exporter),) = started
     assert timer.closed and exporter.closed and timer.dead() and exporter.dead()
+
+
+def test_an_export_child_is_pinned_off_its_timers_core():
+    if host.default_cpus("cpu") != ["auto"] or len(cores.work_cores()) < 2:
+        pytest.skip("needs two cores the children may be pinned to")
+    timer, exporter = pair.start_pair("cpu")
+    try:
+        timer.hello(120)
+        pair.beside(exporter, timer)
+        exporter.hello(120)
+        assert exporter.avoid_cores == timer.protections["cpu_affinity"]
+        assert set(timer.protections["cpu_affinity"]).isdisjoint(exporter.protections["cpu_affinity"])
+    finally:
+        timer.close()
+        exporter.close()
