@@ -76,11 +76,11 @@ or processes on one device queue there, the wait recorded as ``phases["device_wa
 Modules: ``api`` (the calls above, each a short script of :class:`Run` phases), ``run`` (the
 typed ``Run``: one case through its children, the record built as it goes, one method a phase:
 ``prepare``, ``start_timer``, ``start_job`` (answered while ``export`` runs), ``export``,
-``load``, ``compile``, ``check``, ``time``), ``outcomes`` (how a timeout, a crash or an exit ends a run), ``timer_files`` (the
-timer's outputs and trace, read back), ``prepare`` (the trusted side's JAX, inputs, answers,
-exported baseline, the child's files, limits, target), ``export`` (what the export child is
-asked for), ``speed`` (the speed verdict), ``warm`` (the warm pool), ``settings`` (the numbers
-every part shares, and :class:`InfrastructureError`).
+``load``, ``compile``, ``check``, ``time``), ``outcomes`` (how a timeout, a crash or an exit
+ends a run), ``timer_files`` (the timer's outputs and trace, read back), ``prepare`` (the
+trusted side's JAX, inputs, answers, exported baseline, the child's files, limits, target),
+``export`` (what the export child is asked for), ``speed`` (the speed verdict), ``warm`` (the
+warm pool), ``settings`` (the numbers every part shares, and :class:`InfrastructureError`).
 """
 
 from .. import HARNESS_VERSION

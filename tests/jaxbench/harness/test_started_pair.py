@@ -1,6 +1,8 @@
 """Children started before JAX is imported (``sandbox.pair``; the command line's evaluate): the
 evaluation takes them where they serve its case, and nothing started is left open."""
 
+import pathlib
+import subprocess
 import sys
 
 import pytest
@@ -11,12 +13,14 @@ from jaxbench.sandbox import Limits, cores, host, pair
 
 from .conftest import source, untrusted_retried
 
+REPO = pathlib.Path(__file__).resolve().parents[3]
+
 
 def test_the_pair_module_imports_no_jax():
-    import subprocess
-
     code = "import sys, jaxbench.sandbox.pair; print('jax' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120, check=True
+    )
     assert out.stdout.strip() == "False"
 
 
@@ -57,7 +61,7 @@ def test_a_pair_too_small_for_the_case_is_closed_and_fresh_children_run_it(basel
     assert timer.closed and exporter.closed and timer.dead() and exporter.dead()
 
 
-def test_the_command_line_closes_its_children_on_a_usage_error(monkeypatch, capsys):
+def test_the_command_line_closes_its_children_on_a_usage_error(monkeypatch, capsys, tmp_path):
     started = []
     real = cli._start_children
 
@@ -67,8 +71,9 @@ def test_the_command_line_closes_its_children_on_a_usage_error(monkeypatch, caps
         return got
 
     monkeypatch.setattr(cli, "_start_children", start)
-    kernel = str(harness.__file__).replace("harness/__init__.py", "kernels/examples/12p-rmsnorm.py")
-    code = cli.main(["evaluate", "--workload", "no-such-workload", "--kernel", kernel, "--hardware", "cpu"])
+    kernel = tmp_path / "kernel.py"
+    kernel.write_text(source("correct_rmsnorm.py"))
+    code = cli.main(["evaluate", "--workload", "no-such-workload", "--kernel", str(kernel), "--hardware", "cpu"])
     assert code == cli.EXIT_USAGE and "unknown workload" in capsys.readouterr().err
     ((timer, exporter),) = started
     assert timer.closed and exporter.closed and timer.dead() and exporter.dead()
