@@ -43,6 +43,12 @@ READ_NOT_RUN = (
     "Not run here yet: only a stored copy of the file could be read, and it was compared with this "
     "workload by reading (its CONFIG, inputs, kernel, block sizes and workload() call)."
 )
+# a level-2 file run on the cpu target with its tuned blocks clamped to the small profile's
+# shapes (benchmarks/level2_public.py appends the one TUNED_PARAMS line; no line of it changes)
+RUN_CLAMPED = (
+    "Run here: the public file, its TUNED_PARAMS set to the small profile's clamped blocks, comes back "
+    "correct on the cpu target, a tie with this workload's Pallas baseline."
+)
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 

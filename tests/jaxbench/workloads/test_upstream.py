@@ -198,3 +198,23 @@ def test_the_drift_script_reports_a_changed_file(tmp_path, monkeypatch, capsys):
     assert "newest: 2026-05-05 second" in out and "1 file changed, 2 insertions(+), 1 deletion(-)" in out
     assert f"8p       {second[:7]}   {second[:7]}   same" in out
     assert "changed: 1 (12p)" in out and "same: 1" in out and "Upstream tracking" in out
+
+
+def test_a_level_two_twin_says_run_here_only_where_the_script_runs_its_file():
+    """RUN_CLAMPED is a claim benchmarks/level2_public.py backs: every twin that makes it has its
+    small-profile blocks there (and a small-profile deviation saying so), runs on the cpu target,
+    and no other twin has blocks there; a TPU-only twin says how it was checked instead."""
+    from benchmarks.level2_public import SMALL_TUNED, candidate_source
+
+    claimed = {w.id for w in workloads.of_level(2) if w.upstream.conformance == upstream.RUN_CLAMPED}
+    assert claimed == set(SMALL_TUNED)
+    for wid in claimed:
+        wl = workloads.get(wid)
+        assert "cpu" in wl.platforms and _kinds(wl, "small-profile"), wid
+    assert workloads.get("l2-7p").upstream.conformance == upstream.READ_NOT_RUN  # TPU only
+    src = candidate_source(
+        "TUNED_PARAMS = {'tiling': [256, 1024, 1024]}\n\ndef workload(x):\n    return x\n", {"tiling": [1, 2]}
+    )
+    ns: dict = {}
+    exec(compile(src, "candidate.py", "exec"), ns)  # the file's own lines unchanged, one appended
+    assert src.startswith("TUNED_PARAMS = {'tiling': [256, 1024, 1024]}\n") and ns["TUNED_PARAMS"] == {"tiling": [1, 2]}
