@@ -65,13 +65,15 @@ def test_the_workload_page_and_the_list_name_the_baseline_and_where_it_runs(clie
 def test_the_upstream_section_says_how_each_public_file_was_checked(client, board):
     twin = client.get("/workloads/l2-8p-gemm/").content.decode()
     assert "Run here: the public file, its TUNED_PARAMS set to the small profile" in twin
+    # a stored copy without its history: the page does not claim the commit is the newest change
+    assert "whether a later change exists was not checked here" in twin
+    assert "the newest change to that file we match" not in twin
     read_only = client.get("/workloads/l2-7p-ragged-paged-attention/").content.decode()
     assert '<span id="conformance">Not run here yet: only a stored copy of the file could be read' in read_only
     assert "comes back correct here" not in read_only  # the claim level 1's pages make is not made for it
-    assert (
-        "uploaded unchanged as a candidate, comes back correct here"
-        in client.get("/workloads/12p-rmsnorm/").content.decode()
-    )
+    level_one = client.get("/workloads/12p-rmsnorm/").content.decode()
+    assert "uploaded unchanged as a candidate, comes back correct here" in level_one
+    assert "the newest change to that file we match" in level_one  # dated: read from its history
 
 
 def test_a_workload_without_per_profile_values_shows_no_empty_parameters_table(client, board):
