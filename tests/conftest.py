@@ -76,10 +76,19 @@ def broker_url():
     from portal.embedded import start_redis
 
     proc = start_redis(settings.EMBEDDED_REDIS_SOCKET)
-    yield f"unix://{settings.EMBEDDED_REDIS_SOCKET}"
     if proc is not None:
-        proc.terminate()
-        proc.wait(10)
+        _EMBEDDED_REDIS.append(proc)
+    yield f"unix://{settings.EMBEDDED_REDIS_SOCKET}"
+    # the one started here and any a broker-restart test started again (start_broker)
+    for p in _EMBEDDED_REDIS:
+        if p.poll() is None:
+            p.terminate()
+            p.wait(10)
+    _EMBEDDED_REDIS.clear()
+
+
+# embedded Redis servers this session started: stopped with the session (nothing left behind)
+_EMBEDDED_REDIS: list[subprocess.Popen] = []
 
 
 @pytest.fixture
@@ -220,7 +229,9 @@ def start_broker(url: str) -> None:
     if parts.scheme == "unix":
         from portal.embedded import start_redis
 
-        start_redis(__import__("pathlib").Path(parts.path))
+        proc = start_redis(__import__("pathlib").Path(parts.path))
+        if proc is not None:
+            _EMBEDDED_REDIS.append(proc)
     elif parts.scheme in ("redis", "rediss"):
         subprocess.run(
             [
