@@ -84,7 +84,7 @@ def test_the_wheel_holds_jaxbench_alone_and_runs_without_the_portal(tmp_path):
     ):
         assert needed in names, needed
     entry = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
-    assert "jaxbench = jaxbench.cli:main" in entry
+    assert "jaxbench = jaxbench.cli:run" in entry
 
     site = tmp_path / "site"
     out = subprocess.run(
