@@ -4,7 +4,7 @@ clean environment (``env -i``, as CI runs it), its wall time and each pytest tie
 
 The issue's target: under 20 minutes on this 2-core machine, also with a busy numpy loop on the
 other core. ``--busy`` starts the loop (``benchmarks/busy.py``) for the whole run; ``--target``
-runs one Makefile target instead (``test-together``, ``test-alone``, ...). The log is kept
+runs one Makefile target instead (``test-embedded-fast``, ``test-alone``, ...). The log is kept
 (``--log``). Prints figures; asserts nothing.
 
     .venv/bin/python benchmarks/suite_time.py [--busy] [--target test] [--log /tmp/suite.log]

@@ -64,6 +64,10 @@ def level2(monkeypatch):
     workloads.reload()
 
 
+# embedded Redis servers this session started: stopped with the session (nothing left behind)
+_EMBEDDED_REDIS: list[subprocess.Popen] = []
+
+
 @pytest.fixture(scope="session")
 def broker_url():
     """The broker URL workers started by tests use; starts the embedded Redis when needed."""
@@ -85,10 +89,6 @@ def broker_url():
             p.terminate()
             p.wait(10)
     _EMBEDDED_REDIS.clear()
-
-
-# embedded Redis servers this session started: stopped with the session (nothing left behind)
-_EMBEDDED_REDIS: list[subprocess.Popen] = []
 
 
 @pytest.fixture
