@@ -1,4 +1,4 @@
-# expect: incorrect | rejected artifact_tampered
+# expect: rejected returns_input | rejected artifact_tampered
 """Rewrites its artifact after it is written: a thread started at import waits for the export
 child's ``program.jaxexport`` and replaces it with a plain-XLA RMSNorm it exported itself (right
 answers), then keeps appending to it, until the process dies. The program traced is a Pallas
@@ -8,7 +8,10 @@ What the defence gives: the rewrite never reaches what is timed. The trusted sid
 artifact once, the moment the child says it is complete, and checks it against the size and
 digest of the bytes the child wrote: a file changed before that read is ``rejected``
 (``artifact_tampered``); one changed after it is never read again (the timer gets the trusted
-side's copy), and the traced copy kernel is what runs: ``incorrect``.
+side's copy), and the traced copy kernel is what runs: its outputs are its input ``x``, which the
+check rejects (``returns_input``). Which of the two it gets is this attack's own race (whether its
+thread's rewrite lands before the read), decided by the candidate's process, not by the portal:
+both are rejections, and neither lets the forged program be timed or judged.
 """
 import os
 import sys
