@@ -1,7 +1,8 @@
 """The adversarial corpus through the real pipeline: portal intake -> Dramatiq -> a real worker
 -> the isolated harness. Every cheat and probe (tests/jaxbench/harness/candidates and
-tests/jaxbench/adversarial/candidates) must get its expected verdict, leak nothing, leave nothing behind,
-and leave the worker healthy for the next candidate."""
+tests/jaxbench/adversarial/candidates) must get its expected verdict and a complete record
+(tests/jaxbench/record_checks.py), leak nothing, leave nothing behind, and leave the worker
+healthy for the next candidate."""
 
 import io
 import json
@@ -17,6 +18,7 @@ from jaxbench.harness.settings import CPU_WALL_SLACK
 from submissions import intake
 from tests import factories
 from tests.conftest import wait_for
+from tests.jaxbench.record_checks import check_record
 
 from .corpus import COMPILE_BOMBS, WORKER_SECONDS, expectations, files, source
 
@@ -81,6 +83,10 @@ def test_corpus_through_the_pipeline(start_worker, purge_queues):
         print(f"corpus {path.name}: {got[0]} {got[1]} in {ev.record.get('phase')} ({ev.state})")
         if ev.state != Evaluation.DONE or not any(got[0] == o and (c is None or got[1] == c) for o, c in expected):
             wrong.append(f"{path.name}: got {ev.state}/{got}, expected {expected}: {ev.message[:300]}")
+        try:
+            check_record(ev.record, path.name)  # complete, in the vocabulary, timings that add up
+        except (AssertionError, KeyError) as exc:
+            wrong.append(f"{path.name}: its record: {exc!r}")
     assert not wrong, "\n".join(wrong)
     # A compile bomb (a small upload) buys the worker under a minute at the default compile limit,
     # and its verdict is the candidate's, never the harness's. The compile side's limits count the
