@@ -8,7 +8,7 @@ PG_URL     ?= postgres://postgres@127.0.0.1:5432/jaxbench
 REDIS_URL  ?= redis://127.0.0.1:6379/15
 AMQP_URL   ?= amqp://guest:guest@127.0.0.1:5672/%2F
 
-.PHONY: run test setup venv venv-test venv-gpu system-deps lint format typecheck test-embedded test-embedded-fast test-embedded-integration test-alone test-side-by-side test-postgres test-postgres-redis test-postgres-rabbitmq demo bench clean
+.PHONY: run test setup venv venv-test venv-gpu system-deps lint format typecheck test-embedded test-embedded-fast test-embedded-integration test-heavy test-alone test-side-by-side test-postgres test-postgres-redis test-postgres-rabbitmq demo bench clean
 
 # Every install step prints what it installs, pip's progress bars and the time it took
 # (.ci/pip_install.py); the times quoted were measured on 2 cores with a fast package mirror.
@@ -73,29 +73,37 @@ typecheck: venv-test
 	$(BIN)/mypy
 
 # Every test that can share the machine runs on both cores (the heavy kernel checks too); the
-# integration and browser tests beside the production configurations' (test-side-by-side);
-# tests that start a worker over the whole corpus, a fresh clone or a benchmark by themselves.
-test-embedded: test-embedded-fast test-embedded-integration test-alone
+# integration, browser and heavy tests beside the production configurations' (test-side-by-side);
+# the whole corpus through a worker by itself.
+test-embedded: test-embedded-fast test-embedded-integration test-heavy test-alone
 
 test-embedded-fast:
 	@echo "== tests: embedded (SQLite + embedded Redis), on both cores =="
-	$(PY) -m pytest -m "not integration and not browser and not alone" -n 2 --dist loadfile --durations=15
+	$(PY) -m pytest -m "not integration and not browser and not heavy and not alone" -n 2 --dist loadfile --durations=15
 
 test-embedded-integration:
 	@echo "== tests: embedded (SQLite + embedded Redis), integration and browser tests =="
-	$(PY) -m pytest -m "(integration or browser) and not alone" --durations=15
+	$(PY) -m pytest -m "(integration or browser) and not heavy and not alone" --durations=15
 
-# Tests that start their own worker over a whole corpus, a fresh clone or time a benchmark:
-# by themselves, after everything else.
+# The tests that start their own worker, portal or fresh clone (a level-2 trace, `make run`,
+# runportal, a benchmark), with their own var dir (database, embedded Redis): each keeps about
+# one core busy, so they run beside the integration tiers (test-side-by-side), whose workers
+# leave a core idle while they wait on brokers, databases and outages.
+test-heavy:
+	@echo "== tests: embedded (SQLite + embedded Redis), heavy =="
+	JAXBENCH_VAR_DIR=$(CURDIR)/var/test-heavy $(PY) -m pytest -m heavy --durations=15
+
+# The whole red-team corpus through one worker (two threads, both cores): by itself, after
+# everything else.
 test-alone:
 	@echo "== tests: embedded (SQLite + embedded Redis), alone =="
 	$(PY) -m pytest -m alone --durations=15
 
-# The three configurations' integration tests side by side (each its own database, broker and
-# var dir): their workers wait on brokers, databases and children as much as they compute, and
-# a verdict must not depend on the load the others add.
+# The three configurations' integration tests and the heavy tests side by side (each its own
+# database, broker and var dir): their workers wait on brokers, databases and children as much
+# as they compute, and a verdict must not depend on the load the others add.
 test-side-by-side:
-	@$(MAKE) --no-print-directory -j3 --output-sync=target test-embedded-integration test-postgres-redis test-postgres-rabbitmq
+	@$(MAKE) --no-print-directory -j4 --output-sync=target test-embedded-integration test-postgres-redis test-postgres-rabbitmq test-heavy
 
 # The two production configurations side by side (each its own database and var dir; their
 # brokers are separate services): their workers wait on brokers and databases as much as they

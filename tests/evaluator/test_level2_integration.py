@@ -2,7 +2,8 @@
 registry (JAXBENCH_EXTRA_WORKLOADS in the test and in the worker) -> trace upload over the REST
 API -> a real Dramatiq worker -> the harness's sandboxed children, once per configuration ->
 per-configuration baselines -> one verdict per sample -> the level-2 aggregates -> the pages.
-Runs alone: ten configurations are twenty sandboxed children per sample."""
+Heavy (ten configurations are twenty sandboxed children per sample): beside the integration
+tiers, never among the fast tier's tests."""
 
 import json
 
@@ -19,7 +20,7 @@ from tests import factories
 from tests import level2 as level2_kernels
 from tests.conftest import LEVEL2_ENV, wait_for
 
-pytestmark = [pytest.mark.alone, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.heavy, pytest.mark.django_db(transaction=True)]
 
 
 def test_a_level_two_trace_is_evaluated_per_configuration_by_a_real_worker(client, level2, start_worker):

@@ -97,7 +97,7 @@ def free_port() -> int:
 
 
 @pytest.mark.slow
-@pytest.mark.alone
+@pytest.mark.heavy
 def test_runportal_prints_its_steps_in_order_and_the_url_last(tmp_path):
     port = free_port()
     env = {

@@ -11,7 +11,7 @@ import urllib.request
 
 import pytest
 
-pytestmark = [pytest.mark.slow, pytest.mark.alone]
+pytestmark = [pytest.mark.slow, pytest.mark.heavy]
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 

@@ -12,7 +12,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow
-@pytest.mark.alone
+@pytest.mark.heavy
 def test_trace_upload_bench_runs_small():
     env = {
         k: v
