@@ -175,9 +175,12 @@ def _profile_for(ev: Evaluation) -> str:
     return "small" if ev.stage == Evaluation.PRECHECK else ev.hardware.profile
 
 
-def baseline_for(workload, hardware) -> Baseline:
-    """The XLA baseline for this workload/hardware/profile/JAX/harness version, measured on
-    first need on this worker (which runs on that hardware) and cached."""
+def baseline_for(workload, hardware, *, fresh: bool = False) -> Baseline:
+    """The XLA baseline for this workload/hardware/profile/JAX/harness version, kept in the
+    database. On first need (or ``fresh``: measure_baselines --force) this worker, which runs
+    on that hardware, takes it from this host's disk cache where another worker or the command
+    line timed it under the same key (harness.baseline_alone: no cold child for it), else
+    measures it now and stores it there too."""
     import jax
 
     from jaxbench import harness
@@ -190,11 +193,19 @@ def baseline_for(workload, hardware) -> Baseline:
         harness_version=HARNESS_VERSION,
     )
     existing = Baseline.objects.filter(**key).first()
-    if existing:
+    if existing and not fresh:
         return existing
-    record = harness.measure_baseline(
-        workload.wid, profile=hardware.profile, hardware=hardware.slug, timeouts=harness_timeouts()
+    record = harness.baseline_alone(
+        workload.wid,
+        profile=hardware.profile,
+        hardware=hardware.slug,
+        cache="fresh" if fresh else "disk",
+        timeouts=harness_timeouts(),
     )
+    # where it came from, for the log; the stored record is measure_baseline's (its measured_at
+    # says when it was timed)
+    origin = record.pop("cache", "measured")
+    log.info("baseline of %s on %s (%s): %s", workload.wid, hardware.slug, hardware.profile, origin)
     median = (record.get("timing") or {}).get("median_s")
     if not median:
         raise InfrastructureError(f"baseline of {workload.wid} on {hardware.slug} failed: {record.get('message')}")

@@ -8,6 +8,8 @@ Stable API (no Django anywhere under jaxbench)::
                               require_pallas=True, baseline=None, timeouts=None,
                               baseline_cache="memory") -> dict
     base   = harness.measure_baseline(workload, *, profile, hardware=None) -> dict
+    base   = harness.baseline_alone(workload, *, profile, hardware=None,
+                                    cache="disk") -> dict   # the worker: disk cache first
     low    = harness.lower_for_platform(workload, source, platform="tpu",
                                         profile="full") -> dict
     pool   = harness.WarmPool(platform="cpu")          # one pre-spawned child, JAX imported
@@ -85,7 +87,15 @@ warm pool), ``settings`` (the numbers every part shares, and :class:`Infrastruct
 
 from .. import HARNESS_VERSION
 from ..sandbox.pair import platform_hint
-from .api import available_protections, evaluate, evaluate_case, lower_for_platform, measure_baseline, probe_environment
+from .api import (
+    available_protections,
+    baseline_alone,
+    evaluate,
+    evaluate_case,
+    lower_for_platform,
+    measure_baseline,
+    probe_environment,
+)
 from .prepare import exported_baseline, inputs_from_seed, reference_hlo_cost
 from .run import Run, new_timer_child
 from .settings import (
@@ -130,6 +140,7 @@ __all__ = [
     "Run",
     "WarmPool",
     "available_protections",
+    "baseline_alone",
     "evaluate",
     "exported_baseline",
     "inputs_from_seed",

@@ -307,7 +307,32 @@ def _check_baseline(b: Record, wl: Workload, profile: str, hardware: Any) -> Non
         raise ValueError("baseline has no positive median_s")
 
 
-def _cached_baseline(wl: Workload, profile: str, hardware: Any, platform: str, cache: str = "memory") -> Record:
+def baseline_alone(
+    workload: Any,
+    *,
+    profile: str,
+    hardware: Any = None,
+    cache: str = "disk",
+    timeouts: dict[str, float] | None = None,
+) -> Record:
+    """The baseline alone for a caller that keeps its own copy (the worker, in its database, on
+    a miss there): with ``cache="disk"`` this process's copy, else this host's disk cache under
+    the same key (another worker or the command line on this host timed it), else measured now
+    and stored there; ``"fresh"`` measures now. The copy's ``cache`` says which."""
+    wl = workload_of(workload)
+    platform = platform_hint(hardware)
+    require_platform(wl, platform)
+    return _cached_baseline(wl, profile, hardware, platform, cache, timeouts)
+
+
+def _cached_baseline(
+    wl: Workload,
+    profile: str,
+    hardware: Any,
+    platform: str,
+    cache: str = "memory",
+    timeouts: dict[str, float] | None = None,
+) -> Record:
     """The baseline alone for ``hardware`` (None: the hardware a child on ``platform`` detects),
     a copy whose ``cache`` says where it came from: "memory" (measured earlier in this process),
     "disk" (``baseline_cache``: an earlier run's, on this host) or "measured" (now). ``cache``:
@@ -328,7 +353,7 @@ def _cached_baseline(wl: Workload, profile: str, hardware: Any, platform: str, c
         rec = disk_cache.load(disk_key) if disk_key is not None and cache == "disk" else None
         origin = "disk"
         if rec is None:
-            rec, origin = dict(measure_baseline(wl, profile=profile, hardware=slug)), "measured"
+            rec, origin = dict(measure_baseline(wl, profile=profile, hardware=slug, timeouts=timeouts)), "measured"
             if disk_key is not None:
                 disk_cache.store(disk_key, rec)
         rec.pop("cache", None)

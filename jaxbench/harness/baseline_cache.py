@@ -3,8 +3,10 @@
 Each ``python -m jaxbench evaluate`` is a new process, so the process-memory cache of
 ``api._cached_baseline`` never outlives one evaluation there: without this file every run
 starts a third cold child only to time the XLA baseline alone. Here that record is kept on disk
-for the next run, keyed by everything the figure depends on (:func:`key_for`); the worker does
-not use it (it passes the baseline it keeps in its database, ``evaluator.runner.baseline_for``).
+for the next run, keyed by everything the figure depends on (:func:`key_for`). The worker keeps
+its baseline in its database and passes it to each evaluation; on a miss there it looks here
+first (``api.baseline_alone``, from ``evaluator.runner.baseline_for``), so a new worker database
+on a host where a worker or the command line already timed it starts no cold child for it.
 
 A record is reused only when its stored key equals the wanted key exactly and it is recent
 (``JAXBENCH_BASELINE_CACHE_DAYS``, 7 by default; 0 turns the disk cache off). Anything else (a

@@ -13,7 +13,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--hardware", help="target slug; default: detected from jax.devices()")
         parser.add_argument("--workload", action="append", help="only these workload IDs (repeatable)")
-        parser.add_argument("--force", action="store_true", help="re-measure even if cached")
+        parser.add_argument(
+            "--force",
+            action="store_true",
+            help="measure again, even where the database or this host's disk cache has it",
+        )
 
     def handle(self, *args, **opts):
         import jax
@@ -37,5 +41,5 @@ class Command(BaseCommand):
                     jax_version=jax.__version__,
                     harness_version=HARNESS_VERSION,
                 ).delete()
-            b = baseline_for(wl, hw)
+            b = baseline_for(wl, hw, fresh=opts["force"])
             tqdm.write(f"{wl.wid:>4} {wl.slug:<50} {b.median_s * 1e3:9.3f} ms")
