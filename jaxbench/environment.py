@@ -291,8 +291,8 @@ VARIABLES: tuple[Variable, ...] = (
         "JAXBENCH_BASELINE_CACHE_DAYS",
         "number",
         7.0,
-        "How many days the command line reuses a baseline timed alone from its disk cache; 0: never "
-        "(the worker keeps its baselines in the database)",
+        "How many days a baseline timed alone is reused from this host's disk cache, by the command "
+        "line and by a worker whose database has none; 0: never",
         "harness",
     ),
     V(
