@@ -7,9 +7,11 @@ lock, one chip-holding child at a time): the TPU example kernels, the expert (To
 and JAX's own TPU kernels wrapped as candidates, the Pallas rule on; then the XLA reference as a
 candidate against itself (the rule off), ``--repeats`` times for three workloads: identical code,
 so a label of faster or slower is a measurement error; and each of level 2's Pallas baselines as
-its own candidate (identical programs again, on the level-2 path). Prints one line per evaluation (outcome,
-speedup and interval, both medians, the sampling width reached, the fraction of the chip's
-roofline, the phases) and a summary; every record goes to ``--json`` after each evaluation, so
+its own candidate (identical programs again, on the level-2 path); with ``--public-suite DIR``,
+each level-2 twin's public file too (its blocks clamped to the small profile by one appended line,
+``level2_public.public_candidate``; the only run of a TPU-only twin's file). Prints one line per
+evaluation (outcome, speedup and interval, both medians, the sampling width reached, the fraction
+of the chip's roofline, the phases) and a summary; every record goes to ``--json`` after each evaluation, so
 that a run stopped at its time limit still leaves what it measured. ``--budget`` seconds: no new
 evaluation starts after it.
 
@@ -30,6 +32,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.device_summary import print_summary  # noqa: E402
+from benchmarks.level2_public import public_candidate  # noqa: E402
 from catalog.starter import starter_source  # noqa: E402 - plain Python, no Django
 from jaxbench import hardware, harness, workloads  # noqa: E402
 from jaxbench.hardware import detect_in_child  # noqa: E402
@@ -50,11 +53,21 @@ print(json.dumps({k: getattr(info, k) for k in ("bf16_ops_per_second", "mem_bw_b
 """
 
 
-def kernels(platform: str, files: Sequence[str] = ()):
+def kernels(platform: str, files: Sequence[str] = (), suite: str = ""):
     # --candidate WID=PATH: any file as a candidate (a public baseline.py, say), kind "file"
     for spec in files:
         wid, _, path = spec.partition("=")
         yield "file", wid, pathlib.Path(path).read_text(encoding="utf-8"), True
+    # --public-suite DIR: each level-2 twin's public file, its blocks clamped to the small profile
+    # as level2_public.py does on the cpu target (the evidence of a TPU-only twin's conformance)
+    for wl in workloads.of_level(2) if suite else ():
+        try:
+            source, digest = public_candidate(wl, pathlib.Path(suite))
+        except FileNotFoundError as exc:
+            print(f"public    {wl.id:<4} absent: {exc}", flush=True)
+            continue
+        print(f"public    {wl.id:<4} {wl.upstream.file} sha256 {digest}", flush=True)
+        yield "public", wl.id, source, True  # Pallas kernels: the rule on, as level2_public.py runs them
     for wid in examples.EXAMPLES:
         yield "example", wid, examples.source(wid, platform=platform), True
     for wid in experts.EXPERTS:
@@ -121,7 +134,14 @@ def main() -> None:
     ap.add_argument(
         "--only",
         default="",
-        help="comma-separated kinds (example,expert,jax,identical,level2,l2-ex,file) or kind:workload (expert:8p)",
+        help="comma-separated kinds (example,expert,jax,identical,level2,l2-ex,file,public) or kind:workload "
+        "(expert:8p)",
+    )
+    ap.add_argument(
+        "--public-suite",
+        default="",
+        metavar="DIR",
+        help="also evaluate each level-2 twin's public file from DIR/JAXBench/benchmark/level2/ (kind public)",
     )
     ap.add_argument(
         "--candidate",
@@ -145,7 +165,7 @@ def main() -> None:
     records: list[dict] = []
     skipped: list[str] = []
     with harness.WarmPool(target.platform) as pool:
-        for kind, wid, code, require in kernels(target.platform, args.candidate):
+        for kind, wid, code, require in kernels(target.platform, args.candidate, args.public_suite):
             if only and kind not in only and f"{kind}:{wid}" not in only:
                 continue
             for i in range(args.repeats if kind == "identical" else 1):
@@ -179,6 +199,7 @@ def summary(records: list[dict], skipped: list[str], total: float) -> None:
     print_summary(records, ("level2",), identical="level2")
     print_summary(records, ("l2-ex",), identical="")
     print_summary(records, ("file",), identical="")
+    print_summary(records, ("public",), identical="")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ is skipped without it; the registry checks below run everywhere."""
 
 import pytest
 
+from benchmarks.level2_public import SMALL_TUNED, candidate_source
 from jaxbench import workloads
 from jaxbench.workloads import upstream
 from tests.jaxbench.workloads.public_suite import ENV, public_root
@@ -28,22 +29,6 @@ BROKEN = {
 }
 
 IDS = workloads.ids()
-
-# Level 2's public files carry block sizes tuned for the full shapes; at the small profile each
-# runs with the clamped values its workload's Pallas baseline takes there (the workload's
-# small-profile deviation), set after the file's own TUNED_PARAMS.
-SMALL_TUNED = {
-    "l2-1p": {"block_q": 512, "block_k_major": 512, "block_k": 512},
-    "l2-2p": {"block_q": 256, "block_kv": 256, "block_kv_compute": 256},
-    "l2-4p": {"block_q": 256, "block_kv": 256, "block_kv_compute": 256},
-    "l2-6p": {"pages_per_compute_block": 8},
-    "l2-7p": {"num_kv_pages_per_block": 16, "num_queries_per_block": 64},
-    "l2-8p": {"block_shape": [512, 1792], "block_k": 512},
-    "l2-11p": {"tiling": [256, 512, 256]},
-    # no tuned blocks: the file picks them from the chip's VMEM (pltpu.get_tpu_info) when it traces,
-    # so it runs on a TPU only (benchmarks/tpu_harness.py --candidate 64p=<its path>)
-    "64p": None,
-}
 
 
 def test_every_pallas_baseline_has_its_small_blocks():
@@ -78,10 +63,9 @@ def _public_source(wl) -> str:
     source = path.read_text(encoding="utf-8")
     if wl.id in SMALL_TUNED and SMALL_TUNED[wl.id] is None:
         pytest.skip(f"{wl.id}: the public file reads the TPU's own figures when it traces; checked on a TPU")
-    if wl.id in SMALL_TUNED:
-        assert "\nTUNED_PARAMS = " in source, "the public file no longer has TUNED_PARAMS"
-        source += f"\nTUNED_PARAMS.update({SMALL_TUNED[wl.id]!r})\n"
-    return source
+    # level 2's files carry blocks tuned for the full shapes: at the small profile each runs with the
+    # clamped values its Pallas baseline takes there (one appended line; the file's own unchanged)
+    return candidate_source(source, SMALL_TUNED[wl.id]) if wl.id in SMALL_TUNED else source
 
 
 def _evaluate(wid, source):
