@@ -38,16 +38,17 @@ DEVIATION_KINDS = {
 }
 
 _SHA_RE = re.compile(r"^[0-9a-f]{40}$")
-# a level-2 file compared by reading only: the evidence its twin states (Upstream.conformance)
-READ_NOT_RUN = (
-    "Not run here yet: only a stored copy of the file could be read, and it was compared with this "
-    "workload by reading (its CONFIG, inputs, kernel, block sizes and workload() call)."
-)
 # a level-2 file run on the cpu target with its tuned blocks clamped to the small profile's
 # shapes (benchmarks/level2_public.py appends the one TUNED_PARAMS line; no line of it changes)
 RUN_CLAMPED = (
     "Run here: the public file, its TUNED_PARAMS set to the small profile's clamped blocks, comes back "
     "correct on the cpu target, a tie with this workload's Pallas baseline."
+)
+# the same for a twin that runs on a TPU only (benchmarks/tpu_harness.py --public-suite DIR)
+RUN_CLAMPED_ON_TPU = (
+    "Run here on a TPU v5e: the public file, its TUNED_PARAMS set to the small profile's clamped blocks, "
+    "comes back correct, a tie with this workload's Pallas baseline. JAX's Pallas interpreter cannot run "
+    "this kernel, so the file is not run on the cpu target."
 )
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 

@@ -68,9 +68,9 @@ def test_the_upstream_section_says_how_each_public_file_was_checked(client, boar
     # a stored copy without its history: the page does not claim the commit is the newest change
     assert "whether a later change exists was not checked here" in twin
     assert "the newest change to that file we match" not in twin
-    read_only = client.get("/workloads/l2-7p-ragged-paged-attention/").content.decode()
-    assert '<span id="conformance">Not run here yet: only a stored copy of the file could be read' in read_only
-    assert "comes back correct here" not in read_only  # the claim level 1's pages make is not made for it
+    on_tpu = client.get("/workloads/l2-7p-ragged-paged-attention/").content.decode()
+    assert '<span id="conformance">Run here on a TPU v5e: the public file, its TUNED_PARAMS set' in on_tpu
+    assert "comes back correct here" not in on_tpu  # the claim level 1's pages make is not made for it
     level_one = client.get("/workloads/12p-rmsnorm/").content.decode()
     assert "uploaded unchanged as a candidate, comes back correct here" in level_one
     assert "the newest change to that file we match" in level_one  # dated: read from its history
