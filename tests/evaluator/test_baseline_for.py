@@ -4,16 +4,15 @@ the same key, else measured and stored in both; ``fresh`` (measure_baselines --f
 The measurement itself is replaced here by a counter (the real one: the integration tests and
 tests/jaxbench/harness/test_baseline_cache.py); what is tested is which layer answers."""
 
-import time
-
 import pytest
 
 from catalog.models import Baseline
 from evaluator import runner
-from jaxbench import harness, workloads
+from jaxbench import workloads
 from jaxbench.harness import api
 from jaxbench.harness import baseline_cache as bc
 from tests import factories
+from tests.jaxbench.fake_baseline import fake_measure_baseline
 
 pytestmark = pytest.mark.django_db
 
@@ -22,25 +21,8 @@ pytestmark = pytest.mark.django_db
 def measured(monkeypatch, tmp_path, settings):
     monkeypatch.setenv("JAXBENCH_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("JAXBENCH_BASELINE_CACHE_DAYS", raising=False)
-    monkeypatch.setattr(api, "_BASELINES", {})  # this worker process has measured nothing yet
     settings.JAXBENCH_TIMEOUTS = {"timing": 99.0}
-    calls = []
-
-    def measure(wl, *, profile, hardware=None, timeouts=None, **kw):
-        calls.append((wl.id, profile, hardware, timeouts))
-        return {
-            "kind": "baseline",
-            "workload": wl.id,
-            "profile": profile,
-            "hardware": hardware,
-            "harness_version": harness.HARNESS_VERSION,
-            "median_s": 0.002 + len(calls) * 1e-3,
-            "timing": {"median_s": 0.002 + len(calls) * 1e-3},
-            "measured_at": time.time(),
-        }
-
-    monkeypatch.setattr(api, "measure_baseline", measure)
-    return calls
+    return fake_measure_baseline(monkeypatch)
 
 
 def test_a_miss_in_the_database_reads_the_hosts_disk_cache_before_measuring(measured, monkeypatch):

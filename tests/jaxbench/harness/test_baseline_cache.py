@@ -17,6 +17,7 @@ import pytest
 from jaxbench import cli, harness, workloads
 from jaxbench.harness import api
 from jaxbench.harness import baseline_cache as bc
+from tests.jaxbench.fake_baseline import fake_measure_baseline
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 EXAMPLE = os.path.join(REPO, "jaxbench", "kernels", "examples", "12p-rmsnorm.py")
@@ -238,24 +239,7 @@ def test_cache_dir_follows_xdg(monkeypatch, tmp_path):
 
 @pytest.fixture
 def fake_measure(monkeypatch):
-    calls = []
-
-    def measure(wl, *, profile, hardware=None, **kw):
-        calls.append((wl.id, profile, hardware))
-        return {
-            "kind": "baseline",
-            "workload": wl.id,
-            "profile": profile,
-            "hardware": hardware or "cpu",
-            "harness_version": harness.HARNESS_VERSION,
-            "median_s": 0.003 + len(calls) * 1e-4,
-            "timing": {"median_s": 0.003},
-            "measured_at": time.time(),
-        }
-
-    monkeypatch.setattr(api, "measure_baseline", measure)
-    monkeypatch.setattr(api, "_BASELINES", {})
-    return calls
+    return fake_measure_baseline(monkeypatch)
 
 
 def test_memory_only_never_touches_the_disk(wl, fake_measure, cache_env):
