@@ -357,13 +357,16 @@ def _after_final(ev: Evaluation) -> None:
     evaluation_finished.send(sender=Evaluation, evaluation=ev)
 
 
-def died_again_record(ev: Evaluation, attempts: list[dict]) -> dict:
+def died_again_record(ev: Evaluation, attempts: list[dict], harness_record: dict | None = None) -> dict:
     """The verdict of a candidate whose fresh child died of the same outside signal twice: it is
-    the candidate's ``runtime_error`` (crash), with every attempt in the record. Such a verdict is
+    the candidate's ``runtime_error`` (crash), with every attempt in the record and, where the
+    harness gave it (``ChildKilled.record``), what the harness recorded of the last attempt up to
+    the death: its sandbox, seeds, versions, phases and the children's output. Such a verdict is
     never reused for identical code (reusable_record)."""
     death = attempts[-1]["death"]
     wl = ev.candidate.workload
-    rec = new_record(
+    rec = new_record(**(harness_record or {}))
+    rec.update(
         workload=wl.wid,
         workload_slug=wl.slug,
         profile=_profile_for(ev),
@@ -409,7 +412,8 @@ def run_evaluation(evaluation_id: int) -> str:
                 "at": timezone.now().isoformat(),
             }
             if any(f.get("death") == death for f in ev.failures):
-                with_database(lambda: finish(ev, died_again_record(ev, [*ev.failures, attempt]), Evaluation.DONE))
+                rec = died_again_record(ev, [*ev.failures, attempt], getattr(exc, "record", None))
+                with_database(lambda: finish(ev, rec, Evaluation.DONE))
                 return "died the same way again"
             Evaluation.objects.filter(pk=ev.pk).update(failures=[*ev.failures, attempt])
             release(ev.pk, me, f"{exc.__class__.__name__}: {exc}")

@@ -35,7 +35,14 @@ from .prepare import (
     workload_of,
 )
 from .run import Run, child_output, greet, new_timer_child, open_device
-from .settings import DEFAULT_TIMEOUTS, LOAD_RETRY_WAITS_S, MAX_SOURCE_BYTES, InfrastructureError, MeasurementUntrusted
+from .settings import (
+    DEFAULT_TIMEOUTS,
+    LOAD_RETRY_WAITS_S,
+    MAX_SOURCE_BYTES,
+    ChildKilled,
+    InfrastructureError,
+    MeasurementUntrusted,
+)
 from .speed import speed_verdict
 
 Record = dict[str, Any]
@@ -228,6 +235,7 @@ def evaluate_case(
         run.phases["export_startup_s"] = round(time.monotonic() - t, 6)
     run.exporter = exporter
     stopped = True
+    killed: ChildKilled | None = None
     try:
         # the guard's reference, the baseline measured alone in a clean child: before this
         # candidate's timer opens the device (one device-holding process per device)
@@ -258,6 +266,10 @@ def evaluate_case(
         except Stop:
             pass
         run.rec["seeds"] = run.the_prep.seeds_hex()  # recorded after the run
+    except ChildKilled as exc:
+        if run.prep is not None:
+            run.rec["seeds"] = run.prep.seeds_hex()
+        killed = exc  # raised below, with the record the children's close completes
     finally:
         if not exporter.closed:
             exporter.close()  # a failure before the export: the candidate's child never ran code
@@ -269,6 +281,9 @@ def evaluate_case(
             closer(timer)  # the warm pool closes it in its own thread
         run.phases["close_s"] = round(time.monotonic() - t, 6)
         run.phases["total_s"] = round(time.monotonic() - t0, 6)
+    if killed is not None:
+        killed.record = json_safe(run.rec)
+        raise killed
     if not stopped:
         # after the candidate's children are closed: a re-measure opens the device in a new child
         cpus = timer.protections.get("cpu_affinity")
@@ -412,6 +427,10 @@ def _baseline_case(
                 f"the baseline failed: {rec['outcome']} ({rec['error_category']}): {rec['message']}\n"
                 f"{run.the_timer.stderr_tail()[-2000:]}"
             ) from None
+        except ChildKilled as exc:
+            # no candidate's code runs in a baseline child, before or after it: its death is never
+            # a candidate's (no .death for the worker to count against one), only a retry
+            raise InfrastructureError(f"the baseline's own child: {exc}") from None
     finally:
         run.the_timer.close()
     rec = run.rec

@@ -3,6 +3,8 @@ error: what every part of the harness shares."""
 
 from __future__ import annotations
 
+from typing import Any
+
 # the cap on a candidate's serialized program (jax.export), read by the trusted side and by the
 # timer: one definition, the verifier's (the honest kernels' are 3-51 KB at the small profile, at
 # most 478 KB at the full one; the figures are there, with its cap on operations)
@@ -102,6 +104,9 @@ class ChildKilled(InfrastructureError):
 
     def __init__(self, phase: str, signal: str, detail: str = ""):
         self.death = {"phase": phase, "signal": signal}
+        # the harness's record of the attempt up to the death (its sandbox, seeds, versions,
+        # phases, the children's output): what the worker's verdict on a second such death keeps
+        self.record: dict[str, Any] | None = None
         super().__init__(
             f"the child died of {signal} during {phase}, a signal the harness did not send"
             + (f"\n{detail}" if detail else "")

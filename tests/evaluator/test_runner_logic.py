@@ -188,6 +188,8 @@ def test_a_child_killed_from_outside_is_retried_and_only_the_same_death_again_is
     from jaxbench.harness import ChildKilled
 
     deaths = [ChildKilled("timing", "SIGKILL", "killed"), ChildKilled("timing", "SIGKILL", "killed again")]
+    # what the harness recorded of the attempt up to the death (evaluate_case sets it)
+    deaths[1].record = {"sandbox": {"clearenv": True}, "seeds": {"check": ["ab" * 8]}, "phase": "timing"}
 
     def dying(ev):
         raise deaths.pop(0)
@@ -206,6 +208,9 @@ def test_a_child_killed_from_outside_is_retried_and_only_the_same_death_again_is
     ev.refresh_from_db()
     assert (ev.state, ev.outcome, ev.record["error_category"]) == (Evaluation.DONE, "runtime_error", "crash")
     assert [a["attempt"] for a in ev.record["infrastructure_attempts"]] == [1, 2]
+    # the last attempt's facts stay in the verdict; the worker's own fields are its own
+    assert ev.record["sandbox"] == {"clearenv": True} and ev.record["seeds"] == {"check": ["ab" * 8]}
+    assert ev.record["workload"] == ev.candidate.workload.wid and "2 fresh children" in ev.record["message"]
     # identical code later is evaluated anew, not handed this verdict
     twin = _one_row(sent)
     assert runner.reusable_record(runner.claim(twin.pk, "w2")) is None

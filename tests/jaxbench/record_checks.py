@@ -26,10 +26,11 @@ def check_record(rec: Mapping[str, Any], label: str) -> None:
         assert rec["error_category"] in CATEGORIES[rec["outcome"]], (label, rec["error_category"])
     if "infrastructure_attempts" in rec:
         # the worker's own verdict on a child that died of the same outside signal twice
-        # (evaluator.runner.died_again_record): every attempt kept, no child's facts
+        # (evaluator.runner.died_again_record): every attempt kept, with the last attempt's
+        # facts as the harness recorded them up to the death (below)
         assert rec["outcome"] == "runtime_error" and rec["error_category"] == "crash", label
         assert len(rec["infrastructure_attempts"]) >= 2, label
-        return
+        assert rec["speedup"] is None and rec["speedup_ci"] is None, label
     assert rec["sandbox"]["clearenv"] is True, label
     assert rec["seeds"]["check"] and all(len(s) == 16 for s in rec["seeds"]["check"]), label
     assert rec["harness_version"] and rec["jax_version"] == "0.10.2", label

@@ -327,3 +327,27 @@ def test_a_child_killed_from_outside_is_an_infrastructure_failure(baseline_12p):
         )
     killer.join(5)
     assert err.value.death == {"phase": "compile", "signal": "SIGKILL"}
+    # what the harness recorded up to the death, for the worker's verdict on a second one
+    rec = err.value.record
+    assert rec["phase"] == "compile" and rec["sandbox"]["clearenv"] is True and rec["harness_version"]
+    assert rec["seeds"]["check"] and rec["phases"]["total_s"] > 0
+    assert "IMPORTING-NOW" in rec["export_child_output"]["stdout"]
+    json.dumps(rec)
+
+
+def test_a_baseline_childs_death_from_outside_is_never_a_candidates(monkeypatch):
+    """No candidate's code runs in a baseline child (timed alone before the candidate's children
+    start, or after they are closed): its death from outside is a plain infrastructure failure,
+    with no ``death`` for the worker to count against the candidate being evaluated."""
+    import pytest
+
+    from jaxbench.harness import run as run_mod
+
+    def killed(self):
+        raise harness.ChildKilled("compile", "SIGKILL", "killed")
+
+    monkeypatch.setattr(run_mod.Run, "compile", killed)
+    with pytest.raises(harness.InfrastructureError) as err:
+        harness.measure_baseline("12p", profile="small", hardware="cpu")
+    assert not isinstance(err.value, harness.ChildKilled) and not hasattr(err.value, "death")
+    assert "the baseline's own child: the child died of SIGKILL during compile" in str(err.value)
