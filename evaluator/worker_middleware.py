@@ -41,6 +41,11 @@ def queues_for(slug: str) -> set[str]:
 
 class HardwareQueues(dramatiq.Middleware):
     def before_worker_boot(self, broker, worker):
+        from jaxbench.harness.prepare import packages_problem  # deferred: no harness import at module level (pyproject)
+
+        problem = packages_problem()
+        if problem:  # every evaluation would fail inside its export: refuse to start, saying why
+            raise RuntimeError(problem)
         override = settings.JAXBENCH_WORKER_QUEUES
         if override:
             queues = with_background(override)

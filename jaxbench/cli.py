@@ -327,6 +327,8 @@ def cmd_check_env(args):
     print(
         f"interpret mode  {'active: Pallas TPU kernels run under force_tpu_interpret_mode' if env['interpret_mode'] else 'off (kernels compiled for the device)'}"
     )
+    missing = env["missing_packages"]
+    print(f"packages        {'MISSING ' + ', '.join(missing) if missing else 'all the harness needs beside JAX'}")
     sb = env["sandbox"]
     print(f"sandbox         {sb.get('mode')}  ({sb.get('bubblewrap_version') or 'no bubblewrap'})")
     for key in (

@@ -24,14 +24,15 @@ from . import baseline_cache as disk_cache
 from .export import new_export_child
 from .outcomes import Stop
 from .prepare import (
+    checked_jax,
     limits_for,
+    missing_packages,
     reference_hlo_cost,
     require_platform,
     resolve_timeouts,
     set_counts,
     specs_of,
     target_of,
-    trusted_jax,
     workload_of,
 )
 from .run import Run, child_output, greet, new_timer_child, open_device
@@ -209,7 +210,7 @@ def evaluate_case(
     ``closer``: who closes the timer (the warm pool, in its own thread). ``baseline_cache``:
     as ``evaluate``'s."""
     t0 = time.monotonic()
-    trusted_jax()
+    checked_jax()
     wl = workload_of(workload)
     if not isinstance(source, str):
         raise TypeError("source must be the candidate file's text (str)")
@@ -405,7 +406,7 @@ def _baseline_case(
 ) -> BaselineRecord:
     """One case's baseline alone, in one fresh baseline child (``measure_baseline``)."""
     t0 = time.monotonic()
-    trusted_jax()
+    checked_jax()
     wl.config(profile)
     tmo = resolve_timeouts(timeouts)
     n_check, n_timing = set_counts(wl, profile)
@@ -504,7 +505,7 @@ def lower_for_platform(
     if CASE_SEP not in profile and wl.configuration_names(profile):
         return _lower_over_cases(wl, source, platform, profile, timeouts, require_pallas)
     t0 = time.monotonic()
-    trusted_jax()
+    checked_jax()
     wl.config(profile)
     tmo = resolve_timeouts(timeouts)
     out: dict[str, Any] = {
@@ -627,6 +628,7 @@ def probe_environment(platform: str | None = None) -> dict[str, Any]:
         "harness_version": HARNESS_VERSION,
         "python_version": hello.get("python"),
         "interpret_mode": hello["platform"] == "cpu" and bool(hello.get("pallas_tpu")),
+        "missing_packages": missing_packages(),  # what the trusted side's export lacks
         "sandbox": prot,
     }
 

@@ -4,6 +4,7 @@ the files a child reads, the sizes and limits of its sandbox, and the target it 
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import secrets
 import threading
@@ -30,6 +31,29 @@ from .settings import (
 
 # --------------------------------------------------------------------------- trusted JAX
 
+# what jax.export imports when it first serializes a program, which jaxlib does not install: a
+# preinstalled JAX (a TPU VM image's, 2026-12-08) came without it, and every evaluation then
+# failed with an ImportError from inside the export
+EXPORT_PACKAGES = ("flatbuffers",)
+
+
+def missing_packages() -> list[str]:
+    """The packages the harness needs beside JAX that this Python cannot import (looked up, not
+    imported)."""
+    return [name for name in EXPORT_PACKAGES if importlib.util.find_spec(name) is None]
+
+
+def packages_problem() -> str | None:
+    """Why this Python cannot run the harness (a missing package), or None."""
+    missing = missing_packages()
+    if not missing:
+        return None
+    return (
+        f"this Python cannot import {', '.join(missing)}, which jax.export needs to serialize programs "
+        "(a preinstalled JAX may come without it): install the version requirements.txt pins"
+    )
+
+
 _JAX_LOCK = threading.RLock()
 _FN_CACHE: dict[tuple[Any, ...], tuple[Any, Any, Any]] = {}
 
@@ -49,6 +73,16 @@ def trusted_jax() -> Any:
         jax.config.update("jax_platforms", "cpu")
     xla_cache.enable(jax)  # once per process: compiled programs kept on disk for the next
     return jax
+
+
+def checked_jax() -> Any:
+    """:func:`trusted_jax` at the start of an evaluation, a baseline or a pre-check: a Python
+    that lacks a package the harness needs is refused with why (an infrastructure error) before
+    any child starts."""
+    problem = packages_problem()
+    if problem:
+        raise InfrastructureError(problem)
+    return trusted_jax()
 
 
 def cpu_device() -> Any:

@@ -312,5 +312,6 @@ def test_check_env_reports_the_device_lock_and_waits_for_it(simulated):
     out, _ = proc.communicate(timeout=120)
     assert proc.returncode == 0
     assert f"device_lock          {device.lock_path('cpu')}" in out
+    assert "packages        all the harness needs beside JAX" in out
     proc = subprocess.run([sys.executable, "-m", "jaxbench", "check-env"], capture_output=True, text=True, env=env)
     assert proc.stdout.startswith(f"device lock     {device.lock_path('cpu')}: free"), proc.stdout[:300]
