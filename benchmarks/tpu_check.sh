@@ -2,9 +2,10 @@
 # The TPU check, on a TPU VM with this repository checked out and JAX with libtpu installed (at
 # most ~10 minutes): installs what the harness needs beside JAX (tokamax and its dependencies,
 # tqdm, flatbuffers) from wheels in .whl-tpu/ when that folder exists (a host with no package
-# index), shows what the harness sees (check-env: devices, the device lock, sandbox protections), then runs
-# every honest kernel and the XLA reference against itself through the harness's warm pool on
-# the chip and prints the figures (benchmarks/tpu_harness.py; its --json keeps every record).
+# index), shows what the harness sees (check-env: devices, the device lock, sandbox protections),
+# then runs every honest kernel and the XLA reference against itself through the harness's warm
+# pool on the chip and prints the figures (benchmarks/tpu_harness.py; its --json keeps every
+# record).
 # Usage: bash benchmarks/tpu_check.sh [--profile small] [--repeats 2] [--json FILE]
 #        [--public-suite DIR]  (also each level-2 public file, from DIR/JAXBench/benchmark/level2/)
 set -euo pipefail

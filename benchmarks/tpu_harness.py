@@ -11,9 +11,9 @@ its own candidate (identical programs again, on the level-2 path); with ``--publ
 each level-2 twin's public file too (its blocks clamped to the small profile by one appended line,
 ``level2_public.public_candidate``; the only run of a TPU-only twin's file). Prints one line per
 evaluation (outcome, speedup and interval, both medians, the sampling width reached, the fraction
-of the chip's roofline, the phases) and a summary; every record goes to ``--json`` after each evaluation, so
-that a run stopped at its time limit still leaves what it measured. ``--budget`` seconds: no new
-evaluation starts after it.
+of the chip's roofline, the phases) and a summary; every record goes to ``--json`` after each
+evaluation, so that a run stopped at its time limit still leaves what it measured. ``--budget``
+seconds: no new evaluation starts after it.
 
     PYTHONPATH=. python3 benchmarks/tpu_harness.py [--profile small] [--repeats 2] [--json F]
 """
