@@ -266,12 +266,11 @@ def evaluate_case(
             stopped = False
         except Stop:
             pass
-        run.rec["seeds"] = run.the_prep.seeds_hex()  # recorded after the run
     except ChildKilled as exc:
-        if run.prep is not None:
-            run.rec["seeds"] = run.prep.seeds_hex()
         killed = exc  # raised below, with the record the children's close completes
     finally:
+        if run.prep is not None:
+            run.rec["seeds"] = run.prep.seeds_hex()  # recorded after the run (or the death)
         if not exporter.closed:
             exporter.close()  # a failure before the export: the candidate's child never ran code
         t = time.monotonic()
